@@ -1,0 +1,154 @@
+package applier
+
+import (
+	"context"
+	"regexp"
+)
+
+// Behaviour says what an attribute is to the transaction.
+type Behaviour int
+
+const (
+	// Parameter tunes how the resource is managed; it is never synced.
+	Parameter Behaviour = iota
+	// Property is state on the system: read by the provider, compared, synced.
+	Property
+	// Namevar identifies the resource; the title fills it unless given.
+	Namevar
+	// ReadOnly is state that is reported but can't be set; setting it is an error.
+	ReadOnly
+)
+
+// Kind is the kind of an attribute's (or an array element's) value, and
+// decides the canonical Go type it is munged to.
+type Kind int
+
+const (
+	// KindString: any scalar, munged to string (numbers and booleans as YAML wrote them).
+	KindString Kind = iota
+	// KindInteger: an integer or a string of digits, munged to int64.
+	KindInteger
+	// KindBoolean: true/false (also the strings "true"/"false"/"yes"/"no"), munged to bool.
+	KindBoolean
+	// KindEnum: one of Values (after Aliases) or matching one of Patterns, munged to string.
+	KindEnum
+	// KindPath: an absolute path, munged to string with a trailing slash dropped.
+	KindPath
+	// KindAny: left as decoded (string, int64, float64, bool, []any, map[string]any).
+	KindAny
+)
+
+// Attr declares one attribute of a Type.
+type Attr struct {
+	// Name as written in params.
+	Name string
+	// Behaviour: namevar, parameter, property or read-only.
+	Behaviour Behaviour
+	// Kind of the value (of each element when Array).
+	Kind Kind
+	// Array: the attribute takes a list; a scalar becomes a one-element
+	// list. The munged value is []any of the element kind's Go type.
+	Array bool
+	// Values are the literal values allowed (for KindEnum, and as an extra
+	// allowance for other kinds, e.g. "absent"). Compared after Aliases.
+	Values []string
+	// Patterns are regular expressions a value may match instead of Values.
+	Patterns []*regexp.Regexp
+	// Aliases maps a value the user may write to the canonical one.
+	Aliases map[string]string
+	// Default is the value when the request gives none (nil: no default).
+	Default any
+	// DefaultFunc computes a default from the other attributes; it wins over Default.
+	DefaultFunc func(r *Resource) any
+	// Required: the request must give a value.
+	Required bool
+	// Munge normalises one (element) value after kind conversion.
+	Munge func(v any) (any, error)
+	// Validate checks one (element) value after munging.
+	Validate func(v any) error
+	// InSync compares a property's current value with the desired one; nil
+	// means equality (arrays compared in order, unless Unordered).
+	InSync func(is, should any) bool
+	// Unordered: for arrays, in sync when both hold the same elements.
+	Unordered bool
+	// Format renders a value for event messages; nil uses the default.
+	Format func(v any) string
+	// Doc is the one-paragraph documentation `receiver describe` prints.
+	Doc string
+}
+
+// TitlePattern splits a title into attributes: each named group of Re sets
+// the attribute of that name (when the request doesn't give it).
+type TitlePattern struct {
+	Re *regexp.Regexp
+}
+
+// Type declares one resource type.
+type Type struct {
+	// Name in lower case, e.g. "file".
+	Name string
+	// Doc is the type's documentation.
+	Doc string
+	// Attrs in the order properties are synced and documented. Properties
+	// other than ensure are synced in this order.
+	Attrs []*Attr
+	// TitlePatterns are tried in order; the first match fills attributes.
+	// None (or no match): the title fills the namevar.
+	TitlePatterns []TitlePattern
+	// Validate checks rules across attributes, after munging and defaults.
+	Validate func(r *Resource) error
+	// Providers, in order of preference when several are suitable.
+	Providers []*ProviderSpec
+}
+
+// Provider reads and changes one resource on the system.
+type Provider interface {
+	// Get reads the current value of the type's properties. A property left
+	// out is unknown and compared as absent. Ensurable types report
+	// "ensure"; a resource that does not exist reports "absent".
+	Get(ctx context.Context) (map[string]any, error)
+	// Set moves one property to c.Should. For ensure, creating brings every
+	// desired property with it. Set may rewrite c.Message.
+	Set(ctx context.Context, c *Change) error
+}
+
+// Flusher is a Provider that collects changes in Set and applies them once.
+type Flusher interface {
+	Flush(ctx context.Context) error
+}
+
+// Change is one property to be synced.
+type Change struct {
+	Property string
+	Is       any
+	Should   any
+	// Message describes the change; preset by the engine, a provider may
+	// replace it (e.g. "executed successfully").
+	Message string
+}
+
+// Confine says when a provider can work here. Every listed condition must hold.
+type Confine struct {
+	// Facts: fact name to the values (case-insensitive) any of which it must have.
+	Facts map[string][]string
+	// Commands that must be found on PATH (or exist, when absolute).
+	Commands []string
+	// Files that must exist.
+	Files []string
+	// Features the process must have ("posix", "root").
+	Features []string
+	// Func is a last check; it returns "" when suitable, or what is missing.
+	Func func(env *Env) string
+}
+
+// ProviderSpec declares one provider of a Type.
+type ProviderSpec struct {
+	Name    string
+	Doc     string
+	Confine Confine
+	// Defaults: fact name to values for which this provider is the default
+	// among the suitable ones.
+	Defaults map[string][]string
+	// New binds the provider to one resource.
+	New func(r *Resource, env *Env) (Provider, error)
+}

@@ -1,0 +1,3 @@
+module github.com/pippet/pippet
+
+go 1.26.8

@@ -1,0 +1,83 @@
+// Package protocol turns bytes into requests and results into bytes for the
+// line protocol of `puppet yamlresource receive`, and knows nothing of the
+// resource types behind it.
+//
+// A request is one line: either JSON
+//
+//	{"type":"file","title":"/etc/motd","params":"{ensure: file, content: hi}"}
+//
+// where params is a YAML mapping in a string (or a JSON object), with an
+// optional "id" echoed in the answer; or the legacy form `TYPE TITLE YAML`,
+// split on the first two spaces. The answer is one JSON line whose first six
+// fields keep the order Puppet's receiver uses:
+//
+//	{"resource":"File[/etc/motd]","failed":false,"changed":true,"noop":false,"error":false,"exception":null}
+//
+// followed by the extensions "id" and "events" when they are present.
+package protocol
+
+import "context"
+
+// Request is one decoded request line.
+type Request struct {
+	// Type is the resource type's name as the caller wrote it; lookups are
+	// case-insensitive.
+	Type string
+	// Title is the resource's title; it fills the type's namevar unless the
+	// params name it.
+	Title string
+	// Params holds the decoded YAML (or JSON) mapping. Values are what the
+	// YAML 1.1 reading gives: string, int, int64, uint64, float64, bool,
+	// nil, []any and map[string]any.
+	Params map[string]any
+	// ID is the raw JSON of the request's "id" member, echoed verbatim in
+	// the answer; nil when the request had none.
+	ID []byte
+}
+
+// Status of one event.
+const (
+	StatusSuccess = "success"
+	StatusFailure = "failure"
+	StatusNoop    = "noop"
+)
+
+// Event records one property change, made or (in noop) only wanted.
+type Event struct {
+	Property string `json:"property"`
+	Previous any    `json:"previous"`
+	Desired  any    `json:"desired"`
+	Message  string `json:"message"`
+	Status   string `json:"status"`
+}
+
+// Result is the answer to one request.
+type Result struct {
+	// Resource is the reference such as File[/etc/motd]; empty (and left out
+	// of the answer) when the line could not be decoded far enough to name it.
+	Resource string
+	// Failed: the resource did not converge (always true when Error is).
+	Failed bool
+	// Changed: at least one change was made.
+	Changed bool
+	// Noop: the resource was evaluated in noop mode.
+	Noop bool
+	// Error: the request could not be evaluated at all.
+	Error bool
+	// Exception is the message of an error or failure; "" encodes as null.
+	Exception string
+	// ID is the request's id, echoed verbatim (raw JSON); nil when none.
+	ID []byte
+	// Events lists the changes, made or wanted; left out when empty.
+	Events []Event
+}
+
+// Applier evaluates one request. The receiver loop depends only on this.
+type Applier interface {
+	Apply(ctx context.Context, req *Request) Result
+}
+
+// ErrorResult is the answer to a request that could not be evaluated.
+func ErrorResult(resource string, msg string) Result {
+	return Result{Resource: resource, Failed: true, Error: true, Exception: msg}
+}
