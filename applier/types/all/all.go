@@ -1,0 +1,5 @@
+// Package all registers every resource type pippet has with
+// applier.Default. Import it for its side effect:
+//
+//	import _ "github.com/pippet/pippet/applier/types/all"
+package all
