@@ -75,7 +75,7 @@ func TestSelectProvider(t *testing.T) {
 			providers: []*applier.ProviderSpec{spec("a", applier.Confine{}, nil), spec("b", applier.Confine{}, nil)}, want: "b"},
 		{name: "explicit provider unsuitable", facts: debian, features: posix, params: map[string]any{"provider": "b"},
 			providers: []*applier.ProviderSpec{spec("a", applier.Confine{}, nil), spec("b", applier.Confine{Features: []string{"root"}}, nil)},
-			wantErr: "Parameter provider failed on Widget[/a]: provider b is not functional on this host: feature 'root' missing"},
+			wantErr:   "Parameter provider failed on Widget[/a]: provider b is not functional on this host: feature 'root' missing"},
 		{name: "none suitable, one provider", facts: debian, features: posix,
 			providers: []*applier.ProviderSpec{spec("a", applier.Confine{Commands: []string{"no-such-command-xyz"}}, nil)},
 			wantErr:   "no suitable provider for Widget: command 'no-such-command-xyz' not found"},
