@@ -123,9 +123,7 @@ func applyMode(mode string, cur uint32, isDir bool) (uint32, error) {
 				case 'x':
 					value = apply(value, 1)
 				case 'X':
-					if action != '+' {
-						return 0, fmt.Errorf("X only works with the '+' operator at %q in symbolic mode %q", part, mode)
-					}
+					// As chmod(1) (Puppet allows X only after '+').
 					if isDir || anyX {
 						value = apply(value, 1)
 					}

@@ -10,7 +10,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"syscall"
 	"time"
@@ -20,14 +19,9 @@ import (
 )
 
 var posixSpec = &applier.ProviderSpec{
-	Name: "posix",
-	Doc:  "Manages files with POSIX calls: lstat/open/rename, fchmod/fchown on the open temp file, symlink, lchown.",
-	Confine: applier.Confine{Func: func(*applier.Env) string {
-		if runtime.GOOS == "windows" {
-			return "a POSIX system"
-		}
-		return ""
-	}},
+	Name:    "posix",
+	Doc:     "Manages files with POSIX calls: lstat/open/rename, fchmod/fchown on the open temp file, symlink, lchown.",
+	Confine: applier.Confine{Features: []string{"posix"}},
 	New: func(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
 		return &posix{r: r, env: env, path: r.Name()}, nil
 	},
@@ -626,13 +620,13 @@ func (p *posix) writeContent(ctx context.Context, ws writeSpec, c *Content) erro
 		if m.Type == source.TypeDirectory {
 			return fmt.Errorf("source %s is a directory", m.Source)
 		}
-		return p.copySource(ctx, w, m, &ws)
+		return p.copySource(ctx, w, m, &ws, true)
 	})
 }
 
 // copySource streams the source into w, checking the digest the metadata
 // or checksum_value promised; a mismatch installs nothing.
-func (p *posix) copySource(ctx context.Context, w io.Writer, m *source.Metadata, ws *writeSpec) error {
+func (p *posix) copySource(ctx context.Context, w io.Writer, m *source.Metadata, ws *writeSpec, pinned bool) error {
 	f, err := p.fetcher()
 	if err != nil {
 		return err
@@ -645,7 +639,7 @@ func (p *posix) copySource(ctx context.Context, w io.Writer, m *source.Metadata,
 	}
 	defer rc.Close()
 	kind, want := m.ChecksumType, m.Checksum
-	if cv := p.r.String("checksum_value"); cv != "" {
+	if cv := p.r.String("checksum_value"); cv != "" && pinned {
 		kind, want = p.r.String("checksum"), cv
 	}
 	var h hash.Hash

@@ -3,6 +3,8 @@ package file
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -73,7 +75,7 @@ var Type = &applier.Type{
 				"link (needs target). Any other value is a link target (ensure: link, " +
 				"target: VALUE). Without ensure, content implies file, target implies " +
 				"link and source implies the kind of the source."},
-		{Name: "content", Behaviour: applier.Property, Kind: applier.KindString, Munge: mungeContent,
+		{Name: "content", Behaviour: applier.Property, Kind: applier.KindAny, Munge: mungeContent,
 			DefaultFunc: defaultContent, InSync: contentInSync,
 			Doc: "The desired content, as a string. Exclusive with source and target. " +
 				"Compared through the checksum kind; events and logs show only its " +
@@ -168,12 +170,18 @@ func mungePath(v any) (any, error) {
 	return filepath.Clean(s), nil
 }
 
+// mungeContent wraps the content (a scalar as YAML wrote it) in a
+// *Content; a *Content from defaultContent passes through.
 func mungeContent(v any) (any, error) {
-	s, ok := v.(string)
-	if !ok {
-		return nil, fmt.Errorf("content must be a string, not %s", kindName(v))
+	switch x := v.(type) {
+	case *Content:
+		return x, nil
+	case string:
+		return &Content{Data: x, Inline: true}, nil
+	case int64, float64, bool, uint64:
+		return &Content{Data: fmt.Sprint(x), Inline: true}, nil
 	}
-	return &Content{Data: s, Inline: true}, nil
+	return nil, fmt.Errorf("content must be a string, not %s", kindName(v))
 }
 
 func mungeSource(v any) (any, error) {
@@ -295,7 +303,7 @@ func validate(r *applier.Resource) error {
 		}
 	}
 	if creators > 1 {
-		return errors.New("you cannot specify more than one of content, source, target")
+		return errors.New("You cannot specify more than one of content, source, target")
 	}
 	if ensure == "directory" && r.Given["content"] {
 		return errors.New("content cannot be managed on a directory (ensure: directory)")
@@ -305,20 +313,20 @@ func validate(r *applier.Resource) error {
 	}
 	sum := r.String("checksum")
 	if r.String("recurse") == "remote" && !r.Given["source"] {
-		return errors.New("you cannot specify a remote recursion without a source")
+		return errors.New("You cannot specify a remote recursion without a source")
 	}
 	if sum == source.None && r.Given["source"] {
-		return errors.New("you cannot specify source when using checksum 'none'")
+		return errors.New("You cannot specify source when using checksum 'none'")
 	}
 	if sourceOnlyChecksums[sum] && r.Given["content"] {
-		return fmt.Errorf("you cannot specify content when using checksum '%s'", sum)
+		return fmt.Errorf("You cannot specify content when using checksum '%s'", sum)
 	}
 	if cv := r.String("checksum_value"); cv != "" {
 		if !source.IsDigest(sum) {
 			return fmt.Errorf("checksum_value needs a digest checksum, not '%s'", sum)
 		}
 		if !source.ValidHex(sum, strings.ToLower(cv)) {
-			return fmt.Errorf("checksum value '%s' is not a valid checksum type %s", cv, sum)
+			return fmt.Errorf("Checksum value '%s' is not a valid checksum type %s", cv, sum)
 		}
 		r.Values["checksum_value"] = strings.ToLower(cv)
 	}
@@ -331,6 +339,11 @@ func validate(r *applier.Resource) error {
 			return fmt.Errorf("validate_cmd must contain the placeholder '%s'", r.String("validate_replacement"))
 		}
 	}
+	if r.Given["source"] {
+		if err := localSourcesExist(r.Strings("source")); err != nil {
+			return err
+		}
+	}
 	if c, ok := r.Values["content"].(*Content); ok {
 		c.Kind = sum
 		if c.Inline {
@@ -338,4 +351,23 @@ func validate(r *applier.Resource) error {
 		}
 	}
 	return nil
+}
+
+// localSourcesExist fails when every source is local and none exists: that
+// is an error in the request (Puppet answers it as one), while a missing
+// remote source is found out, and fails, when the resource is applied.
+func localSourcesExist(srcs []string) error {
+	for _, s := range srcs {
+		u, err := source.Parse(s)
+		if err != nil {
+			return err
+		}
+		if u.Scheme != "file" {
+			return nil
+		}
+		if _, err := os.Stat(u.Path); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+	}
+	return fmt.Errorf("Could not retrieve information from source(s) %s", strings.Join(srcs, ", "))
 }
