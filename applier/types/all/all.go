@@ -6,4 +6,5 @@ package all
 
 import (
 	_ "github.com/pippet/pippet/applier/types/host"
+	_ "github.com/pippet/pippet/applier/types/notify"
 )
