@@ -3,3 +3,7 @@
 //
 //	import _ "github.com/pippet/pippet/applier/types/all"
 package all
+
+import (
+	_ "github.com/pippet/pippet/applier/types/notify"
+)
