@@ -281,7 +281,9 @@ func TestLoopSecondSignalCancels(t *testing.T) {
 	sigs := make(chan os.Signal, 2)
 	var out syncBuffer
 	done := make(chan int)
-	go func() { done <- runLoop(context.Background(), loopConfig{}, app, strings.NewReader("exec x {}\n"), &out, sigs) }()
+	go func() {
+		done <- runLoop(context.Background(), loopConfig{}, app, strings.NewReader("exec x {}\n"), &out, sigs)
+	}()
 	<-started
 	sigs <- syscall.SIGINT
 	sigs <- syscall.SIGINT
