@@ -6,5 +6,6 @@ package all
 
 import (
 	_ "github.com/pippet/pippet/applier/types/host"
+	_ "github.com/pippet/pippet/applier/types/mount"
 	_ "github.com/pippet/pippet/applier/types/notify"
 )
