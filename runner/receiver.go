@@ -300,6 +300,7 @@ type child struct {
 	exited  chan struct{} // closed after Wait returned
 	waitErr error         // set before exited closes
 	stderr  *tail         // last lines of stderr, for error messages
+	errDone chan struct{} // closed when stderr has ended
 }
 
 // start runs the child and waits for its ready line.
@@ -339,14 +340,15 @@ func (r *Receiver) start() (*child, error) {
 	closeAll(inR, outW, errW) // the child's ends
 
 	c := &child{
-		pid:    cmd.Process.Pid,
-		cmd:    cmd,
-		stdin:  inW,
-		stdout: outR,
-		lines:  NewLineReader(outR, r.opts.MaxLine),
-		log:    r.log.With("pid", cmd.Process.Pid),
-		exited: make(chan struct{}),
-		stderr: &tail{max: 10},
+		pid:     cmd.Process.Pid,
+		cmd:     cmd,
+		stdin:   inW,
+		stdout:  outR,
+		lines:   NewLineReader(outR, r.opts.MaxLine),
+		log:     r.log.With("pid", cmd.Process.Pid),
+		exited:  make(chan struct{}),
+		stderr:  &tail{max: 10},
+		errDone: make(chan struct{}),
 	}
 	go c.logStderr(errR)
 	go func() {
@@ -383,6 +385,7 @@ func (c *child) awaitReady(timeout time.Duration) error {
 			// The output ended: give Wait a moment to say why.
 			select {
 			case <-c.exited:
+				c.drainStderr()
 				return fmt.Errorf("exited before it was ready (%s)%s", exitStatus(c.waitErr), c.stderr.suffix())
 			case <-time.After(time.Second):
 				return fmt.Errorf("output ended before it was ready: %w%s", err, c.stderr.suffix())
@@ -435,6 +438,7 @@ func (c *child) stop(grace time.Duration) error {
 		return fmt.Errorf("runner: waiting for receiver %d: %w", c.pid, c.waitErr)
 	}
 	if ee != nil && !ee.Success() {
+		c.drainStderr()
 		return fmt.Errorf("runner: receiver %d exited with %s%s", c.pid, exitStatus(c.waitErr), c.stderr.suffix())
 	}
 	return nil
@@ -466,7 +470,17 @@ func (c *child) release() {
 	c.stdout.Close()
 }
 
+// drainStderr gives the stderr logger a moment to take in the last lines
+// of a child that has exited, for an error message that quotes them.
+func (c *child) drainStderr() {
+	select {
+	case <-c.errDone:
+	case <-time.After(time.Second):
+	}
+}
+
 func (c *child) logStderr(r *os.File) {
+	defer close(c.errDone)
 	defer r.Close()
 	lr := NewLineReader(r, 1<<20)
 	for {

@@ -5,7 +5,9 @@
 package all
 
 import (
+	_ "github.com/pippet/pippet/applier/types/exec"
 	_ "github.com/pippet/pippet/applier/types/file"
 	_ "github.com/pippet/pippet/applier/types/host"
+	_ "github.com/pippet/pippet/applier/types/mount"
 	_ "github.com/pippet/pippet/applier/types/notify"
 )
