@@ -2,9 +2,9 @@ package file_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"context"
 	"log/slog"
 	"os"
 	"path/filepath"
