@@ -166,6 +166,13 @@ func (r *Receiver) Unregister() error {
 	if c == nil {
 		return nil
 	}
+	if why := c.usable(); why != nil {
+		// Already dead or broken, and reported by the apply that found
+		// out: no grace period for it.
+		c.log.Info("stopping a broken receiver", "reason", why.Error())
+		c.kill()
+		return nil
+	}
 	return c.stop(r.opts.StopTimeout)
 }
 
@@ -371,8 +378,8 @@ func (r *Receiver) start() (*child, error) {
 }
 
 // awaitReady reads lines until the ready line: our JSON banner
-// ({"ready":true,...}) or a Puppet log line announcing readiness
-// ("Notice: ready"). Other lines before it are logged and dropped.
+// ({"ready":true,...}) or Puppet's notice ("Notice: ..."). Other lines
+// before it (warnings) are logged and dropped.
 func (c *child) awaitReady(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -407,8 +414,10 @@ func isReadyLine(raw []byte) bool {
 		}
 		return json.Unmarshal(line, &banner) == nil && banner.Ready
 	}
-	lower := strings.ToLower(string(line))
-	return strings.HasPrefix(lower, "notice:") && strings.Contains(lower, "ready")
+	// Puppet's receiver logs a notice once it is set up and then lowers its
+	// log level to warning, so a notice at start means it is listening.
+	// (A request written a little early would only wait in the pipe.)
+	return bytes.HasPrefix(line, []byte("Notice:"))
 }
 
 // usable is nil while the child can take a request.
