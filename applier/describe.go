@@ -40,7 +40,9 @@ func Describe(w io.Writer, t *Type) error {
 		}
 		b.WriteString("\n")
 		wrap(&b, a.Doc, "    ")
-		wrap(&b, attrFacts(a, ix), "    ")
+		for _, line := range attrFacts(a, ix) {
+			wrap(&b, line, "    ")
+		}
 	}
 	if len(t.Providers) > 0 && t.Providers[0].Name != "" {
 		b.WriteString("\nProviders\n---------\n")
@@ -85,7 +87,9 @@ var kindNames = map[Kind]string{
 	KindEnum: "enum", KindPath: "absolute path", KindAny: "any",
 }
 
-func attrFacts(a *Attr, ix *typeIndex) string {
+// attrFacts are the lines describing a's declaration: kind, required,
+// default, valid values, patterns.
+func attrFacts(a *Attr, ix *typeIndex) []string {
 	var parts []string
 	k := kindNames[a.Kind]
 	if a.Array {
@@ -94,15 +98,16 @@ func attrFacts(a *Attr, ix *typeIndex) string {
 			k += ", order ignored"
 		}
 	}
-	parts = append(parts, "Kind: "+k+".")
+	line := "Kind: " + k + "."
 	if a.Required {
-		parts = append(parts, "Required.")
+		line += " Required."
 	}
 	if v, ok := ix.defaults[a.Name]; ok {
-		parts = append(parts, "Default: `"+FormatValue(v)+"`.")
+		line += " Default: `" + FormatValue(v) + "`."
 	} else if a.DefaultFunc != nil {
-		parts = append(parts, "Has a computed default.")
+		line += " Has a computed default."
 	}
+	parts = append(parts, line)
 	if len(a.Values) > 0 {
 		aliasesOf := map[string][]string{}
 		for _, from := range slices.Sorted(maps.Keys(a.Aliases)) {
@@ -129,7 +134,7 @@ func attrFacts(a *Attr, ix *typeIndex) string {
 		}
 		parts = append(parts, "Values can match "+strings.Join(res, ", ")+".")
 	}
-	return strings.Join(parts, " ")
+	return parts
 }
 
 func confineText(c *Confine) string {

@@ -79,29 +79,32 @@ func (e *Engine) Registry() *Registry { return e.reg }
 // Apply evaluates one request. It never panics: a panic in a type or
 // provider becomes an error answer naming the resource.
 func (e *Engine) Apply(ctx context.Context, req *protocol.Request) (res protocol.Result) {
-	ref := Ref(req.Type, req.Title)
 	defer func() {
 		if p := recover(); p != nil {
+			ref := Ref(req.Type, req.Title)
+			if t, ok := e.reg.Lookup(req.Type); ok {
+				ref = Ref(t.Name, req.Title)
+			}
 			e.env.Logger().Error("panic while applying "+ref, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			res = protocol.ErrorResult(ref, fmt.Sprintf("%s: internal error: %v", ref, p))
 			res.ID = req.ID
 		}
 	}()
-	res = e.apply(ctx, req, ref)
+	res = e.apply(ctx, req)
 	res.ID = req.ID
 	return res
 }
 
-func (e *Engine) apply(ctx context.Context, req *protocol.Request, ref string) protocol.Result {
+func (e *Engine) apply(ctx context.Context, req *protocol.Request) protocol.Result {
 	t, ok := e.reg.Lookup(req.Type)
 	if !ok {
-		return protocol.ErrorResult(ref, fmt.Sprintf("unknown resource type '%s'", req.Type))
+		return protocol.ErrorResult(Ref(req.Type, req.Title), fmt.Sprintf("unknown resource type '%s'", req.Type))
 	}
 	r, err := t.NewResource(req.Title, req.Params, e.env.Options.Noop)
 	if err != nil {
-		return protocol.ErrorResult(ref, err.Error())
+		return protocol.ErrorResult(Ref(t.Name, req.Title), err.Error())
 	}
-	ref = r.Ref()
+	ref := r.Ref()
 	for _, m := range r.Ignored {
 		e.env.Log.Debug(ref + ": metaparameter '" + m + "' ignored; ordering and tagging belong to the caller")
 	}

@@ -21,6 +21,8 @@ type typeIndex struct {
 	providers map[string]*ProviderSpec
 	// providerAttr is the implicit `provider` parameter (nil without providers).
 	providerAttr *Attr
+	// display is the type's name as references print it (Exec).
+	display string
 }
 
 // index returns the type's precomputed index, building it on first use.
@@ -43,6 +45,7 @@ func buildIndex(t *Type) (*typeIndex, error) {
 	ix := &typeIndex{
 		byName:   make(map[string]*Attr, len(t.Attrs)),
 		defaults: map[string]any{},
+		display:  capitalise(t.Name),
 	}
 	for _, a := range t.Attrs {
 		if a.Name == "" {

@@ -22,10 +22,21 @@ type Resource struct {
 	// Ignored lists the metaparameters the request gave that the engine
 	// accepts and ignores (alias, tag, audit and the ordering ones).
 	Ignored []string
+
+	ref string // cached Ref()
 }
 
 // Ref is the reference Puppet prints, e.g. File[/etc/motd] or Ssh_authorized_key[x].
-func (r *Resource) Ref() string { return Ref(r.Type.Name, r.Title) }
+func (r *Resource) Ref() string {
+	if r.ref == "" {
+		if ix, err := r.Type.index(); err == nil {
+			r.ref = ix.display + "[" + r.Title + "]"
+		} else {
+			r.ref = Ref(r.Type.Name, r.Title)
+		}
+	}
+	return r.ref
+}
 
 // Ref builds Type[title] with the type name capitalised as Puppet does.
 func Ref(typ, title string) string {

@@ -41,8 +41,9 @@
 // # The process
 //
 // A Receiver counts its users: Register starts the child with the first
-// and waits for its ready line (our {"ready":true,...} banner or Puppet's
-// `Notice: ...ready` line), Unregister stops it after the last (stdin
+// and waits for its ready line (our {"ready":true,...} banner, or the
+// `Notice:` line Puppet's receiver prints on stdout once it listens),
+// Unregister stops it after the last (stdin
 // closed, a grace period, then SIGKILL to its process group; it is always
 // reaped). LockApply serializes applies from any number of goroutines and
 // replaces a child that died or was broken. The child's stderr is logged

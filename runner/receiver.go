@@ -166,6 +166,13 @@ func (r *Receiver) Unregister() error {
 	if c == nil {
 		return nil
 	}
+	if why := c.usable(); why != nil {
+		// Already dead or broken, and reported by the apply that found
+		// out: no grace period for it.
+		c.log.Info("stopping a broken receiver", "reason", why.Error())
+		c.kill()
+		return nil
+	}
 	return c.stop(r.opts.StopTimeout)
 }
 
@@ -300,6 +307,7 @@ type child struct {
 	exited  chan struct{} // closed after Wait returned
 	waitErr error         // set before exited closes
 	stderr  *tail         // last lines of stderr, for error messages
+	errDone chan struct{} // closed when stderr has ended
 }
 
 // start runs the child and waits for its ready line.
@@ -339,14 +347,15 @@ func (r *Receiver) start() (*child, error) {
 	closeAll(inR, outW, errW) // the child's ends
 
 	c := &child{
-		pid:    cmd.Process.Pid,
-		cmd:    cmd,
-		stdin:  inW,
-		stdout: outR,
-		lines:  NewLineReader(outR, r.opts.MaxLine),
-		log:    r.log.With("pid", cmd.Process.Pid),
-		exited: make(chan struct{}),
-		stderr: &tail{max: 10},
+		pid:     cmd.Process.Pid,
+		cmd:     cmd,
+		stdin:   inW,
+		stdout:  outR,
+		lines:   NewLineReader(outR, r.opts.MaxLine),
+		log:     r.log.With("pid", cmd.Process.Pid),
+		exited:  make(chan struct{}),
+		stderr:  &tail{max: 10},
+		errDone: make(chan struct{}),
 	}
 	go c.logStderr(errR)
 	go func() {
@@ -369,8 +378,8 @@ func (r *Receiver) start() (*child, error) {
 }
 
 // awaitReady reads lines until the ready line: our JSON banner
-// ({"ready":true,...}) or a Puppet log line announcing readiness
-// ("Notice: ready"). Other lines before it are logged and dropped.
+// ({"ready":true,...}) or Puppet's notice ("Notice: ..."). Other lines
+// before it (warnings) are logged and dropped.
 func (c *child) awaitReady(timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
@@ -383,6 +392,7 @@ func (c *child) awaitReady(timeout time.Duration) error {
 			// The output ended: give Wait a moment to say why.
 			select {
 			case <-c.exited:
+				c.drainStderr()
 				return fmt.Errorf("exited before it was ready (%s)%s", exitStatus(c.waitErr), c.stderr.suffix())
 			case <-time.After(time.Second):
 				return fmt.Errorf("output ended before it was ready: %w%s", err, c.stderr.suffix())
@@ -404,8 +414,10 @@ func isReadyLine(raw []byte) bool {
 		}
 		return json.Unmarshal(line, &banner) == nil && banner.Ready
 	}
-	lower := strings.ToLower(string(line))
-	return strings.HasPrefix(lower, "notice:") && strings.Contains(lower, "ready")
+	// Puppet's receiver logs a notice once it is set up and then lowers its
+	// log level to warning, so a notice at start means it is listening.
+	// (A request written a little early would only wait in the pipe.)
+	return bytes.HasPrefix(line, []byte("Notice:"))
 }
 
 // usable is nil while the child can take a request.
@@ -435,6 +447,7 @@ func (c *child) stop(grace time.Duration) error {
 		return fmt.Errorf("runner: waiting for receiver %d: %w", c.pid, c.waitErr)
 	}
 	if ee != nil && !ee.Success() {
+		c.drainStderr()
 		return fmt.Errorf("runner: receiver %d exited with %s%s", c.pid, exitStatus(c.waitErr), c.stderr.suffix())
 	}
 	return nil
@@ -444,7 +457,8 @@ func (c *child) stop(grace time.Duration) error {
 func (c *child) kill() {
 	c.lines.Break(fmt.Errorf("%w: replaced", ErrReceiverDied))
 	c.stdin.Close()
-	_ = syscall.Kill(-c.pid, syscall.SIGKILL)
+	_ = syscall.Kill(-c.pid, syscall.SIGKILL) // its process group
+	_ = syscall.Kill(c.pid, syscall.SIGKILL)  // and itself, should it have left the group
 	select {
 	case <-c.exited:
 	case <-time.After(10 * time.Second):
@@ -466,7 +480,17 @@ func (c *child) release() {
 	c.stdout.Close()
 }
 
+// drainStderr gives the stderr logger a moment to take in the last lines
+// of a child that has exited, for an error message that quotes them.
+func (c *child) drainStderr() {
+	select {
+	case <-c.errDone:
+	case <-time.After(time.Second):
+	}
+}
+
 func (c *child) logStderr(r *os.File) {
+	defer close(c.errDone)
 	defer r.Close()
 	lr := NewLineReader(r, 1<<20)
 	for {

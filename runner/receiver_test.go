@@ -107,6 +107,7 @@ func TestReceiverBanners(t *testing.T) {
 		{"our JSON banner", `echo '{"ready":true,"protocol":1,"version":"0.1.0"}'`},
 		{"Puppet notice, coloured", `printf '\033[mNotice: ready\033[0m\n'`},
 		{"Puppet notice after warnings", `echo 'Warning: Facter: timed out'; echo 'Notice: Receiver ready'`},
+		{"any Puppet notice", `echo 'Notice: Compiled catalog for x in environment production'`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -342,4 +343,21 @@ func TestGetAndConfigure(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{"/bin/false"}, argv, "Get uses the configured options")
 	require.ErrorIs(t, runner.Configure(runner.Options{}), runner.ErrConfigured)
+}
+
+func TestUnregisterKillsABrokenChildAtOnce(t *testing.T) {
+	// Never answers, and would sit out any grace period.
+	body := "echo '{\"ready\":true}'\nwhile IFS= read -r line; do sleep 30; done\n"
+	r := runner.New(runner.Options{Command: script(t, body), StopTimeout: 5 * time.Second})
+	require.NoError(t, r.Register())
+	pid := r.Pid()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	_, err := runner.Apply(ctx, r, hello)
+	require.ErrorIs(t, err, runner.ErrNoAnswer)
+
+	start := time.Now()
+	require.NoError(t, r.Unregister())
+	assert.Less(t, time.Since(start), 2*time.Second, "no grace period for a broken child")
+	requireGone(t, pid)
 }

@@ -176,10 +176,10 @@ var Type = &applier.Type{
 		{
 			Name:      "umask",
 			Behaviour: applier.Parameter,
-			Kind:      applier.KindString,
+			Kind:      applier.KindAny,
 			Munge:     mungeUmask,
 			Format:    func(v any) string { return fmt.Sprintf("%04o", v) },
-			Doc:       "The umask (octal, e.g. `0022`) to run the command with.",
+			Doc:       "The umask to run the command with: an octal string such as `'0022'` (quoted: an unquoted 0022 is a YAML integer).",
 		},
 		{
 			Name:      "logoutput",
@@ -320,7 +320,11 @@ func mungeSeconds(msg string) func(v any) (any, error) {
 var umaskRe = regexp.MustCompile(`^0?[0-7]{1,4}$`)
 
 func mungeUmask(v any) (any, error) {
-	s := v.(string)
+	s, ok := v.(string)
+	if !ok {
+		// An unquoted YAML 0022 is the integer 18: ambiguous, refused as Puppet does.
+		return nil, fmt.Errorf("The umask specification must be a string such as '0022', not %v (quote it in YAML)", v)
+	}
 	if !umaskRe.MatchString(s) {
 		return nil, fmt.Errorf("The umask specification is invalid: %q", s)
 	}

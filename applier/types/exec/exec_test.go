@@ -156,6 +156,8 @@ func TestExecValidation(t *testing.T) {
 			wantErr: "Parameter try_sleep failed on Exec[/bin/true]: try_sleep cannot be a negative number"},
 		{name: "bad umask", title: "/bin/true", params: map[string]any{"umask": "0999"},
 			wantErr: `Parameter umask failed on Exec[/bin/true]: The umask specification is invalid: "0999"`},
+		{name: "umask as YAML integer", title: "/bin/true", params: map[string]any{"umask": int64(18)},
+			wantErr: "Parameter umask failed on Exec[/bin/true]: The umask specification must be a string such as '0022', not 18"},
 		{name: "bad environment", title: "/bin/true", params: map[string]any{"environment": []any{"A=1", "oops"}},
 			wantErr: "Parameter environment failed on Exec[/bin/true]: Invalid environment setting 'oops'"},
 		{name: "bad logoutput", title: "/bin/true", params: map[string]any{"logoutput": "sometimes"},

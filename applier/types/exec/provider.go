@@ -231,7 +231,7 @@ func (p *provider) checks(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	for _, path := range p.r.Strings("creates") {
-		if _, err := os.Lstat(path); err == nil {
+		if _, err := os.Stat(path); err == nil {
 			log.Debug(ref + ": '" + path + "' exists (creates): not running")
 			return false, nil
 		}

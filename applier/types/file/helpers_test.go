@@ -1,7 +1,11 @@
 package file_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -25,6 +29,17 @@ func newEngine(t *testing.T, opts ...func(*applier.Options)) *applier.Engine {
 		o(&env.Options)
 	}
 	return applier.NewEngine(reg, env)
+}
+
+// newLoggingEngine is newEngine with its log captured.
+func newLoggingEngine(t *testing.T) (*applier.Engine, *bytes.Buffer) {
+	t.Helper()
+	reg := applier.NewRegistry()
+	reg.Add(file.Type)
+	var buf bytes.Buffer
+	env := &applier.Env{Options: applier.Options{StateDir: t.TempDir()},
+		Log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	return applier.NewEngine(reg, env), &buf
 }
 
 // apply runs one request whose params are YAML, as the receiver decodes them.
@@ -78,4 +93,13 @@ func listDir(t *testing.T, dir string) []string {
 		return nil
 	}))
 	return out
+}
+
+func withTimeout(sec int) func(*applier.Options) {
+	return func(o *applier.Options) { o.HTTPTimeoutSeconds = sec }
+}
+
+func sha256hex(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
 }

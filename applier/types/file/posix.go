@@ -602,6 +602,18 @@ func (p *posix) createFile(ctx context.Context, c *Content) error {
 
 // writeContent installs c (nil: empty) with ws, verifying digests.
 func (p *posix) writeContent(ctx context.Context, ws writeSpec, c *Content) error {
+	if c != nil && !c.Inline && p.meta != nil {
+		ws.mtime = sourceMtime(p.meta)
+	}
+	if p.follow() {
+		// links: follow manages what the link points to.
+		if real, err := filepath.EvalSymlinks(p.path); err == nil && real != p.path {
+			if ws.dir == filepath.Dir(p.path) {
+				ws.dir = filepath.Dir(real)
+			}
+			ws.path = real
+		}
+	}
 	return writeAtomic(ctx, ws, func(w io.Writer) error {
 		if c == nil {
 			return nil
@@ -620,13 +632,13 @@ func (p *posix) writeContent(ctx context.Context, ws writeSpec, c *Content) erro
 		if m.Type == source.TypeDirectory {
 			return fmt.Errorf("source %s is a directory", m.Source)
 		}
-		return p.copySource(ctx, w, m, &ws, true)
+		return p.copySource(ctx, w, m, true)
 	})
 }
 
 // copySource streams the source into w, checking the digest the metadata
 // or checksum_value promised; a mismatch installs nothing.
-func (p *posix) copySource(ctx context.Context, w io.Writer, m *source.Metadata, ws *writeSpec, pinned bool) error {
+func (p *posix) copySource(ctx context.Context, w io.Writer, m *source.Metadata, pinned bool) error {
 	f, err := p.fetcher()
 	if err != nil {
 		return err
@@ -663,9 +675,6 @@ func (p *posix) copySource(ctx context.Context, w io.Writer, m *source.Metadata,
 			return fmt.Errorf("content from %s does not match its checksum (%s, expected %s); not installed",
 				m.Source, source.Format(kind, got), source.Format(kind, want))
 		}
-	}
-	if m.Checksum == "" && !m.ModTime.IsZero() {
-		ws.mtime = m.ModTime
 	}
 	return nil
 }
@@ -890,4 +899,13 @@ func (p *posix) setMode(c *applier.Change) error {
 		c.Message += " (" + want + ")"
 	}
 	return nil
+}
+
+// sourceMtime is the mtime to give a file copied from a source that offers
+// only Last-Modified, so the next run can compare it; zero otherwise.
+func sourceMtime(m *source.Metadata) time.Time {
+	if m.Checksum == "" && !m.ModTime.IsZero() && !m.HasOwner {
+		return m.ModTime
+	}
+	return time.Time{}
 }

@@ -402,7 +402,8 @@ func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string) erro
 			if ws.gid == os.Getegid() {
 				ws.gid = -1
 			}
-			err := writeAtomic(ctx, ws, func(w io.Writer) error { return p.copySource(ctx, w, a.want, &ws, false) })
+			ws.mtime = sourceMtime(a.want)
+			err := writeAtomic(ctx, ws, func(w io.Writer) error { return p.copySource(ctx, w, a.want, false) })
 			if err != nil {
 				return err
 			}
