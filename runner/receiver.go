@@ -457,7 +457,8 @@ func (c *child) stop(grace time.Duration) error {
 func (c *child) kill() {
 	c.lines.Break(fmt.Errorf("%w: replaced", ErrReceiverDied))
 	c.stdin.Close()
-	_ = syscall.Kill(-c.pid, syscall.SIGKILL)
+	_ = syscall.Kill(-c.pid, syscall.SIGKILL) // its process group
+	_ = syscall.Kill(c.pid, syscall.SIGKILL)  // and itself, should it have left the group
 	select {
 	case <-c.exited:
 	case <-time.After(10 * time.Second):
