@@ -45,7 +45,7 @@ oracle: build
 demo: build
 	@rm -rf /tmp/pippet-demo && mkdir -p /tmp/pippet-demo
 	./$(RECEIVER) --log-level notice < examples/demo.ndjson
-	@echo "--- /tmp/pippet-demo:"; ls -l /tmp/pippet-demo
+	@echo "--- /tmp/pippet-demo:"; ls -lR /tmp/pippet-demo
 
 clean:
 	rm -rf $(BIN)

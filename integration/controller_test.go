@@ -21,7 +21,7 @@ import (
 // one JSON line and decode one JSON answer per resource, never closing
 // stdin until the end.
 func TestLegacyController(t *testing.T) {
-	cmd := exec.Command(receiverBin)
+	cmd := exec.Command(receiverBin, "--state-dir", t.TempDir())
 	cmd.Dir = t.TempDir()
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)

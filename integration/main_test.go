@@ -58,11 +58,13 @@ func registered(types ...string) bool {
 }
 
 // run feeds input to one receiver process and returns its stdout and
-// stderr; it fails the test if the process does not end in time.
+// stderr; it fails the test if the process does not end in time. The
+// receiver keeps its state (filebucket) in a temporary directory.
 func run(t *testing.T, dir string, input io.Reader, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
+	args = append([]string{"--state-dir", t.TempDir()}, args...)
 	cmd := exec.CommandContext(ctx, receiverBin, args...)
 	cmd.Dir = dir
 	cmd.Stdin = input

@@ -772,9 +772,128 @@ func parseInt(s string) (any, error) {
 }
 
 // fastParams reads the most common document, a one-line flow mapping of
-// plain or single-quoted words such as {ensure: file, mode: '0644'}, without
-// building a YAML tree. It answers ok=false for anything it is not sure of,
-// and the general path decides.
+// simple keys and plain or quoted printable-ASCII values such as
+// {ensure: file, mode: '0644', message: hi there}, without building a YAML
+// tree. Plain values go through the same resolvePlain as the general path.
+// It answers ok=false for anything outside that narrow grammar (and for
+// any value the general path would refuse), and the general path decides.
+// FuzzParseParams checks that both paths agree.
 func fastParams(src []byte) (map[string]any, bool) {
-	return nil, false
+	i := skipSpaces(src, 0)
+	if i >= len(src) || src[i] != '{' {
+		return nil, false
+	}
+	i = skipSpaces(src, i+1)
+	m := make(map[string]any, 4)
+	if i < len(src) && src[i] == '}' {
+		return m, skipSpaces(src, i+1) == len(src)
+	}
+	for {
+		// key: [A-Za-z_][A-Za-z0-9_]*
+		ks := i
+		for i < len(src) && (isAlpha(src[i]) || src[i] == '_' || (i > ks && isDigit(src[i]))) {
+			i++
+		}
+		if i == ks {
+			return nil, false
+		}
+		key := string(src[ks:i])
+		i = skipSpaces(src, i)
+		if i+1 >= len(src) || src[i] != ':' || src[i+1] != ' ' {
+			return nil, false
+		}
+		i = skipSpaces(src, i+1)
+		if i >= len(src) {
+			return nil, false
+		}
+		var val any
+		switch c := src[i]; {
+		case c == '\'':
+			var sb []byte
+			i++
+			for {
+				if i >= len(src) || src[i] < 0x20 || src[i] > 0x7e {
+					return nil, false
+				}
+				if src[i] == '\'' {
+					if i+1 < len(src) && src[i+1] == '\'' {
+						sb = append(sb, '\'')
+						i += 2
+						continue
+					}
+					i++
+					break
+				}
+				sb = append(sb, src[i])
+				i++
+			}
+			val = string(sb)
+		case c == '"':
+			i++
+			vs := i
+			for i < len(src) && src[i] != '"' {
+				if src[i] < 0x20 || src[i] > 0x7e || src[i] == '\\' {
+					return nil, false
+				}
+				i++
+			}
+			if i >= len(src) {
+				return nil, false
+			}
+			val = string(src[vs:i])
+			i++
+		case isAlpha(c) || isDigit(c) || c == '_' || c == '.' || c == '/' ||
+			((c == '-' || c == '+') && i+1 < len(src) && (isDigit(src[i+1]) || src[i+1] == '.')):
+			vs := i
+			end := i
+			for i < len(src) {
+				b := src[i]
+				if isAlpha(b) || isDigit(b) || b == '_' || b == '.' || b == '/' || b == '-' || b == '+' || b == '=' {
+					i++
+					end = i
+					continue
+				}
+				if b == ' ' {
+					// A space inside the value only before another value byte.
+					j := skipSpaces(src, i)
+					if j < len(src) && src[j] != ',' && src[j] != '}' && src[j] != '#' {
+						i = j
+						continue
+					}
+					break
+				}
+				break
+			}
+			v, err := resolvePlain(string(src[vs:end]))
+			if err != nil {
+				return nil, false
+			}
+			val = v
+		default:
+			return nil, false
+		}
+		m[key] = val
+		i = skipSpaces(src, i)
+		if i >= len(src) {
+			return nil, false
+		}
+		switch src[i] {
+		case ',':
+			i = skipSpaces(src, i+1)
+			continue
+		case '}':
+			return m, skipSpaces(src, i+1) == len(src)
+		}
+		return nil, false
+	}
 }
+
+func skipSpaces(b []byte, i int) int {
+	for i < len(b) && b[i] == ' ' {
+		i++
+	}
+	return i
+}
+
+func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }

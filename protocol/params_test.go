@@ -109,3 +109,29 @@ func billionLaughs() string {
 	}
 	return b.String()
 }
+
+// The fast path takes the common documents and agrees with the general
+// path on them; it declines what it is not sure of.
+func TestFastParams(t *testing.T) {
+	takes := []string{
+		"{ensure: file, mode: '0644'}", "{}", " { } ", "{ensure: file}", "{message: hi there}",
+		"{a: yes, b: 0644, c: 1.5, e: -3, f: /etc/motd, g: 'it''s', h: \"q\", i: .inf}",
+		"{ ensure : present , owner : root }",
+	}
+	for _, s := range takes {
+		fast, ok := fastParams([]byte(s))
+		require.True(t, ok, "fast path declined %q", s)
+		slow, err := parseParamsYAML([]byte(s))
+		require.NoError(t, err, s)
+		assert.True(t, equalValues(fast, slow), "%q: fast %#v, slow %#v", s, fast, slow)
+	}
+	declines := []string{
+		"", "ensure: file", "{a: [1]}", "{a: {b: c}}", "{a: b,}", "{a: 2001-12-14}", "{a:b}", "{a: b #c}",
+		"{a: \"x\\ty\"}", "{a: 'caf\u00e9'}", "{<<: {a: 1}}", "{a: &x b}", "{a: b} x", "{'a': b}", "{a: }",
+		"{a: http://x}", "{a: -}", "{a: b\tc}",
+	}
+	for _, s := range declines {
+		_, ok := fastParams([]byte(s))
+		assert.False(t, ok, "fast path took %q", s)
+	}
+}
