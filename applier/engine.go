@@ -2,6 +2,7 @@ package applier
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -114,6 +115,13 @@ func (e *Engine) apply(ctx context.Context, req *protocol.Request) protocol.Resu
 	}
 	p, err := spec.New(r, e.env)
 	if err != nil {
+		var pe *ParamError
+		if errors.As(err, &pe) {
+			if pe.Resource == "" {
+				pe.Resource = ref
+			}
+			return protocol.ErrorResult(ref, err.Error())
+		}
 		return protocol.ErrorResult(ref, fmt.Sprintf("%s: provider %s: %v", ref, spec.Name, err))
 	}
 	return e.Converge(ctx, r, p)

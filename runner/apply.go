@@ -59,6 +59,27 @@ type Result struct {
 	Events []protocol.Event `json:"events,omitempty"`
 }
 
+// MarshalJSON writes the answer as a receiver does: the six fields in
+// Puppet's order, exception null when there is none, then id and events
+// when present.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type wire struct {
+		Resource  string           `json:"resource,omitempty"`
+		Failed    bool             `json:"failed"`
+		Changed   bool             `json:"changed"`
+		Noop      bool             `json:"noop"`
+		Error     bool             `json:"error"`
+		Exception *string          `json:"exception"`
+		ID        json.RawMessage  `json:"id,omitempty"`
+		Events    []protocol.Event `json:"events,omitempty"`
+	}
+	w := wire{Resource: r.Resource, Failed: r.Failed, Changed: r.Changed, Noop: r.Noop, Error: r.Error, ID: r.ID, Events: r.Events}
+	if r.Exception != "" {
+		w.Exception = &r.Exception
+	}
+	return json.Marshal(&w)
+}
+
 // Runner is the pipe to one receiver process that Apply talks through. It
 // keeps the shape graph engines already use for Puppet's receiver (lock,
 // stdin, stdout), so one written for `puppet yamlresource receive` can
@@ -140,28 +161,28 @@ func ApplyResult(ctx context.Context, r Runner, res *Resource) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	ref := res.Ref()
+	ref := res.Ref // built only for an error
 
 	r.LockApply()
 	defer r.UnlockApply()
 
 	lines := r.Lines()
 	if err := lines.Err(); err != nil {
-		return Result{}, fmt.Errorf("%s: %w", ref, unavailable(err))
+		return Result{}, fmt.Errorf("%s: %w", ref(), unavailable(err))
 	}
 	if err := ctx.Err(); err != nil {
-		return Result{}, fmt.Errorf("%s: not sent: %w", ref, err)
+		return Result{}, fmt.Errorf("%s: not sent: %w", ref(), err)
 	}
 	if err := write(ctx, r.InputStream(), line); err != nil {
 		lines.Break(err)
-		return Result{}, fmt.Errorf("%s: sending to receiver: %w", ref, err)
+		return Result{}, fmt.Errorf("%s: sending to receiver: %w", ref(), err)
 	}
 	for {
 		raw, err := lines.ReadLine(ctx)
 		if err != nil {
 			err = readError(err)
 			lines.Break(err)
-			return Result{}, fmt.Errorf("%s: %w", ref, err)
+			return Result{}, fmt.Errorf("%s: %w", ref(), err)
 		}
 		result, kind, err := decodeAnswer(raw)
 		switch kind {
@@ -169,10 +190,10 @@ func ApplyResult(ctx context.Context, r Runner, res *Resource) (Result, error) {
 			continue
 		case lineBad:
 			lines.Break(err)
-			return Result{}, fmt.Errorf("%s: %w", ref, err)
+			return Result{}, fmt.Errorf("%s: %w", ref(), err)
 		}
 		if result.Error || result.Failed {
-			return result, &ResultError{Ref: ref, Result: result}
+			return result, &ResultError{Ref: ref(), Result: result}
 		}
 		return result, nil
 	}
@@ -220,6 +241,10 @@ func encodeRequest(res *Resource) ([]byte, error) {
 func write(ctx context.Context, w io.Writer, line []byte) error {
 	if w == nil {
 		return fmt.Errorf("%w: no input stream", ErrUnavailable)
+	}
+	if ctx.Done() == nil { // nothing to wait for besides the write
+		_, err := w.Write(line)
+		return err
 	}
 	done := make(chan error, 1)
 	go func() {

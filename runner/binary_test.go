@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pippet/pippet/mock"
 	"github.com/pippet/pippet/runner"
 )
 
@@ -263,4 +264,38 @@ func TestPuppetReceiver(t *testing.T) {
 	require.True(t, errors.As(err, &re), "got %v", err)
 	require.NoError(t, r.Unregister())
 	requireGone(t, pid)
+}
+
+// BenchmarkApplyNotify is one round trip through the built receiver.
+func BenchmarkApplyNotify(b *testing.B) {
+	if buildErr != nil {
+		b.Skipf("receiver binary not available: %v", buildErr)
+	}
+	r := runner.New(runner.Options{Command: []string{receiverBin}})
+	if err := r.Register(); err != nil {
+		b.Fatal(err)
+	}
+	defer r.Unregister()
+	res := &runner.Resource{Type: "notify", Title: "bench", Params: "{message: hi}"}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := runner.Apply(ctx, r, res); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkApplyMock is Apply's own cost, against the scripted runner.
+func BenchmarkApplyMock(b *testing.B) {
+	m := &mock.Runner{}
+	defer m.Close()
+	res := &runner.Resource{Type: "notify", Title: "bench", Params: "{message: hi}"}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := runner.Apply(ctx, m, res); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

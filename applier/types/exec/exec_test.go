@@ -430,9 +430,13 @@ func TestExecUserGroup(t *testing.T) {
 		})
 	}
 	e, _ := newEngine(t)
-	res := apply(t, e, "/bin/true", map[string]any{"user": "no-such-user-xyz"})
-	assert.True(t, res.Error)
-	assert.Contains(t, res.Exception, "no such user 'no-such-user-xyz'")
+	for _, params := range []map[string]any{{"user": "no-such-user-xyz"}, {"group": "no-such-user-xyz"}} {
+		res := apply(t, e, "/bin/true", params)
+		assert.False(t, res.Error)
+		assert.True(t, res.Failed)
+		assert.Contains(t, res.Exception, "no such ")
+		assert.Contains(t, res.Exception, " 'no-such-user-xyz'")
+	}
 }
 
 func TestExecNotRootCannotSwitchUser(t *testing.T) {
@@ -443,6 +447,5 @@ func TestExecNotRootCannotSwitchUser(t *testing.T) {
 	if os.Geteuid() == 65534 {
 		t.Skip("running as nobody")
 	}
-	assert.True(t, res.Error)
-	assert.Contains(t, res.Exception, "Only root can execute commands as other users")
+	assert.Equal(t, protocol.ErrorResult("Exec[/bin/true]", "Parameter user failed on Exec[/bin/true]: Only root can execute commands as other users"), res)
 }

@@ -22,18 +22,25 @@ type provider struct {
 	shell bool // the shell provider: every string through /bin/sh -c
 	dirs  []string
 	cred  *syscall.Credential
-	vars  []string
+	// credErr: the user or group could not be resolved.
+	credErr error
+	vars    []string
 }
+
+var errNotRoot = errors.New("Only root can execute commands as other users")
 
 func newProvider(shell bool) func(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
 	return func(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
 		p := &provider{r: r, env: env, shell: shell}
 		p.dirs = r.Strings("path")
 		cred, err := credential(r.String("user"), r.String("group"), env)
-		if err != nil {
-			return nil, err
+		if errors.Is(err, errNotRoot) {
+			// Bad input: Puppet refuses it when validating.
+			return nil, &applier.ParamError{Param: "user", Err: err}
 		}
-		p.cred = cred
+		// An account that does not exist (yet) fails the resource when it
+		// is evaluated, as in Puppet.
+		p.cred, p.credErr = cred, err
 		p.vars = p.environ()
 		return p, nil
 	}
@@ -50,12 +57,12 @@ func credential(userName, groupName string, env *applier.Env) (*syscall.Credenti
 	if userName != "" {
 		u, err := lookupUser(userName)
 		if err != nil {
-			return nil, fmt.Errorf("Parameter user failed: %w", err)
+			return nil, err
 		}
 		uid, _ := strconv.ParseUint(u.Uid, 10, 32)
 		gid, _ := strconv.ParseUint(u.Gid, 10, 32)
 		if uint32(uid) != uint32(os.Geteuid()) && !env.Features["root"] {
-			return nil, errors.New("Parameter user failed: Only root can execute commands as other users")
+			return nil, errNotRoot
 		}
 		c.Uid, c.Gid = uint32(uid), uint32(gid)
 		if ids, err := u.GroupIds(); err == nil {
@@ -70,7 +77,7 @@ func credential(userName, groupName string, env *applier.Env) (*syscall.Credenti
 	if groupName != "" {
 		g, err := lookupGroup(groupName)
 		if err != nil {
-			return nil, fmt.Errorf("Parameter group failed: %w", err)
+			return nil, err
 		}
 		gid, _ := strconv.ParseUint(g.Gid, 10, 32)
 		c.Gid = uint32(gid)
@@ -176,6 +183,9 @@ func (p *provider) argv(c any) ([]string, error) {
 
 // exec runs one command with the resource's settings.
 func (p *provider) exec(ctx context.Context, c any) (outcome, error) {
+	if p.credErr != nil {
+		return outcome{}, p.credErr
+	}
 	args, err := p.argv(c)
 	if err != nil {
 		return outcome{}, err
