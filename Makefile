@@ -28,12 +28,24 @@ test: fmt-check vet
 unit:
 	$(GO) test -count=1 $(PKGS)
 
+# fuzz: run each fuzz target for FUZZTIME (default 5m); `make test` runs
+# their seed corpora (testdata/fuzz) as ordinary tests.
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLine$$' -fuzztime $(FUZZTIME) ./protocol
+	$(GO) test -run '^$$' -fuzz '^FuzzParseParams$$' -fuzztime $(FUZZTIME) ./protocol
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./protocol
+
 oracle: build
 	../shared/puppet-oracle/score -v ./$(RECEIVER)
 
+# demo: pipe examples/demo.ndjson through the receiver; answers on stdout,
+# Puppet-style log on stderr, files under /tmp/pippet-demo.
 demo: build
 	@rm -rf /tmp/pippet-demo && mkdir -p /tmp/pippet-demo
-	./$(RECEIVER) < examples/demo.ndjson
+	./$(RECEIVER) --log-level notice < examples/demo.ndjson
+	@echo "--- /tmp/pippet-demo:"; ls -lR /tmp/pippet-demo
 
 clean:
 	rm -rf $(BIN)

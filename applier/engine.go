@@ -2,6 +2,13 @@ package applier
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"reflect"
+	"runtime/debug"
+	"sync"
 
 	"github.com/pippet/pippet/protocol"
 )
@@ -11,19 +18,335 @@ import (
 type Engine struct {
 	reg *Registry
 	env *Env
+	// prov caches per-provider confinement verdicts (*ProviderSpec → *provInfo).
+	prov sync.Map
 }
 
+// DefaultStateDir is where pippet keeps its own state unless told otherwise.
+const DefaultStateDir = "/var/lib/pippet"
+
 // NewEngine returns an engine over reg; env's zero fields get defaults
-// (facts read once, a discarding logger, an empty cache).
+// (facts read once, the features of this process, a discarding logger,
+// an empty cache, the default state directory). env may be nil.
 func NewEngine(reg *Registry, env *Env) *Engine {
+	if env == nil {
+		env = &Env{}
+	}
+	if env.Facts == nil {
+		env.Facts = LoadFacts()
+	}
+	if env.Features == nil {
+		env.Features = DefaultFeatures()
+	}
+	if env.Log == nil {
+		env.Log = discardLogger
+	}
+	if env.Cache == nil {
+		env.Cache = &Cache{}
+	}
+	if env.Options.StateDir == "" {
+		env.Options.StateDir = DefaultStateDir
+	}
 	return &Engine{reg: reg, env: env}
+}
+
+// DefaultFeatures are the features of this process: "posix", and "root"
+// when running with effective uid 0.
+func DefaultFeatures() map[string]bool {
+	f := map[string]bool{"posix": true}
+	if os.Geteuid() == 0 {
+		f["root"] = true
+	}
+	return f
+}
+
+var discardLogger = slog.New(slog.DiscardHandler)
+
+// Logger returns the environment's logger, or one that discards when the
+// Env or its Log is nil.
+func (env *Env) Logger() *slog.Logger {
+	if env == nil || env.Log == nil {
+		return discardLogger
+	}
+	return env.Log
 }
 
 // Env returns the engine's environment.
 func (e *Engine) Env() *Env { return e.env }
 
-// Apply evaluates one request. It never panics.
-func (e *Engine) Apply(ctx context.Context, req *protocol.Request) protocol.Result {
-	// TODO(issue 3): the transaction.
-	return protocol.ErrorResult(Ref(req.Type, req.Title), "not implemented")
+// Registry returns the engine's registry.
+func (e *Engine) Registry() *Registry { return e.reg }
+
+// Apply evaluates one request. It never panics: a panic in a type or
+// provider becomes an error answer naming the resource.
+func (e *Engine) Apply(ctx context.Context, req *protocol.Request) (res protocol.Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			ref := Ref(req.Type, req.Title)
+			if t, ok := e.reg.Lookup(req.Type); ok {
+				ref = Ref(t.Name, req.Title)
+			}
+			e.env.Logger().Error("panic while applying "+ref, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
+			res = protocol.ErrorResult(ref, fmt.Sprintf("%s: internal error: %v", ref, p))
+			res.ID = req.ID
+		}
+	}()
+	res = e.apply(ctx, req)
+	res.ID = req.ID
+	return res
+}
+
+func (e *Engine) apply(ctx context.Context, req *protocol.Request) protocol.Result {
+	t, ok := e.reg.Lookup(req.Type)
+	if !ok {
+		return protocol.ErrorResult(Ref(req.Type, req.Title), fmt.Sprintf("unknown resource type '%s'", req.Type))
+	}
+	r, err := t.NewResource(req.Title, req.Params, e.env.Options.Noop)
+	if err != nil {
+		return protocol.ErrorResult(Ref(t.Name, req.Title), err.Error())
+	}
+	ref := r.Ref()
+	for _, m := range r.Ignored {
+		e.env.Log.Debug(ref + ": metaparameter '" + m + "' ignored; ordering and tagging belong to the caller")
+	}
+	spec, err := e.SelectProvider(r)
+	if err != nil {
+		return protocol.ErrorResult(ref, err.Error())
+	}
+	p, err := spec.New(r, e.env)
+	if err != nil {
+		var pe *ParamError
+		if errors.As(err, &pe) {
+			if pe.Resource == "" {
+				pe.Resource = ref
+			}
+			return protocol.ErrorResult(ref, err.Error())
+		}
+		return protocol.ErrorResult(ref, fmt.Sprintf("%s: provider %s: %v", ref, spec.Name, err))
+	}
+	return e.Converge(ctx, r, p)
+}
+
+// Converge runs one resource's transaction with a bound provider: read the
+// current state; if ensure is managed and out of sync, sync only ensure;
+// else, unless the resource is absent, sync each managed out-of-sync
+// property in declaration order. Noop records the events only.
+func (e *Engine) Converge(ctx context.Context, r *Resource, p Provider) protocol.Result {
+	ref := r.Ref()
+	res := protocol.Result{Resource: ref, Noop: r.Noop}
+	ix, err := r.Type.index()
+	if err != nil {
+		return protocol.ErrorResult(ref, err.Error())
+	}
+	cur, err := p.Get(ctx)
+	if err != nil {
+		res.Failed = true
+		res.Exception = fmt.Sprintf("Could not evaluate %s: %v", ref, err)
+		return res
+	}
+	t := &txn{e: e, ctx: ctx, r: r, p: p, res: &res}
+	synced := false
+	if a := ix.ensure; a != nil {
+		should, managed := r.Values[a.Name]
+		is := cur[a.Name]
+		if managed && !insync(a, is, should) {
+			t.sync(a, is, should)
+			synced = true
+		} else if isAbsent(is) {
+			// Nothing to manage: no ensure change and the resource doesn't exist.
+			synced = true
+		}
+	}
+	if !synced {
+		for _, a := range ix.properties {
+			should, managed := r.Values[a.Name]
+			if !managed {
+				continue
+			}
+			is := cur[a.Name]
+			if insync(a, is, should) {
+				continue
+			}
+			t.sync(a, is, should)
+		}
+	}
+	if t.applied {
+		if f, ok := p.(Flusher); ok {
+			if err := f.Flush(ctx); err != nil {
+				msg := fmt.Sprintf("could not apply the changes: %v", err)
+				for i := range res.Events {
+					if res.Events[i].Status == protocol.StatusSuccess {
+						res.Events[i].Status = protocol.StatusFailure
+						res.Events[i].Message += " (" + msg + ")"
+					}
+				}
+				res.Changed = false
+				res.Failed = true
+				if res.Exception == "" {
+					res.Exception = msg
+				}
+				e.env.Log.Error(ref + ": " + msg)
+			}
+		}
+	}
+	return res
+}
+
+type txn struct {
+	e       *Engine
+	ctx     context.Context
+	r       *Resource
+	p       Provider
+	res     *protocol.Result
+	applied bool // a Set succeeded
+}
+
+func (t *txn) sync(a *Attr, is, should any) {
+	ref := t.r.Ref()
+	ev := protocol.Event{Property: a.Name, Previous: is, Desired: should}
+	log := t.e.env.Log
+	if t.r.Noop {
+		ev.Status = protocol.StatusNoop
+		ev.Message = "current_value " + quoteValue(a, is) + ", should be " + quoteValue(a, should) + " (noop)"
+		t.res.Events = append(t.res.Events, ev)
+		log.Log(t.ctx, t.r.LogLevel, ref+"/"+a.Name+": "+ev.Message)
+		return
+	}
+	c := &Change{Property: a.Name, Is: is, Should: should, Message: changeMessage(a, is, should)}
+	err := t.p.Set(t.ctx, c)
+	if err != nil {
+		ev.Status = protocol.StatusFailure
+		ev.Message = "change from " + quoteValue(a, is) + " to " + quoteValue(a, should) + " failed: " + err.Error()
+		t.res.Failed = true
+		if t.res.Exception == "" {
+			t.res.Exception = ev.Message
+		}
+		log.Error(ref + "/" + a.Name + ": " + ev.Message)
+	} else {
+		ev.Status = protocol.StatusSuccess
+		ev.Message = c.Message
+		t.res.Changed = true
+		t.applied = true
+		log.Log(t.ctx, t.r.LogLevel, ref+"/"+a.Name+": "+ev.Message)
+	}
+	t.res.Events = append(t.res.Events, ev)
+}
+
+// changeMessage is Puppet's default wording for a change.
+func changeMessage(a *Attr, is, should any) string {
+	if a.Name == "ensure" {
+		switch {
+		case isAbsent(is):
+			return "created"
+		case isAbsent(should):
+			return "removed"
+		default:
+			return "ensure changed " + quoteValue(a, is) + " to " + quoteValue(a, should)
+		}
+	}
+	switch {
+	case isAbsent(is):
+		return "defined '" + a.Name + "' as " + quoteValue(a, should)
+	case isAbsent(should):
+		return "undefined '" + a.Name + "' from " + quoteValue(a, is)
+	default:
+		return a.Name + " changed " + quoteValue(a, is) + " to " + quoteValue(a, should)
+	}
+}
+
+// isAbsent: nil or the literal "absent".
+func isAbsent(v any) bool {
+	if v == nil {
+		return true
+	}
+	s, ok := v.(string)
+	return ok && s == "absent"
+}
+
+// quoteValue renders v for a message: scalars in single quotes, arrays as ['a', 'b'].
+func quoteValue(a *Attr, v any) string {
+	var s string
+	if a.Format != nil && v != nil {
+		s = a.Format(v)
+	} else {
+		s = FormatValue(v)
+	}
+	switch v.(type) {
+	case []any, []string:
+		return s
+	}
+	return "'" + s + "'"
+}
+
+// insync applies the attribute's notion of in-sync.
+func insync(a *Attr, is, should any) bool {
+	if a.InSync != nil {
+		return a.InSync(is, should)
+	}
+	return ValuesEqual(is, should, a.Unordered)
+}
+
+// ValuesEqual is the default in-sync test: equality of munged values;
+// arrays element by element, in order unless unordered. Integers compare
+// across int/int64 and strings of digits are not numbers.
+func ValuesEqual(is, should any, unordered bool) bool {
+	switch s := should.(type) {
+	case string:
+		i, ok := is.(string)
+		return ok && i == s
+	case bool:
+		i, ok := is.(bool)
+		return ok && i == s
+	case int64:
+		switch i := is.(type) {
+		case int64:
+			return i == s
+		case int:
+			return int64(i) == s
+		}
+		return false
+	case nil:
+		return is == nil
+	case []any:
+		il, ok := toList(is)
+		if !ok || len(il) != len(s) {
+			return false
+		}
+		if !unordered {
+			for k := range s {
+				if !ValuesEqual(il[k], s[k], false) {
+					return false
+				}
+			}
+			return true
+		}
+		used := make([]bool, len(il))
+	outer:
+		for _, sv := range s {
+			for k, iv := range il {
+				if !used[k] && ValuesEqual(iv, sv, false) {
+					used[k] = true
+					continue outer
+				}
+			}
+			return false
+		}
+		return true
+	default:
+		return reflect.DeepEqual(is, should)
+	}
+}
+
+func toList(v any) ([]any, bool) {
+	switch l := v.(type) {
+	case []any:
+		return l, true
+	case []string:
+		out := make([]any, len(l))
+		for i, s := range l {
+			out[i] = s
+		}
+		return out, true
+	}
+	return nil, false
 }

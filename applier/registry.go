@@ -23,8 +23,12 @@ var Default = NewRegistry()
 // Register adds t to the Default registry; it panics on a duplicate name.
 func Register(t *Type) { Default.Add(t) }
 
-// Add adds t; it panics on a duplicate name, a programming error.
+// Add adds t; it panics on a duplicate name or a declaration that does not
+// Check, both programming errors.
 func (g *Registry) Add(t *Type) {
+	if err := t.Check(); err != nil {
+		panic("applier: " + err.Error())
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	k := strings.ToLower(t.Name)

@@ -1,6 +1,7 @@
 package applier
 
 import (
+	"log/slog"
 	"strings"
 )
 
@@ -15,26 +16,49 @@ type Resource struct {
 	Values map[string]any
 	// Given names the attributes the request set itself (not defaults).
 	Given map[string]bool
+	// LogLevel is the level of the resource's change messages (the
+	// loglevel metaparameter; default notice).
+	LogLevel slog.Level
+	// Ignored lists the metaparameters the request gave that the engine
+	// accepts and ignores (alias, tag, audit and the ordering ones).
+	Ignored []string
+
+	ref string // cached Ref()
 }
 
 // Ref is the reference Puppet prints, e.g. File[/etc/motd] or Ssh_authorized_key[x].
-func (r *Resource) Ref() string { return Ref(r.Type.Name, r.Title) }
+func (r *Resource) Ref() string {
+	if r.ref == "" {
+		if ix, err := r.Type.index(); err == nil {
+			r.ref = ix.display + "[" + r.Title + "]"
+		} else {
+			r.ref = Ref(r.Type.Name, r.Title)
+		}
+	}
+	return r.ref
+}
 
 // Ref builds Type[title] with the type name capitalised as Puppet does.
 func Ref(typ, title string) string {
 	if typ == "" {
 		return title
 	}
-	return strings.ToUpper(typ[:1]) + strings.ToLower(typ[1:]) + "[" + title + "]"
+	return capitalise(typ) + "[" + title + "]"
 }
 
-// Name is the namevar's value.
+// capitalise writes a type name as Puppet does: Exec, Ssh_authorized_key.
+func capitalise(typ string) string {
+	if typ == "" {
+		return typ
+	}
+	return strings.ToUpper(typ[:1]) + strings.ToLower(typ[1:])
+}
+
+// Name is the namevar's value (the title when the type has no namevar).
 func (r *Resource) Name() string {
-	for _, a := range r.Type.Attrs {
-		if a.Behaviour == Namevar {
-			s, _ := r.Values[a.Name].(string)
-			return s
-		}
+	if ix, err := r.Type.index(); err == nil && ix.namevar != nil {
+		s, _ := r.Values[ix.namevar.Name].(string)
+		return s
 	}
 	return r.Title
 }

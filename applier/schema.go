@@ -3,6 +3,7 @@ package applier
 import (
 	"context"
 	"regexp"
+	"sync"
 )
 
 // Behaviour says what an attribute is to the transaction.
@@ -99,6 +100,11 @@ type Type struct {
 	Validate func(r *Resource) error
 	// Providers, in order of preference when several are suitable.
 	Providers []*ProviderSpec
+
+	// idx is computed once from the declaration (see Type.index).
+	idxOnce sync.Once
+	idx     *typeIndex
+	idxErr  error
 }
 
 // Provider reads and changes one resource on the system.
@@ -143,6 +149,9 @@ type Confine struct {
 
 // ProviderSpec declares one provider of a Type.
 type ProviderSpec struct {
+	// Name of the provider. A type that has no providers in Puppet (notify)
+	// declares its one implementation with an empty Name: it is always
+	// used and the type offers no `provider` parameter.
 	Name    string
 	Doc     string
 	Confine Confine

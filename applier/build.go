@@ -1,0 +1,186 @@
+package applier
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+)
+
+// NewResource validates params against the declaration and returns the
+// munged Resource: metaparameters, unknown and read-only attributes,
+// each value's kind, aliases, values and patterns, Munge and Validate, the
+// title (through TitlePatterns) into the namevar, defaults, required
+// attributes and finally the type's own Validate. noop is the global
+// setting; the request's noop metaparameter may turn it on.
+//
+// Every error names the resource, and the attribute when one is at fault.
+func (t *Type) NewResource(title string, params map[string]any, noop bool) (*Resource, error) {
+	r := &Resource{Type: t, Title: title, Noop: noop, LogLevel: LevelNotice}
+	ix, err := t.index()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Ref(), err)
+	}
+	r.Values = make(map[string]any, len(ix.byName)+1)
+	r.Given = make(map[string]bool, len(params))
+
+	// Unknown attributes and metaparameters first. Report the
+	// alphabetically first unknown one so the answer is deterministic.
+	var unknown string
+	for name, raw := range params {
+		if ix.attr(name) != nil {
+			continue
+		}
+		kind, meta := metaparams[name]
+		if !meta {
+			if unknown == "" || name < unknown {
+				unknown = name
+			}
+			continue
+		}
+		if raw == nil {
+			continue
+		}
+		switch kind {
+		case metaNoop:
+			b, err := mungeOne(&noopAttr, raw)
+			if err != nil {
+				return nil, &ParamError{Resource: r.Ref(), Param: name, Err: err}
+			}
+			if b.(bool) {
+				r.Noop = true
+			}
+		case metaLoglevel:
+			s, err := mungeOne(&loglevelAttr, raw)
+			if err != nil {
+				return nil, &ParamError{Resource: r.Ref(), Param: name, Err: err}
+			}
+			r.LogLevel = logLevels[s.(string)]
+		case metaList, metaOrdering:
+			// Accepted; ordering belongs to the caller.
+			r.Ignored = append(r.Ignored, name)
+		}
+	}
+	if unknown != "" {
+		return nil, fmt.Errorf("no parameter named '%s' on %s", unknown, r.Ref())
+	}
+	if len(r.Ignored) > 1 {
+		sort.Strings(r.Ignored)
+	}
+
+	// Given attributes, in declaration order.
+	for _, a := range t.Attrs {
+		raw, ok := params[a.Name]
+		if !ok || raw == nil {
+			continue
+		}
+		if err := r.setRaw(a, raw, true); err != nil {
+			return nil, err
+		}
+	}
+	if ix.providerAttr != nil {
+		if raw, ok := params["provider"]; ok && raw != nil {
+			if err := r.setRaw(ix.providerAttr, raw, true); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	// The title fills what the request left out.
+	for _, tp := range t.TitlePatterns {
+		m := tp.Re.FindStringSubmatch(title)
+		if m == nil {
+			continue
+		}
+		for i, name := range tp.Re.SubexpNames() {
+			if name == "" || i >= len(m) {
+				continue
+			}
+			a := ix.byName[name]
+			if a == nil || r.Given[name] {
+				continue
+			}
+			if err := r.setRaw(a, m[i], false); err != nil {
+				return nil, err
+			}
+		}
+		break
+	}
+	if nv := ix.namevar; nv != nil {
+		if _, ok := r.Values[nv.Name]; !ok {
+			if err := r.setRaw(nv, title, false); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	// Defaults: static ones first, then computed ones (which may read them).
+	for _, a := range t.Attrs {
+		if _, ok := r.Values[a.Name]; ok || a.DefaultFunc != nil {
+			continue
+		}
+		if v, ok := ix.defaults[a.Name]; ok {
+			r.Values[a.Name] = v
+		}
+	}
+	for _, a := range t.Attrs {
+		if a.DefaultFunc == nil {
+			continue
+		}
+		if _, ok := r.Values[a.Name]; ok {
+			continue
+		}
+		raw := a.DefaultFunc(r)
+		if raw == nil {
+			continue
+		}
+		v, err := mungeAttr(a, raw)
+		if err != nil {
+			return nil, &ParamError{Resource: r.Ref(), Param: a.Name, Err: fmt.Errorf("default: %w", err)}
+		}
+		r.Values[a.Name] = v
+	}
+
+	for _, a := range t.Attrs {
+		if a.Required {
+			if _, ok := r.Values[a.Name]; !ok {
+				return nil, &ParamError{Resource: r.Ref(), Param: a.Name, Err: errors.New("a value is required")}
+			}
+		}
+	}
+
+	if t.Validate != nil {
+		if err := t.Validate(r); err != nil {
+			var pe *ParamError
+			if errors.As(err, &pe) {
+				if pe.Resource == "" {
+					pe.Resource = r.Ref()
+				}
+				return nil, err
+			}
+			return nil, fmt.Errorf("Validation of %s failed: %w", r.Ref(), err)
+		}
+	}
+	return r, nil
+}
+
+// setRaw munges raw for a and stores it.
+func (r *Resource) setRaw(a *Attr, raw any, given bool) error {
+	if given && a.Behaviour == ReadOnly {
+		return &ParamError{Resource: r.Ref(), Param: a.Name, Err: errors.New("is read-only and cannot be set")}
+	}
+	v, err := mungeAttr(a, raw)
+	if err != nil {
+		return &ParamError{Resource: r.Ref(), Param: a.Name, Err: err}
+	}
+	r.Values[a.Name] = v
+	if given {
+		r.Given[a.Name] = true
+	}
+	return nil
+}
+
+var (
+	noopAttr     = Attr{Name: "noop", Kind: KindBoolean}
+	loglevelAttr = Attr{Name: "loglevel", Kind: KindEnum,
+		Values: []string{"debug", "info", "notice", "warning", "err", "alert", "emerg", "crit", "verbose"}}
+)

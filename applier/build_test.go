@@ -1,0 +1,173 @@
+package applier_test
+
+import (
+	"errors"
+	"log/slog"
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/mock"
+)
+
+// widget is a test type exercising every declaration feature.
+func widgetType(p *mock.Provider) *applier.Type {
+	return &applier.Type{
+		Name: "widget",
+		Doc:  "A test type.",
+		Attrs: []*applier.Attr{
+			{Name: "path", Behaviour: applier.Namevar, Kind: applier.KindPath, Doc: "The path."},
+			{Name: "ensure", Behaviour: applier.Property, Kind: applier.KindEnum,
+				Values: []string{"present", "absent"}, Aliases: map[string]string{"installed": "present"}, Doc: "Presence."},
+			{Name: "size", Behaviour: applier.Property, Kind: applier.KindInteger, Doc: "Size."},
+			{Name: "colour", Behaviour: applier.Property, Kind: applier.KindEnum, Values: []string{"red", "blue"}, Default: "red", Doc: "Colour."},
+			{Name: "tags", Behaviour: applier.Property, Kind: applier.KindString, Array: true, Unordered: true, Doc: "Tags."},
+			{Name: "force", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: false, Doc: "Force."},
+			{Name: "label", Behaviour: applier.Parameter, Kind: applier.KindString,
+				DefaultFunc: func(r *applier.Resource) any { return "label of " + r.String("path") }, Doc: "Label."},
+			{Name: "serial", Behaviour: applier.ReadOnly, Kind: applier.KindString, Doc: "Read-only."},
+		},
+		Validate: func(r *applier.Resource) error {
+			if r.Bool("force") && r.String("ensure") == "absent" {
+				return errors.New("force and ensure absent conflict")
+			}
+			if s, ok := r.Int("size"); ok && s > 1000 {
+				return applier.ParamErrorf("size", "must be at most 1000, got %d", s)
+			}
+			return nil
+		},
+		Providers: []*applier.ProviderSpec{p.Spec("mem")},
+	}
+}
+
+func TestNewResource(t *testing.T) {
+	wt := widgetType(mock.NewProvider(nil))
+	cases := []struct {
+		name    string
+		title   string
+		params  map[string]any
+		check   func(t *testing.T, r *applier.Resource)
+		wantErr string
+	}{
+		{name: "title fills namevar, defaults", title: "/a/", params: map[string]any{},
+			check: func(t *testing.T, r *applier.Resource) {
+				assert.Equal(t, "/a", r.Name())
+				assert.Equal(t, "red", r.Values["colour"])
+				assert.Equal(t, false, r.Values["force"])
+				assert.Equal(t, "label of /a", r.Values["label"])
+				assert.False(t, r.Has("ensure"))
+				assert.False(t, r.Given["colour"])
+				assert.Equal(t, "Widget[/a/]", r.Ref())
+			}},
+		{name: "namevar given wins over title", title: "x", params: map[string]any{"path": "/b"},
+			check: func(t *testing.T, r *applier.Resource) {
+				assert.Equal(t, "/b", r.Name())
+				assert.True(t, r.Given["path"])
+			}},
+		{name: "alias and given", title: "/a", params: map[string]any{"ensure": "installed", "size": "12", "tags": "x"},
+			check: func(t *testing.T, r *applier.Resource) {
+				assert.Equal(t, "present", r.Values["ensure"])
+				assert.Equal(t, int64(12), r.Values["size"])
+				assert.Equal(t, []any{"x"}, r.Values["tags"])
+				assert.True(t, r.Given["ensure"])
+			}},
+		{name: "null param is not given", title: "/a", params: map[string]any{"size": nil},
+			check: func(t *testing.T, r *applier.Resource) { assert.False(t, r.Has("size")) }},
+		{name: "metaparameters accepted", title: "/a", params: map[string]any{
+			"noop": "true", "loglevel": "info", "tag": []any{"a"}, "alias": "w", "audit": "all",
+			"before": "File[/x]", "require": "File[/y]", "notify": "X[y]", "subscribe": "X[z]", "schedule": "daily", "stage": "main"},
+			check: func(t *testing.T, r *applier.Resource) {
+				assert.True(t, r.Noop)
+				assert.Equal(t, slog.LevelInfo, r.LogLevel)
+				assert.Equal(t, []string{"alias", "audit", "before", "notify", "require", "schedule", "stage", "subscribe", "tag"}, r.Ignored)
+				assert.False(t, r.Has("tag"))
+			}},
+		{name: "provider parameter", title: "/a", params: map[string]any{"provider": "mem"},
+			check: func(t *testing.T, r *applier.Resource) { assert.Equal(t, "mem", r.Values["provider"]) }},
+		{name: "unknown attribute", title: "/a", params: map[string]any{"zz": 1, "bogus": 1},
+			wantErr: "no parameter named 'bogus' on Widget[/a]"},
+		{name: "bad enum", title: "/a", params: map[string]any{"colour": "green"},
+			wantErr: `Parameter colour failed on Widget[/a]: Invalid value "green". Valid values are red, blue.`},
+		{name: "bad integer", title: "/a", params: map[string]any{"size": "big"},
+			wantErr: "Parameter size failed on Widget[/a]: expected an integer, got 'big'"},
+		{name: "relative namevar", title: "rel", params: map[string]any{},
+			wantErr: "Parameter path failed on Widget[rel]: File paths must be fully qualified, not 'rel'"},
+		{name: "read-only given", title: "/a", params: map[string]any{"serial": "x"},
+			wantErr: "Parameter serial failed on Widget[/a]: is read-only"},
+		{name: "bad noop", title: "/a", params: map[string]any{"noop": "perhaps"},
+			wantErr: "Parameter noop failed on Widget[/a]: expected a boolean"},
+		{name: "bad loglevel", title: "/a", params: map[string]any{"loglevel": "loud"},
+			wantErr: `Parameter loglevel failed on Widget[/a]: Invalid value "loud"`},
+		{name: "bad provider", title: "/a", params: map[string]any{"provider": "disk"},
+			wantErr: `Parameter provider failed on Widget[/a]: Invalid value "disk". Valid values are mem.`},
+		{name: "type validate", title: "/a", params: map[string]any{"force": "yes", "ensure": "absent"},
+			wantErr: "Validation of Widget[/a] failed: force and ensure absent conflict"},
+		{name: "type validate names attribute", title: "/a", params: map[string]any{"size": 5000},
+			wantErr: "Parameter size failed on Widget[/a]: must be at most 1000, got 5000"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := wt.NewResource(tc.title, tc.params, false)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			tc.check(t, r)
+		})
+	}
+}
+
+func TestTitlePatternsAndRequired(t *testing.T) {
+	kt := &applier.Type{
+		Name: "key",
+		Attrs: []*applier.Attr{
+			{Name: "name", Behaviour: applier.Namevar, Kind: applier.KindString},
+			{Name: "type", Behaviour: applier.Parameter, Kind: applier.KindEnum, Values: []string{"rsa", "ed25519"}, Required: true},
+		},
+		TitlePatterns: []applier.TitlePattern{{Re: regexp.MustCompile(`^(?P<name>[^@]+)@(?P<type>.+)$`)}},
+		Providers:     []*applier.ProviderSpec{mock.NewProvider(nil).Spec("mem")},
+	}
+	cases := []struct {
+		title    string
+		params   map[string]any
+		name, ty string
+		wantErr  string
+	}{
+		{"host@rsa", nil, "host", "rsa", ""},
+		{"host@rsa", map[string]any{"type": "ed25519"}, "host", "ed25519", ""},
+		{"host@rsa", map[string]any{"name": "other"}, "other", "rsa", ""},
+		{"host@dsa", nil, "", "", `Parameter type failed on Key[host@dsa]: Invalid value "dsa"`},
+		{"plain", map[string]any{"type": "rsa"}, "plain", "rsa", ""},
+		{"plain", nil, "", "", "Parameter type failed on Key[plain]: a value is required"},
+	}
+	for _, tc := range cases {
+		r, err := kt.NewResource(tc.title, tc.params, false)
+		if tc.wantErr != "" {
+			require.Error(t, err, tc.title)
+			assert.Contains(t, err.Error(), tc.wantErr)
+			continue
+		}
+		require.NoError(t, err, tc.title)
+		assert.Equal(t, tc.name, r.Name(), tc.title)
+		assert.Equal(t, tc.ty, r.String("type"), tc.title)
+	}
+}
+
+func TestCheckRejectsBadDeclarations(t *testing.T) {
+	cases := map[string]*applier.Type{
+		"duplicate": {Name: "d", Attrs: []*applier.Attr{{Name: "a"}, {Name: "a"}}},
+		"two namevars": {Name: "d", Attrs: []*applier.Attr{
+			{Name: "a", Behaviour: applier.Namevar}, {Name: "b", Behaviour: applier.Namevar}}},
+		"metaparameter": {Name: "d", Attrs: []*applier.Attr{{Name: "tag"}}},
+		"bad default":   {Name: "d", Attrs: []*applier.Attr{{Name: "n", Kind: applier.KindInteger, Default: "x"}}},
+	}
+	for name, ty := range cases {
+		assert.Error(t, ty.Check(), name)
+		assert.Panics(t, func() { applier.NewRegistry().Add(ty) }, name)
+	}
+}

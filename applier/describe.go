@@ -1,0 +1,187 @@
+package applier
+
+import (
+	"fmt"
+	"io"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+)
+
+// Describe writes t's documentation the way `puppet describe TYPE` does,
+// from the declaration: the type's doc, then every attribute (sorted, the
+// implicit `provider` included) with its behaviour, value kind, default,
+// valid values and doc, then the providers with their confinement and
+// defaults.
+func Describe(w io.Writer, t *Type) error {
+	ix, err := t.index()
+	if err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("\n" + t.Name + "\n" + strings.Repeat("=", len(t.Name)) + "\n")
+	wrap(&b, t.Doc, "")
+	b.WriteString("\n\nParameters\n----------\n")
+	attrs := slices.Clone(t.Attrs)
+	if ix.providerAttr != nil {
+		attrs = append(attrs, ix.providerAttr)
+	}
+	sort.Slice(attrs, func(i, j int) bool { return attrs[i].Name < attrs[j].Name })
+	for _, a := range attrs {
+		b.WriteString("\n- **" + a.Name + "**")
+		switch a.Behaviour {
+		case Namevar:
+			b.WriteString(" (*namevar*)")
+		case Property:
+			b.WriteString(" (*property*)")
+		case ReadOnly:
+			b.WriteString(" (*read-only*)")
+		}
+		b.WriteString("\n")
+		wrap(&b, a.Doc, "    ")
+		for _, line := range attrFacts(a, ix) {
+			wrap(&b, line, "    ")
+		}
+	}
+	if len(t.Providers) > 0 && t.Providers[0].Name != "" {
+		b.WriteString("\nProviders\n---------\n")
+		names := make([]string, len(t.Providers))
+		for i, p := range t.Providers {
+			names[i] = p.Name
+		}
+		b.WriteString("    " + strings.Join(names, ", ") + "\n")
+		for _, p := range t.Providers {
+			b.WriteString("\n- **" + p.Name + "**\n")
+			wrap(&b, p.Doc, "    ")
+			if c := confineText(&p.Confine); c != "" {
+				wrap(&b, "Confined to: "+c+".", "    ")
+			}
+			if d := factsText(p.Defaults); d != "" {
+				wrap(&b, "Default for "+d+".", "    ")
+			}
+		}
+	}
+	_, err = io.WriteString(w, b.String())
+	return err
+}
+
+// DescribeList writes one line per registered type, like `puppet describe --list`.
+func DescribeList(w io.Writer, reg *Registry) error {
+	var b strings.Builder
+	b.WriteString("These are the types known to pippet:\n")
+	for _, t := range reg.Types() {
+		first, _, _ := strings.Cut(t.Doc, ". ")
+		first = strings.TrimSuffix(first, ".")
+		if len(first) > 45 {
+			first = first[:45] + " ..."
+		}
+		fmt.Fprintf(&b, "%-15s - %s\n", t.Name, first)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+var kindNames = map[Kind]string{
+	KindString: "string", KindInteger: "integer", KindBoolean: "boolean",
+	KindEnum: "enum", KindPath: "absolute path", KindAny: "any",
+}
+
+// attrFacts are the lines describing a's declaration: kind, required,
+// default, valid values, patterns.
+func attrFacts(a *Attr, ix *typeIndex) []string {
+	var parts []string
+	k := kindNames[a.Kind]
+	if a.Array {
+		k = "array of " + k + " (a single value is a one-element array)"
+		if a.Unordered {
+			k += ", order ignored"
+		}
+	}
+	line := "Kind: " + k + "."
+	if a.Required {
+		line += " Required."
+	}
+	if v, ok := ix.defaults[a.Name]; ok {
+		line += " Default: `" + FormatValue(v) + "`."
+	} else if a.DefaultFunc != nil {
+		line += " Has a computed default."
+	}
+	parts = append(parts, line)
+	if len(a.Values) > 0 {
+		aliasesOf := map[string][]string{}
+		for _, from := range slices.Sorted(maps.Keys(a.Aliases)) {
+			to := a.Aliases[from]
+			aliasesOf[to] = append(aliasesOf[to], "`"+from+"`")
+		}
+		vals := make([]string, len(a.Values))
+		for i, v := range a.Values {
+			vals[i] = "`" + v + "`"
+			if al := aliasesOf[v]; len(al) > 0 {
+				vals[i] += " (also called " + strings.Join(al, ", ") + ")"
+			}
+		}
+		if a.Kind == KindEnum {
+			parts = append(parts, "Valid values are "+strings.Join(vals, ", ")+".")
+		} else {
+			parts = append(parts, "Also accepts "+strings.Join(vals, ", ")+".")
+		}
+	}
+	if len(a.Patterns) > 0 {
+		res := make([]string, len(a.Patterns))
+		for i, re := range a.Patterns {
+			res[i] = "`/" + re.String() + "/`"
+		}
+		parts = append(parts, "Values can match "+strings.Join(res, ", ")+".")
+	}
+	return parts
+}
+
+func confineText(c *Confine) string {
+	var parts []string
+	if f := factsText(c.Facts); f != "" {
+		parts = append(parts, f)
+	}
+	for _, f := range c.Features {
+		parts = append(parts, "feature "+f)
+	}
+	for _, cmd := range c.Commands {
+		parts = append(parts, "command "+cmd)
+	}
+	for _, f := range c.Files {
+		parts = append(parts, "file "+f)
+	}
+	if c.Func != nil {
+		parts = append(parts, "a run-time check")
+	}
+	return strings.Join(parts, ", ")
+}
+
+func factsText(m map[string][]string) string {
+	var parts []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		parts = append(parts, k+" "+strings.Join(m[k], " or "))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// wrap writes text word-wrapped to 76 columns, each line prefixed by indent.
+func wrap(b *strings.Builder, text, indent string) {
+	if strings.TrimSpace(text) == "" {
+		return
+	}
+	for _, para := range strings.Split(text, "\n") {
+		line := indent
+		for _, word := range strings.Fields(para) {
+			if len(line) > len(indent) && len(line)+1+len(word) > 76 {
+				b.WriteString(line + "\n")
+				line = indent
+			}
+			if len(line) > len(indent) {
+				line += " "
+			}
+			line += word
+		}
+		b.WriteString(line + "\n")
+	}
+}

@@ -1,0 +1,261 @@
+package applier_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/mock"
+	"github.com/pippet/pippet/protocol"
+)
+
+// syncBuffer is a goroutine-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func newEngine(t *testing.T, types ...*applier.Type) (*applier.Engine, *syncBuffer) {
+	t.Helper()
+	reg := applier.NewRegistry()
+	for _, ty := range types {
+		reg.Add(ty)
+	}
+	logs := &syncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	env := &applier.Env{Facts: applier.Facts{"os.family": "Debian"}, Features: map[string]bool{"posix": true}, Log: log}
+	return applier.NewEngine(reg, env), logs
+}
+
+func req(typ, title string, params map[string]any) *protocol.Request {
+	return &protocol.Request{Type: typ, Title: title, Params: params}
+}
+
+func TestApplyTransaction(t *testing.T) {
+	cases := []struct {
+		name     string
+		state    map[string]any
+		params   map[string]any
+		noop     bool
+		setErr   map[string]error
+		flushErr error
+		want     protocol.Result
+		calls    []string
+		after    map[string]any
+	}{
+		{
+			name:   "absent resource: ensure alone is synced",
+			state:  map[string]any{"ensure": "absent"},
+			params: map[string]any{"ensure": "present", "size": 3},
+			want: protocol.Result{Resource: "Widget[/a]", Changed: true, Events: []protocol.Event{
+				{Property: "ensure", Previous: "absent", Desired: "present", Message: "created", Status: "success"}}},
+			calls: []string{"get", "set ensure", "flush"},
+		},
+		{
+			name:   "removing",
+			state:  map[string]any{"ensure": "present", "size": int64(3), "colour": "red"},
+			params: map[string]any{"ensure": "absent", "size": 4},
+			want: protocol.Result{Resource: "Widget[/a]", Changed: true, Events: []protocol.Event{
+				{Property: "ensure", Previous: "present", Desired: "absent", Message: "removed", Status: "success"}}},
+			calls: []string{"get", "set ensure", "flush"},
+		},
+		{
+			name:   "in sync: nothing",
+			state:  map[string]any{"ensure": "present", "size": int64(3), "colour": "red", "tags": []any{"b", "a"}},
+			params: map[string]any{"ensure": "present", "size": "3", "tags": []any{"a", "b"}},
+			want:   protocol.Result{Resource: "Widget[/a]"},
+			calls:  []string{"get"},
+		},
+		{
+			name:   "absent and should be absent: nothing more",
+			state:  map[string]any{"ensure": "absent"},
+			params: map[string]any{"ensure": "absent", "size": 3},
+			want:   protocol.Result{Resource: "Widget[/a]"},
+			calls:  []string{"get"},
+		},
+		{
+			name:   "no ensure and resource absent: nothing to manage",
+			state:  map[string]any{"ensure": "absent"},
+			params: map[string]any{"size": 3},
+			want:   protocol.Result{Resource: "Widget[/a]"},
+			calls:  []string{"get"},
+		},
+		{
+			name:   "properties in declaration order, default property managed",
+			state:  map[string]any{"ensure": "present", "size": int64(3), "colour": "blue"},
+			params: map[string]any{"ensure": "present", "size": 4, "tags": "x"},
+			want: protocol.Result{Resource: "Widget[/a]", Changed: true, Events: []protocol.Event{
+				{Property: "size", Previous: int64(3), Desired: int64(4), Message: "size changed '3' to '4'", Status: "success"},
+				{Property: "colour", Previous: "blue", Desired: "red", Message: "colour changed 'blue' to 'red'", Status: "success"},
+				{Property: "tags", Previous: nil, Desired: []any{"x"}, Message: "defined 'tags' as ['x']", Status: "success"},
+			}},
+			calls: []string{"get", "set size", "set colour", "set tags", "flush"},
+			after: map[string]any{"ensure": "present", "size": int64(4), "colour": "red", "tags": []any{"x"}},
+		},
+		{
+			name:   "noop metaparameter records only",
+			state:  map[string]any{"ensure": "present", "size": int64(3), "colour": "red"},
+			params: map[string]any{"size": 4, "noop": true},
+			want: protocol.Result{Resource: "Widget[/a]", Noop: true, Events: []protocol.Event{
+				{Property: "size", Previous: int64(3), Desired: int64(4), Message: "current_value '3', should be '4' (noop)", Status: "noop"}}},
+			calls: []string{"get"},
+			after: map[string]any{"ensure": "present", "size": int64(3), "colour": "red"},
+		},
+		{
+			name:   "global noop, ensure",
+			noop:   true,
+			state:  map[string]any{"ensure": "absent"},
+			params: map[string]any{"ensure": "present"},
+			want: protocol.Result{Resource: "Widget[/a]", Noop: true, Events: []protocol.Event{
+				{Property: "ensure", Previous: "absent", Desired: "present", Message: "current_value 'absent', should be 'present' (noop)", Status: "noop"}}},
+			calls: []string{"get"},
+		},
+		{
+			name:   "a failed property does not stop the others",
+			state:  map[string]any{"ensure": "present", "size": int64(3), "colour": "blue"},
+			params: map[string]any{"size": 4},
+			setErr: map[string]error{"size": errors.New("disk full")},
+			want: protocol.Result{Resource: "Widget[/a]", Changed: true, Failed: true,
+				Exception: "change from '3' to '4' failed: mock set size: disk full",
+				Events: []protocol.Event{
+					{Property: "size", Previous: int64(3), Desired: int64(4), Message: "change from '3' to '4' failed: mock set size: disk full", Status: "failure"},
+					{Property: "colour", Previous: "blue", Desired: "red", Message: "colour changed 'blue' to 'red'", Status: "success"},
+				}},
+			calls: []string{"get", "set size", "set colour", "flush"},
+		},
+		{
+			name:   "only failures: no flush, not changed",
+			state:  map[string]any{"ensure": "present", "size": int64(3), "colour": "red"},
+			params: map[string]any{"size": 4},
+			setErr: map[string]error{"size": errors.New("disk full")},
+			want: protocol.Result{Resource: "Widget[/a]", Failed: true,
+				Exception: "change from '3' to '4' failed: mock set size: disk full",
+				Events: []protocol.Event{
+					{Property: "size", Previous: int64(3), Desired: int64(4), Message: "change from '3' to '4' failed: mock set size: disk full", Status: "failure"},
+				}},
+			calls: []string{"get", "set size"},
+		},
+		{
+			name:     "flush failure fails the changes",
+			state:    map[string]any{"ensure": "present", "size": int64(3), "colour": "red"},
+			params:   map[string]any{"size": 4},
+			flushErr: errors.New("commit refused"),
+			want: protocol.Result{Resource: "Widget[/a]", Failed: true,
+				Exception: "could not apply the changes: commit refused",
+				Events: []protocol.Event{
+					{Property: "size", Previous: int64(3), Desired: int64(4), Message: "size changed '3' to '4' (could not apply the changes: commit refused)", Status: "failure"},
+				}},
+			calls: []string{"get", "set size", "flush"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := mock.NewProvider(tc.state)
+			p.SetErr = tc.setErr
+			p.FlushErr = tc.flushErr
+			e, _ := newEngine(t, widgetType(p))
+			e.Env().Options.Noop = tc.noop
+			got := e.Apply(context.Background(), req("Widget", "/a", tc.params))
+			assert.Equal(t, tc.want, got)
+			assert.Equal(t, tc.calls, p.CallLog())
+			if tc.after != nil {
+				assert.Equal(t, tc.after, p.State)
+			}
+		})
+	}
+}
+
+func TestApplyErrors(t *testing.T) {
+	p := mock.NewProvider(map[string]any{"ensure": "present"})
+	e, _ := newEngine(t, widgetType(p))
+	cases := []struct {
+		name, typ, title string
+		params           map[string]any
+		want             protocol.Result
+	}{
+		{"unknown type", "starship", "enterprise", nil,
+			protocol.ErrorResult("Starship[enterprise]", "unknown resource type 'starship'")},
+		{"unknown attribute", "widget", "/a", map[string]any{"parameters": "many"},
+			protocol.ErrorResult("Widget[/a]", "no parameter named 'parameters' on Widget[/a]")},
+		{"bad value", "WIDGET", "/a", map[string]any{"colour": true},
+			protocol.ErrorResult("Widget[/a]", `Parameter colour failed on Widget[/a]: Invalid value "true". Valid values are red, blue.`)},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &protocol.Request{Type: tc.typ, Title: tc.title, Params: tc.params, ID: []byte(`7`)}
+			tc.want.ID = []byte(`7`)
+			assert.Equal(t, tc.want, e.Apply(context.Background(), r))
+		})
+	}
+	assert.Empty(t, p.CallLog(), "the provider is never reached on bad input")
+}
+
+func TestApplyPanicAndGetError(t *testing.T) {
+	p := mock.NewProvider(nil)
+	p.Panic = "boom"
+	e, logs := newEngine(t, widgetType(p))
+	got := e.Apply(context.Background(), req("widget", "/a", map[string]any{"ensure": "present"}))
+	assert.True(t, got.Error)
+	assert.True(t, got.Failed)
+	assert.Equal(t, "Widget[/a]", got.Resource)
+	assert.Contains(t, got.Exception, "Widget[/a]: internal error: boom")
+	assert.Contains(t, logs.String(), "panic while applying Widget[/a]")
+
+	p2 := mock.NewProvider(nil)
+	p2.GetErr = errors.New("permission denied")
+	e2, _ := newEngine(t, widgetType(p2))
+	got = e2.Apply(context.Background(), req("widget", "/a", map[string]any{"ensure": "present"}))
+	assert.Equal(t, protocol.Result{Resource: "Widget[/a]", Failed: true,
+		Exception: "Could not evaluate Widget[/a]: permission denied"}, got)
+}
+
+func TestApplyLogsChanges(t *testing.T) {
+	p := mock.NewProvider(map[string]any{"ensure": "present", "size": int64(1), "colour": "red"})
+	p.Message = "resized"
+	e, logs := newEngine(t, widgetType(p))
+	got := e.Apply(context.Background(), req("widget", "/a", map[string]any{"size": 2, "before": "X[y]"}))
+	require.True(t, got.Changed)
+	assert.Equal(t, "resized", got.Events[0].Message, "a provider may rewrite the message")
+	out := logs.String()
+	assert.Contains(t, out, "level=INFO+2")
+	assert.Contains(t, out, "Widget[/a]/size: resized")
+	assert.Contains(t, out, "metaparameter 'before' ignored")
+
+	// loglevel moves the change message.
+	p.State["size"] = int64(1)
+	before := strings.Count(logs.String(), "level=WARN")
+	e.Apply(context.Background(), req("widget", "/a", map[string]any{"size": 2, "loglevel": "warning"}))
+	assert.Equal(t, before+1, strings.Count(logs.String(), "level=WARN"))
+}
+
+func TestNewEngineDefaults(t *testing.T) {
+	e := applier.NewEngine(applier.NewRegistry(), nil)
+	env := e.Env()
+	assert.NotEmpty(t, env.Facts["kernel"])
+	assert.True(t, env.Features["posix"])
+	assert.NotNil(t, env.Log)
+	assert.NotNil(t, env.Cache)
+	assert.Equal(t, "/var/lib/pippet", env.Options.StateDir)
+	var nilEnv *applier.Env
+	assert.NotNil(t, nilEnv.Logger())
+}

@@ -1,0 +1,172 @@
+package applier
+
+import (
+	"fmt"
+	"log/slog"
+	"strings"
+)
+
+// typeIndex is what the engine precomputes once per Type so that building a
+// Resource is a handful of map lookups: attributes by name, the namevar,
+// the ensure property, the other properties in sync order, and the munged
+// static defaults.
+type typeIndex struct {
+	byName     map[string]*Attr
+	namevar    *Attr
+	ensure     *Attr
+	properties []*Attr // properties other than ensure, in declaration order
+	// defaults holds each attribute's munged static Default (no DefaultFunc).
+	defaults map[string]any
+	// providers by name, for the explicit `provider` parameter.
+	providers map[string]*ProviderSpec
+	// providerAttr is the implicit `provider` parameter (nil without providers).
+	providerAttr *Attr
+	// display is the type's name as references print it (Exec).
+	display string
+}
+
+// index returns the type's precomputed index, building it on first use.
+// A declaration error (a duplicate attribute, a default that does not
+// munge) is returned on every call.
+func (t *Type) index() (*typeIndex, error) {
+	t.idxOnce.Do(func() { t.idx, t.idxErr = buildIndex(t) })
+	return t.idx, t.idxErr
+}
+
+// Check validates the declaration itself: unique attribute names, at most
+// one namevar, static defaults that munge. Registry.Add calls it and
+// panics on an error, so a bad declaration fails at start-up.
+func (t *Type) Check() error {
+	_, err := t.index()
+	return err
+}
+
+func buildIndex(t *Type) (*typeIndex, error) {
+	ix := &typeIndex{
+		byName:   make(map[string]*Attr, len(t.Attrs)),
+		defaults: map[string]any{},
+		display:  capitalise(t.Name),
+	}
+	for _, a := range t.Attrs {
+		if a.Name == "" {
+			return nil, fmt.Errorf("type %s: an attribute has no name", t.Name)
+		}
+		if _, dup := ix.byName[a.Name]; dup {
+			return nil, fmt.Errorf("type %s: attribute %q declared twice", t.Name, a.Name)
+		}
+		if _, meta := metaparams[a.Name]; meta {
+			return nil, fmt.Errorf("type %s: attribute %q is a metaparameter", t.Name, a.Name)
+		}
+		ix.byName[a.Name] = a
+		switch a.Behaviour {
+		case Namevar:
+			if ix.namevar != nil {
+				return nil, fmt.Errorf("type %s: two namevars, %s and %s", t.Name, ix.namevar.Name, a.Name)
+			}
+			ix.namevar = a
+		case Property:
+			if a.Name == "ensure" {
+				ix.ensure = a
+			} else {
+				ix.properties = append(ix.properties, a)
+			}
+		}
+		if a.Default != nil {
+			v, err := mungeAttr(a, a.Default)
+			if err != nil {
+				return nil, fmt.Errorf("type %s: default of %s: %w", t.Name, a.Name, err)
+			}
+			ix.defaults[a.Name] = v
+		}
+	}
+	if len(t.Providers) == 1 && t.Providers[0].Name == "" {
+		// The type's built-in implementation: no provider parameter.
+	} else if len(t.Providers) > 0 {
+		ix.providers = make(map[string]*ProviderSpec, len(t.Providers))
+		names := make([]string, 0, len(t.Providers))
+		for _, p := range t.Providers {
+			if p.Name == "" {
+				return nil, fmt.Errorf("type %s: a provider has no name", t.Name)
+			}
+			if _, dup := ix.providers[p.Name]; dup {
+				return nil, fmt.Errorf("type %s: provider %q declared twice", t.Name, p.Name)
+			}
+			ix.providers[p.Name] = p
+			names = append(names, p.Name)
+		}
+		if _, clash := ix.byName["provider"]; !clash {
+			ix.providerAttr = &Attr{
+				Name:      "provider",
+				Behaviour: Parameter,
+				Kind:      KindEnum,
+				Values:    names,
+				Doc: "The specific backend to use for this resource, one of " +
+					strings.Join(names, ", ") + ". Normally chosen from the facts.",
+			}
+		}
+	}
+	return ix, nil
+}
+
+// attr finds an attribute by name, including the implicit `provider`.
+func (ix *typeIndex) attr(name string) *Attr {
+	if a, ok := ix.byName[name]; ok {
+		return a
+	}
+	if name == "provider" && ix.providerAttr != nil {
+		return ix.providerAttr
+	}
+	return nil
+}
+
+// Attr returns the declared attribute called name, or nil.
+func (t *Type) Attr(name string) *Attr {
+	ix, err := t.index()
+	if err != nil {
+		return nil
+	}
+	return ix.attr(name)
+}
+
+// metaKind says how the engine treats a metaparameter.
+type metaKind int
+
+const (
+	metaNoop metaKind = iota
+	metaLoglevel
+	metaList     // alias, tag, audit: accepted and kept out of Values
+	metaOrdering // before, require, notify, subscribe, schedule, stage: ignored
+)
+
+// metaparams are accepted on every type.
+var metaparams = map[string]metaKind{
+	"noop":      metaNoop,
+	"loglevel":  metaLoglevel,
+	"alias":     metaList,
+	"tag":       metaList,
+	"audit":     metaList,
+	"before":    metaOrdering,
+	"require":   metaOrdering,
+	"notify":    metaOrdering,
+	"subscribe": metaOrdering,
+	"schedule":  metaOrdering,
+	"stage":     metaOrdering,
+}
+
+// logLevels maps Puppet's loglevel values to slog levels.
+var logLevels = map[string]slog.Level{
+	"debug":   slog.LevelDebug,
+	"info":    slog.LevelInfo,
+	"verbose": slog.LevelInfo,
+	"notice":  LevelNotice,
+	"warning": slog.LevelWarn,
+	"err":     slog.LevelError,
+	"alert":   slog.LevelError,
+	"emerg":   slog.LevelError,
+	"crit":    slog.LevelError,
+}
+
+// MetaparamNames lists the metaparameters every type accepts.
+func MetaparamNames() []string {
+	return []string{"alias", "audit", "before", "loglevel", "noop", "notify", "require", "schedule", "stage", "subscribe", "tag"}
+}

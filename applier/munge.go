@@ -1,0 +1,327 @@
+package applier
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// ParamError is a bad value for one attribute. It prints as Puppet does:
+// `Parameter mode failed on File[/x]: <reason>`.
+type ParamError struct {
+	// Resource is the reference, e.g. File[/x]; the engine fills it in
+	// when a type's Validate leaves it empty.
+	Resource string
+	// Param is the attribute's name.
+	Param string
+	// Err is the rule that was broken.
+	Err error
+}
+
+func (e *ParamError) Error() string {
+	if e.Resource == "" {
+		return "Parameter " + e.Param + " failed: " + e.Err.Error()
+	}
+	return "Parameter " + e.Param + " failed on " + e.Resource + ": " + e.Err.Error()
+}
+
+func (e *ParamError) Unwrap() error { return e.Err }
+
+// ParamErrorf builds a ParamError for attribute param; Type.Validate
+// functions return it to name the attribute at fault.
+func ParamErrorf(param, format string, args ...any) error {
+	return &ParamError{Param: param, Err: fmt.Errorf(format, args...)}
+}
+
+// InvalidValueError is Puppet's wording for a value outside an
+// attribute's Values and Patterns.
+func InvalidValueError(a *Attr, v string) error {
+	var b strings.Builder
+	b.WriteString("Invalid value ")
+	b.WriteString(strconv.Quote(v))
+	b.WriteString(".")
+	if len(a.Values) > 0 {
+		b.WriteString(" Valid values are ")
+		b.WriteString(strings.Join(a.Values, ", "))
+		b.WriteString(".")
+	}
+	if len(a.Patterns) > 0 {
+		b.WriteString(" Valid values match ")
+		for i, re := range a.Patterns {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("/" + re.String() + "/")
+		}
+		b.WriteString(".")
+	}
+	return errors.New(b.String())
+}
+
+// MungeValue converts a raw request value for attribute a into its
+// canonical form exactly as a request would: kind conversion, aliases,
+// values and patterns, Munge, Validate. Arrays become []any.
+func MungeValue(a *Attr, raw any) (any, error) { return mungeAttr(a, raw) }
+
+func mungeAttr(a *Attr, raw any) (any, error) {
+	if !a.Array {
+		if _, isList := raw.([]any); isList && a.Kind != KindAny {
+			return nil, fmt.Errorf("expected a single value, got an array")
+		}
+		return mungeOne(a, raw)
+	}
+	switch l := raw.(type) {
+	case []any:
+		out := make([]any, len(l))
+		for i, e := range l {
+			v, err := mungeOne(a, e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	case []string:
+		out := make([]any, len(l))
+		for i, e := range l {
+			v, err := mungeOne(a, e)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = v
+		}
+		return out, nil
+	default:
+		v, err := mungeOne(a, raw)
+		if err != nil {
+			return nil, err
+		}
+		return []any{v}, nil
+	}
+}
+
+// scalarString renders a decoded scalar the way YAML wrote it; ok is false
+// for nil, lists and maps.
+func scalarString(raw any) (string, bool) {
+	switch x := raw.(type) {
+	case string:
+		return x, true
+	case bool:
+		if x {
+			return "true", true
+		}
+		return "false", true
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case int:
+		return strconv.Itoa(x), true
+	case uint64:
+		return strconv.FormatUint(x, 10), true
+	case float64:
+		return strconv.FormatFloat(x, 'f', -1, 64), true
+	case int32:
+		return strconv.FormatInt(int64(x), 10), true
+	case uint32:
+		return strconv.FormatUint(uint64(x), 10), true
+	default:
+		return "", false
+	}
+}
+
+func describeRaw(raw any) string {
+	switch raw.(type) {
+	case nil:
+		return "an undefined value"
+	case []any, []string:
+		return "an array"
+	case map[string]any:
+		return "a hash"
+	default:
+		return fmt.Sprintf("a %T", raw)
+	}
+}
+
+func inValues(vals []string, s string) bool {
+	for _, v := range vals {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func mungeOne(a *Attr, raw any) (any, error) {
+	if a.Kind == KindAny {
+		v := normaliseAny(raw)
+		return finish(a, v)
+	}
+	s, ok := scalarString(raw)
+	if !ok {
+		return nil, fmt.Errorf("expected a single value, got %s", describeRaw(raw))
+	}
+	if a.Aliases != nil {
+		if c, ok := a.Aliases[s]; ok {
+			s, raw = c, c
+		}
+	}
+	if a.Kind == KindEnum {
+		if !inValues(a.Values, s) && !matchesAny(a, s) {
+			return nil, InvalidValueError(a, s)
+		}
+		return finish(a, s)
+	}
+	// For the other kinds a literal from Values (e.g. "absent") is an
+	// extra allowance, kept as that string without Munge or Validate.
+	if len(a.Values) > 0 && inValues(a.Values, s) {
+		return s, nil
+	}
+	if len(a.Patterns) > 0 && !matchesAny(a, s) {
+		return nil, InvalidValueError(a, s)
+	}
+	var v any
+	switch a.Kind {
+	case KindString:
+		v = s
+	case KindInteger:
+		i, err := toInt(raw, s)
+		if err != nil {
+			if len(a.Values) > 0 {
+				return nil, InvalidValueError(a, s)
+			}
+			return nil, err
+		}
+		v = i
+	case KindBoolean:
+		b, err := toBool(raw, s)
+		if err != nil {
+			if len(a.Values) > 0 {
+				return nil, InvalidValueError(a, s)
+			}
+			return nil, err
+		}
+		v = b
+	case KindPath:
+		if !strings.HasPrefix(s, "/") {
+			return nil, fmt.Errorf("File paths must be fully qualified, not '%s'", s)
+		}
+		v = CleanPath(s)
+	default:
+		return nil, fmt.Errorf("unknown kind %d", a.Kind)
+	}
+	return finish(a, v)
+}
+
+func finish(a *Attr, v any) (any, error) {
+	if a.Munge != nil {
+		m, err := a.Munge(v)
+		if err != nil {
+			return nil, err
+		}
+		v = m
+	}
+	if a.Validate != nil {
+		if err := a.Validate(v); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+func matchesAny(a *Attr, s string) bool {
+	for _, re := range a.Patterns {
+		if re.MatchString(s) {
+			return true
+		}
+	}
+	return false
+}
+
+func toInt(raw any, s string) (int64, error) {
+	switch x := raw.(type) {
+	case int64:
+		return x, nil
+	case int:
+		return int64(x), nil
+	case int32:
+		return int64(x), nil
+	case uint32:
+		return int64(x), nil
+	case uint64:
+		if x > math.MaxInt64 {
+			return 0, fmt.Errorf("%d is too large", x)
+		}
+		return int64(x), nil
+	case float64:
+		if x != math.Trunc(x) || math.Abs(x) > 1<<53 {
+			return 0, fmt.Errorf("expected an integer, got %s", s)
+		}
+		return int64(x), nil
+	case string:
+		t := strings.TrimSpace(x)
+		i, err := strconv.ParseInt(t, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("expected an integer, got '%s'", x)
+		}
+		return i, nil
+	default:
+		return 0, fmt.Errorf("expected an integer, got '%s'", s)
+	}
+}
+
+func toBool(raw any, s string) (bool, error) {
+	if b, ok := raw.(bool); ok {
+		return b, nil
+	}
+	switch strings.ToLower(s) {
+	case "true", "yes":
+		return true, nil
+	case "false", "no":
+		return false, nil
+	}
+	return false, fmt.Errorf("expected a boolean (true or false), got '%s'", s)
+}
+
+// normaliseAny turns the integer forms a decoder may produce into int64.
+func normaliseAny(v any) any {
+	switch x := v.(type) {
+	case int:
+		return int64(x)
+	case int32:
+		return int64(x)
+	case uint32:
+		return int64(x)
+	case uint64:
+		if x <= math.MaxInt64 {
+			return int64(x)
+		}
+	}
+	return v
+}
+
+// CleanPath drops repeated and trailing slashes from an absolute path
+// ("/a//b/" becomes "/a/b"); "/" stays "/". It does not resolve "..".
+func CleanPath(s string) string {
+	clean := true
+	for i := 1; i < len(s); i++ {
+		if s[i] == '/' && (s[i-1] == '/' || i == len(s)-1) {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '/' && len(b) > 0 && b[len(b)-1] == '/' {
+			continue
+		}
+		b = append(b, s[i])
+	}
+	if len(b) > 1 && b[len(b)-1] == '/' {
+		b = b[:len(b)-1]
+	}
+	return string(b)
+}

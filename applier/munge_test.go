@@ -1,0 +1,120 @@
+package applier_test
+
+import (
+	"regexp"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/applier"
+)
+
+func TestMungeValueKinds(t *testing.T) {
+	upper := func(v any) (any, error) { return v.(string) + "!", nil }
+	positive := func(v any) error {
+		if v.(int64) <= 0 {
+			return assert.AnError
+		}
+		return nil
+	}
+	cases := []struct {
+		name    string
+		attr    applier.Attr
+		raw     any
+		want    any
+		wantErr string
+	}{
+		{"string as is", applier.Attr{Kind: applier.KindString}, "x y", "x y", ""},
+		{"string from int", applier.Attr{Kind: applier.KindString}, int64(42), "42", ""},
+		{"string from int (plain)", applier.Attr{Kind: applier.KindString}, 7, "7", ""},
+		{"string from float", applier.Attr{Kind: applier.KindString}, 1.5, "1.5", ""},
+		{"string from bool", applier.Attr{Kind: applier.KindString}, true, "true", ""},
+		{"string rejects array", applier.Attr{Kind: applier.KindString}, []any{"a"}, nil, "expected a single value, got an array"},
+		{"string rejects hash", applier.Attr{Kind: applier.KindString}, map[string]any{"a": 1}, nil, "got a hash"},
+		{"string pattern ok", applier.Attr{Kind: applier.KindString, Patterns: []*regexp.Regexp{regexp.MustCompile(`^[a-z]+$`)}}, "abc", "abc", ""},
+		{"string pattern bad", applier.Attr{Kind: applier.KindString, Patterns: []*regexp.Regexp{regexp.MustCompile(`^[a-z]+$`)}}, "ab1", nil, `Invalid value "ab1". Valid values match /^[a-z]+$/.`},
+		{"integer from int64", applier.Attr{Kind: applier.KindInteger}, int64(3), int64(3), ""},
+		{"integer from int", applier.Attr{Kind: applier.KindInteger}, 3, int64(3), ""},
+		{"integer from uint64", applier.Attr{Kind: applier.KindInteger}, uint64(9), int64(9), ""},
+		{"integer from string", applier.Attr{Kind: applier.KindInteger}, "-12", int64(-12), ""},
+		{"integer from integral float", applier.Attr{Kind: applier.KindInteger}, 4.0, int64(4), ""},
+		{"integer rejects fraction", applier.Attr{Kind: applier.KindInteger}, 4.5, nil, "expected an integer"},
+		{"integer rejects words", applier.Attr{Kind: applier.KindInteger}, "many", nil, "expected an integer, got 'many'"},
+		{"integer literal value allowed", applier.Attr{Kind: applier.KindInteger, Values: []string{"absent"}}, "absent", "absent", ""},
+		{"integer bad with values", applier.Attr{Kind: applier.KindInteger, Values: []string{"absent"}}, "x", nil, `Invalid value "x". Valid values are absent.`},
+		{"integer validate ok", applier.Attr{Kind: applier.KindInteger, Validate: positive}, 5, int64(5), ""},
+		{"integer validate fails", applier.Attr{Kind: applier.KindInteger, Validate: positive}, -5, nil, assert.AnError.Error()},
+		{"boolean true", applier.Attr{Kind: applier.KindBoolean}, true, true, ""},
+		{"boolean 'yes'", applier.Attr{Kind: applier.KindBoolean}, "yes", true, ""},
+		{"boolean 'False'", applier.Attr{Kind: applier.KindBoolean}, "False", false, ""},
+		{"boolean 'no'", applier.Attr{Kind: applier.KindBoolean}, "no", false, ""},
+		{"boolean rejects", applier.Attr{Kind: applier.KindBoolean}, "maybe", nil, "expected a boolean"},
+		{"boolean rejects number", applier.Attr{Kind: applier.KindBoolean}, int64(1), nil, "expected a boolean"},
+		{"enum ok", applier.Attr{Kind: applier.KindEnum, Values: []string{"a", "b"}}, "b", "b", ""},
+		{"enum from YAML boolean", applier.Attr{Kind: applier.KindEnum, Values: []string{"true", "false"}}, true, "true", ""},
+		{"enum alias", applier.Attr{Kind: applier.KindEnum, Values: []string{"present", "absent"}, Aliases: map[string]string{"installed": "present"}}, "installed", "present", ""},
+		{"enum bad", applier.Attr{Kind: applier.KindEnum, Values: []string{"a", "b"}}, "x", nil, `Invalid value "x". Valid values are a, b.`},
+		{"enum case-sensitive", applier.Attr{Kind: applier.KindEnum, Values: []string{"a"}}, "A", nil, `Invalid value "A"`},
+		{"enum pattern", applier.Attr{Kind: applier.KindEnum, Values: []string{"a"}, Patterns: []*regexp.Regexp{regexp.MustCompile(`^\d+$`)}}, int64(12), "12", ""},
+		{"enum munge", applier.Attr{Kind: applier.KindEnum, Values: []string{"a"}, Munge: upper}, "a", "a!", ""},
+		{"path ok", applier.Attr{Kind: applier.KindPath}, "/etc/motd", "/etc/motd", ""},
+		{"path trailing slash", applier.Attr{Kind: applier.KindPath}, "/etc//ssh/", "/etc/ssh", ""},
+		{"path root", applier.Attr{Kind: applier.KindPath}, "/", "/", ""},
+		{"path relative", applier.Attr{Kind: applier.KindPath}, "etc/motd", nil, "File paths must be fully qualified, not 'etc/motd'"},
+		{"path literal value", applier.Attr{Kind: applier.KindPath, Values: []string{"absent"}}, "absent", "absent", ""},
+		{"any keeps hash", applier.Attr{Kind: applier.KindAny}, map[string]any{"a": "b"}, map[string]any{"a": "b"}, ""},
+		{"any normalises int", applier.Attr{Kind: applier.KindAny}, 3, int64(3), ""},
+		{"array from scalar", applier.Attr{Kind: applier.KindString, Array: true}, "a", []any{"a"}, ""},
+		{"array of ints", applier.Attr{Kind: applier.KindInteger, Array: true}, []any{"1", 2}, []any{int64(1), int64(2)}, ""},
+		{"array empty", applier.Attr{Kind: applier.KindString, Array: true}, []any{}, []any{}, ""},
+		{"array element bad", applier.Attr{Kind: applier.KindInteger, Array: true}, []any{"1", "x"}, nil, "expected an integer, got 'x'"},
+		{"array of enums with alias", applier.Attr{Kind: applier.KindEnum, Array: true, Values: []string{"a", "b"}, Aliases: map[string]string{"A": "a"}}, []any{"A", "b"}, []any{"a", "b"}, ""},
+		{"string munge", applier.Attr{Kind: applier.KindString, Munge: upper}, "hi", "hi!", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := applier.MungeValue(&tc.attr, tc.raw)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestCleanPath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/": "/", "//": "/", "/a": "/a", "/a/": "/a", "/a//b///": "/a/b", "/a/./b": "/a/./b",
+	} {
+		assert.Equal(t, want, applier.CleanPath(in), in)
+	}
+}
+
+func TestValuesEqual(t *testing.T) {
+	cases := []struct {
+		is, should any
+		unordered  bool
+		want       bool
+	}{
+		{"a", "a", false, true},
+		{"a", "b", false, false},
+		{nil, "a", false, false},
+		{int64(3), int64(3), false, true},
+		{3, int64(3), false, true},
+		{"3", int64(3), false, false},
+		{true, true, false, true},
+		{[]any{"a", "b"}, []any{"a", "b"}, false, true},
+		{[]any{"b", "a"}, []any{"a", "b"}, false, false},
+		{[]any{"b", "a"}, []any{"a", "b"}, true, true},
+		{[]any{"a", "a"}, []any{"a", "b"}, true, false},
+		{[]string{"a"}, []any{"a"}, false, true},
+		{"a", []any{"a"}, false, false},
+	}
+	for _, tc := range cases {
+		assert.Equal(t, tc.want, applier.ValuesEqual(tc.is, tc.should, tc.unordered), "%v vs %v", tc.is, tc.should)
+	}
+}

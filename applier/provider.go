@@ -1,0 +1,146 @@
+package applier
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// provInfo is what the engine caches per provider: the verdict of the
+// checks that cannot change while the process runs (facts, features) and
+// how well its Defaults match the facts.
+type provInfo struct {
+	static string // "" when facts and features allow it, else what is missing
+	score  int    // number of matching Defaults entries; 0: not a default here
+}
+
+func (e *Engine) info(p *ProviderSpec) *provInfo {
+	if v, ok := e.prov.Load(p); ok {
+		return v.(*provInfo)
+	}
+	pi := &provInfo{static: staticConfine(&p.Confine, e.env), score: defaultScore(p.Defaults, e.env)}
+	e.prov.Store(p, pi)
+	return pi
+}
+
+// staticConfine checks facts and features.
+func staticConfine(c *Confine, env *Env) string {
+	for fact, want := range c.Facts {
+		have := env.Facts[fact]
+		if !anyFold(want, have) {
+			if have == "" {
+				return fmt.Sprintf("fact '%s' is unset, not %s", fact, strings.Join(want, " or "))
+			}
+			return fmt.Sprintf("fact '%s' is '%s', not %s", fact, have, strings.Join(want, " or "))
+		}
+	}
+	for _, f := range c.Features {
+		if !env.Features[f] {
+			return fmt.Sprintf("feature '%s' missing", f)
+		}
+	}
+	return ""
+}
+
+// dynamicConfine checks what may change while the process runs: commands
+// on PATH, files, and the provider's own function.
+func dynamicConfine(c *Confine, env *Env) string {
+	for _, cmd := range c.Commands {
+		if _, err := exec.LookPath(cmd); err != nil {
+			return fmt.Sprintf("command '%s' not found", cmd)
+		}
+	}
+	for _, f := range c.Files {
+		if _, err := os.Stat(f); err != nil {
+			return fmt.Sprintf("file '%s' not found", f)
+		}
+	}
+	if c.Func != nil {
+		return c.Func(env)
+	}
+	return ""
+}
+
+// Suitable reports whether the provider can work here: "" when it can,
+// else what is missing.
+func (e *Engine) Suitable(p *ProviderSpec) string {
+	if s := e.info(p).static; s != "" {
+		return s
+	}
+	return dynamicConfine(&p.Confine, e.env)
+}
+
+func defaultScore(d map[string][]string, env *Env) int {
+	if len(d) == 0 {
+		return 0
+	}
+	for k, want := range d {
+		if k == "feature" {
+			ok := false
+			for _, f := range want {
+				ok = ok || env.Features[f]
+			}
+			if !ok {
+				return 0
+			}
+			continue
+		}
+		if !anyFold(want, env.Facts[k]) {
+			return 0
+		}
+	}
+	return len(d)
+}
+
+func anyFold(want []string, have string) bool {
+	for _, w := range want {
+		if strings.EqualFold(w, have) {
+			return true
+		}
+	}
+	return false
+}
+
+// SelectProvider picks r's provider: the one the `provider` parameter
+// names (which must be suitable), else among the suitable ones the one
+// whose Defaults match the facts best, else the first suitable one.
+func (e *Engine) SelectProvider(r *Resource) (*ProviderSpec, error) {
+	t := r.Type
+	if len(t.Providers) == 0 {
+		return nil, fmt.Errorf("type %s has no providers", t.Name)
+	}
+	if name, ok := r.Values["provider"].(string); ok && r.Given["provider"] {
+		ix, err := t.index()
+		if err != nil {
+			return nil, err
+		}
+		p := ix.providers[name]
+		if p == nil {
+			return nil, &ParamError{Resource: r.Ref(), Param: "provider", Err: fmt.Errorf("Invalid %s provider '%s'", t.Name, name)}
+		}
+		if why := e.Suitable(p); why != "" {
+			return nil, &ParamError{Resource: r.Ref(), Param: "provider", Err: fmt.Errorf("provider %s is not functional on this host: %s", name, why)}
+		}
+		return p, nil
+	}
+	var best *ProviderSpec
+	bestScore := -1
+	var reasons []string
+	for _, p := range t.Providers {
+		if why := e.Suitable(p); why != "" {
+			if len(t.Providers) > 1 {
+				why = p.Name + ": " + why
+			}
+			reasons = append(reasons, why)
+			continue
+		}
+		if s := e.info(p).score; s > bestScore {
+			best, bestScore = p, s
+		}
+	}
+	if best == nil {
+		return nil, fmt.Errorf("no suitable provider for %s: %s", capitalise(t.Name), strings.Join(reasons, "; "))
+	}
+	return best, nil
+}

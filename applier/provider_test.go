@@ -1,0 +1,176 @@
+package applier_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/mock"
+)
+
+func TestSelectProvider(t *testing.T) {
+	dir := t.TempDir()
+	present := filepath.Join(dir, "present")
+	require.NoError(t, os.WriteFile(present, nil, 0o644))
+
+	spec := func(name string, c applier.Confine, d map[string][]string) *applier.ProviderSpec {
+		s := mock.NewProvider(nil).Spec(name)
+		s.Confine, s.Defaults = c, d
+		return s
+	}
+	debian := applier.Facts{"os.family": "Debian", "os.name": "Debian"}
+	redhat := applier.Facts{"os.family": "RedHat", "os.name": "Fedora"}
+	posix := map[string]bool{"posix": true}
+
+	cases := []struct {
+		name      string
+		providers []*applier.ProviderSpec
+		facts     applier.Facts
+		features  map[string]bool
+		params    map[string]any
+		want      string
+		wantErr   string
+	}{
+		{name: "first suitable", facts: debian, features: posix,
+			providers: []*applier.ProviderSpec{spec("a", applier.Confine{}, nil), spec("b", applier.Confine{}, nil)}, want: "a"},
+		{name: "default by fact wins", facts: debian, features: posix,
+			providers: []*applier.ProviderSpec{
+				spec("rpm", applier.Confine{}, map[string][]string{"os.family": {"RedHat"}}),
+				spec("dpkg", applier.Confine{}, map[string][]string{"os.family": {"debian"}}),
+			}, want: "dpkg"},
+		{name: "default by fact, other facts", facts: redhat, features: posix,
+			providers: []*applier.ProviderSpec{
+				spec("dpkg", applier.Confine{}, map[string][]string{"os.family": {"Debian"}}),
+				spec("rpm", applier.Confine{}, map[string][]string{"os.family": {"RedHat"}}),
+			}, want: "rpm"},
+		{name: "more specific default wins", facts: redhat, features: posix,
+			providers: []*applier.ProviderSpec{
+				spec("yum", applier.Confine{}, map[string][]string{"os.family": {"RedHat"}}),
+				spec("dnf", applier.Confine{}, map[string][]string{"os.family": {"RedHat"}, "os.name": {"Fedora"}}),
+			}, want: "dnf"},
+		{name: "default by feature", facts: debian, features: posix,
+			providers: []*applier.ProviderSpec{
+				spec("windows", applier.Confine{}, map[string][]string{"feature": {"microsoft_windows"}}),
+				spec("posix", applier.Confine{}, map[string][]string{"feature": {"posix"}}),
+			}, want: "posix"},
+		{name: "unsuitable default skipped", facts: debian, features: posix,
+			providers: []*applier.ProviderSpec{
+				spec("dpkg", applier.Confine{Commands: []string{"no-such-command-xyz"}}, map[string][]string{"os.family": {"Debian"}}),
+				spec("other", applier.Confine{}, nil),
+			}, want: "other"},
+		{name: "confine on facts", facts: debian, features: posix,
+			providers: []*applier.ProviderSpec{
+				spec("rh", applier.Confine{Facts: map[string][]string{"os.family": {"RedHat"}}}, nil),
+				spec("deb", applier.Confine{Facts: map[string][]string{"os.family": {"Debian"}}}, nil),
+			}, want: "deb"},
+		{name: "confine on command, file, feature, func all hold", facts: debian, features: map[string]bool{"posix": true, "root": true},
+			providers: []*applier.ProviderSpec{spec("x", applier.Confine{
+				Commands: []string{"sh", "/bin/sh"}, Files: []string{present}, Features: []string{"root"},
+				Func: func(*applier.Env) string { return "" }}, nil)}, want: "x"},
+		{name: "explicit provider", facts: debian, features: posix, params: map[string]any{"provider": "b"},
+			providers: []*applier.ProviderSpec{spec("a", applier.Confine{}, nil), spec("b", applier.Confine{}, nil)}, want: "b"},
+		{name: "explicit provider unsuitable", facts: debian, features: posix, params: map[string]any{"provider": "b"},
+			providers: []*applier.ProviderSpec{spec("a", applier.Confine{}, nil), spec("b", applier.Confine{Features: []string{"root"}}, nil)},
+			wantErr:   "Parameter provider failed on Widget[/a]: provider b is not functional on this host: feature 'root' missing"},
+		{name: "none suitable, one provider", facts: debian, features: posix,
+			providers: []*applier.ProviderSpec{spec("a", applier.Confine{Commands: []string{"no-such-command-xyz"}}, nil)},
+			wantErr:   "no suitable provider for Widget: command 'no-such-command-xyz' not found"},
+		{name: "none suitable, several", facts: debian, features: posix,
+			providers: []*applier.ProviderSpec{
+				spec("a", applier.Confine{Files: []string{filepath.Join(dir, "missing")}}, nil),
+				spec("b", applier.Confine{Facts: map[string][]string{"os.family": {"RedHat", "Suse"}}}, nil),
+				spec("c", applier.Confine{Facts: map[string][]string{"virtual": {"kvm"}}}, nil),
+				spec("d", applier.Confine{Func: func(*applier.Env) string { return "no tea" }}, nil),
+			},
+			wantErr: "no suitable provider for Widget: a: file '" + filepath.Join(dir, "missing") + "' not found; " +
+				"b: fact 'os.family' is 'Debian', not RedHat or Suse; c: fact 'virtual' is unset, not kvm; d: no tea"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ty := widgetType(mock.NewProvider(nil))
+			ty.Providers = tc.providers
+			env := &applier.Env{Facts: tc.facts, Features: tc.features}
+			e := applier.NewEngine(applier.NewRegistry(), env)
+			r, err := ty.NewResource("/a", tc.params, false)
+			require.NoError(t, err)
+			got, err := e.SelectProvider(r)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Equal(t, tc.wantErr, err.Error())
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got.Name)
+		})
+	}
+}
+
+func TestLoadFactsFrom(t *testing.T) {
+	cases := []struct {
+		name  string
+		files map[string]string
+		want  applier.Facts
+	}{
+		{
+			name: "debian with point release and search domain",
+			files: map[string]string{
+				"etc/os-release":     "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nNAME=\"Debian GNU/Linux\"\nVERSION_ID=\"12\"\nVERSION_CODENAME=bookworm\nID=debian\n",
+				"etc/debian_version": "12.11\n",
+				"etc/hostname":       "web1\n",
+				"etc/resolv.conf":    "# x\nsearch example.com other.org\nnameserver 1.1.1.1\n",
+			},
+			want: applier.Facts{"os.family": "Debian", "os.name": "Debian", "os.release.full": "12.11",
+				"os.release.major": "12", "os.release.minor": "11", "osfamily": "Debian", "operatingsystem": "Debian",
+				"operatingsystemrelease": "12.11", "operatingsystemmajrelease": "12", "os.distro.codename": "bookworm",
+				"hostname": "web1", "domain": "example.com", "fqdn": "web1.example.com"},
+		},
+		{
+			name: "rocky via ID_LIKE-less id, fqdn hostname",
+			files: map[string]string{
+				"etc/os-release": "NAME=\"Rocky Linux\"\nID=\"rocky\"\nID_LIKE=\"rhel centos fedora\"\nVERSION_ID=\"9.3\"\n",
+				"etc/hostname":   "db.corp.local",
+			},
+			want: applier.Facts{"os.family": "RedHat", "os.name": "Rocky", "os.release.full": "9.3", "os.release.major": "9",
+				"hostname": "db", "domain": "corp.local", "fqdn": "db.corp.local"},
+		},
+		{
+			name: "unknown derivative falls back on ID_LIKE",
+			files: map[string]string{
+				"etc/os-release": "ID=pop\nID_LIKE=\"ubuntu debian\"\nVERSION_ID=22.04\n",
+				"etc/hostname":   "box",
+			},
+			want: applier.Facts{"os.family": "Debian", "os.name": "Pop", "os.release.full": "22.04", "hostname": "box", "fqdn": "box"},
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			for p, c := range tc.files {
+				require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(root, p)), 0o755))
+				require.NoError(t, os.WriteFile(filepath.Join(root, p), []byte(c), 0o644))
+			}
+			got := applier.LoadFactsFrom(root)
+			for k, v := range tc.want {
+				assert.Equal(t, v, got[k], k)
+			}
+			if _, ok := tc.want["domain"]; !ok {
+				assert.NotContains(t, got, "domain")
+			}
+		})
+	}
+}
+
+func TestLoadFactsHere(t *testing.T) {
+	f := applier.LoadFacts()
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Base(host[:len(f["hostname"])]), f["hostname"])
+	assert.Equal(t, "Linux", f["kernel"])
+	assert.NotEmpty(t, f["kernelrelease"])
+	assert.NotEmpty(t, f["os.family"])
+	assert.Equal(t, f["os.family"], f["osfamily"])
+}

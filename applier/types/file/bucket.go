@@ -1,0 +1,174 @@
+package file
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Bucket is the local content-addressed filebucket: each backed-up
+// content is stored once under <dir>/<aa>/<sha256>/contents, and every
+// backup of it appends one line (original path, time, checksum) to the
+// entry's "paths" file.
+type Bucket struct {
+	Dir string
+}
+
+// BucketDir is the bucket's directory under a state directory.
+func BucketDir(stateDir string) string {
+	if stateDir == "" {
+		stateDir = "/var/lib/pippet"
+	}
+	return filepath.Join(stateDir, "bucket")
+}
+
+// BucketEntry describes one backup.
+type BucketEntry struct {
+	Checksum string    `json:"checksum"`
+	Path     string    `json:"path"`
+	Time     time.Time `json:"time"`
+	// Bucket is the name the resource's backup attribute gave.
+	Bucket string `json:"bucket,omitempty"`
+}
+
+func (b *Bucket) entryDir(sum string) string { return filepath.Join(b.Dir, sum[:2], sum) }
+
+// Backup stores the content of the regular file at path and records it;
+// it returns the content's sha256.
+func (b *Bucket) Backup(ctx context.Context, path, name string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	if err := os.MkdirAll(b.Dir, 0o750); err != nil {
+		return "", fmt.Errorf("filebucket %s: %w", b.Dir, err)
+	}
+	// Stream into a temp file in the bucket while hashing, then move it
+	// to its content address.
+	h := sha256.New()
+	var sum string
+	incoming := filepath.Join(b.Dir, fmt.Sprintf(".incoming-%d-%d", os.Getpid(), time.Now().UnixNano()))
+	err = writeAtomic(ctx, writeSpec{path: incoming, dir: b.Dir, mode: 0o640, uid: -1, gid: -1},
+		func(w io.Writer) error {
+			if _, err := io.Copy(io.MultiWriter(w, h), f); err != nil {
+				return fmt.Errorf("read %s: %w", path, err)
+			}
+			return nil
+		})
+	if err != nil {
+		return "", fmt.Errorf("filebucket: %w", err)
+	}
+	sum = hex.EncodeToString(h.Sum(nil))
+	dir := b.entryDir(sum)
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		os.Remove(incoming)
+		return "", fmt.Errorf("filebucket: %w", err)
+	}
+	if err := os.Rename(incoming, filepath.Join(dir, "contents")); err != nil {
+		os.Remove(incoming)
+		return "", fmt.Errorf("filebucket: %w", err)
+	}
+	line, _ := json.Marshal(BucketEntry{Checksum: sum, Path: path, Time: time.Now().UTC(), Bucket: name})
+	pf, err := os.OpenFile(filepath.Join(dir, "paths"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
+	if err != nil {
+		return "", fmt.Errorf("filebucket: %w", err)
+	}
+	defer pf.Close()
+	if _, err := pf.Write(append(line, '\n')); err != nil {
+		return "", fmt.Errorf("filebucket: %w", err)
+	}
+	return sum, pf.Sync()
+}
+
+// List returns every backup, newest first.
+func (b *Bucket) List() ([]BucketEntry, error) {
+	var out []BucketEntry
+	err := filepath.WalkDir(b.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == b.Dir {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if d.IsDir() || d.Name() != "paths" {
+			return nil
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			var e BucketEntry
+			if json.Unmarshal(sc.Bytes(), &e) == nil {
+				out = append(out, e)
+			}
+		}
+		return sc.Err()
+	})
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Time.After(out[j].Time) })
+	return out, err
+}
+
+// Open returns the stored content for a checksum (a unique prefix of at
+// least 6 hex digits will do).
+func (b *Bucket) Open(sum string) (*os.File, error) {
+	full, err := b.resolve(sum)
+	if err != nil {
+		return nil, err
+	}
+	return os.Open(filepath.Join(b.entryDir(full), "contents"))
+}
+
+func (b *Bucket) resolve(sum string) (string, error) {
+	sum = strings.ToLower(strings.TrimPrefix(sum, "{sha256}"))
+	if len(sum) < 6 {
+		return "", fmt.Errorf("checksum %q is too short", sum)
+	}
+	if _, err := hex.DecodeString(sum[:len(sum)/2*2]); err != nil {
+		return "", fmt.Errorf("checksum %q is not hex", sum)
+	}
+	matches, _ := filepath.Glob(filepath.Join(b.Dir, sum[:2], sum+"*"))
+	switch len(matches) {
+	case 0:
+		return "", fmt.Errorf("no backup with checksum %s: %w", sum, fs.ErrNotExist)
+	case 1:
+		return filepath.Base(matches[0]), nil
+	}
+	return "", fmt.Errorf("checksum %s is ambiguous (%d backups)", sum, len(matches))
+}
+
+// Restore writes the stored content for sum to path atomically (mode 0644
+// for a new file; an existing file keeps its mode and owner).
+func (b *Bucket) Restore(ctx context.Context, sum, path string) error {
+	src, err := b.Open(sum)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	ws := writeSpec{path: path, dir: filepath.Dir(path), mode: 0o644, uid: -1, gid: -1}
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.IsDir() {
+			return fmt.Errorf("restore: %s is a directory", path)
+		}
+		ws.mode = uint32(fi.Mode().Perm())
+		ws.uid, ws.gid = statOwner(fi)
+	}
+	return writeAtomic(ctx, ws, func(w io.Writer) error {
+		_, err := io.Copy(w, src)
+		return err
+	})
+}

@@ -1,0 +1,105 @@
+package file_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
+
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/types/file"
+	"github.com/pippet/pippet/protocol"
+)
+
+// newEngine is an engine over a registry holding only the file type, with
+// its state directory in a temp dir.
+func newEngine(t *testing.T, opts ...func(*applier.Options)) *applier.Engine {
+	t.Helper()
+	reg := applier.NewRegistry()
+	reg.Add(file.Type)
+	env := &applier.Env{Options: applier.Options{StateDir: t.TempDir(), HTTPTimeoutSeconds: 5}}
+	for _, o := range opts {
+		o(&env.Options)
+	}
+	return applier.NewEngine(reg, env)
+}
+
+// newLoggingEngine is newEngine with its log captured.
+func newLoggingEngine(t *testing.T) (*applier.Engine, *bytes.Buffer) {
+	t.Helper()
+	reg := applier.NewRegistry()
+	reg.Add(file.Type)
+	var buf bytes.Buffer
+	env := &applier.Env{Options: applier.Options{StateDir: t.TempDir()},
+		Log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	return applier.NewEngine(reg, env), &buf
+}
+
+// apply runs one request whose params are YAML, as the receiver decodes them.
+func apply(t *testing.T, e *applier.Engine, path, params string) protocol.Result {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(params), &m), params)
+	if m == nil {
+		m = map[string]any{}
+	}
+	return e.Apply(context.Background(), &protocol.Request{Type: "file", Title: path, Params: m})
+}
+
+type outcome struct{ changed, failed, error bool }
+
+func outcomeOf(r protocol.Result) outcome { return outcome{r.Changed, r.Failed, r.Error} }
+
+var (
+	changed   = outcome{changed: true}
+	unchanged = outcome{}
+	failed    = outcome{failed: true}
+	errored   = outcome{failed: true, error: true}
+)
+
+func readFile(t *testing.T, p string) string {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func modeOf(t *testing.T, p string) os.FileMode {
+	t.Helper()
+	fi, err := os.Lstat(p)
+	require.NoError(t, err)
+	return fi.Mode()
+}
+
+// listDir names every entry below dir (relative), to catch stray temp files.
+func listDir(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != dir {
+			rel, _ := filepath.Rel(dir, p)
+			out = append(out, rel)
+		}
+		return nil
+	}))
+	return out
+}
+
+func withTimeout(sec int) func(*applier.Options) {
+	return func(o *applier.Options) { o.HTTPTimeoutSeconds = sec }
+}
+
+func sha256hex(s string) string {
+	h := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(h[:])
+}

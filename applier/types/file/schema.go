@@ -1,0 +1,373 @@
+package file
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/source"
+)
+
+// Content is the munged value of `content` (and the desired state a source
+// or a recursion stands for). It prints, and encodes to JSON, as its
+// checksum, so file content never reaches an answer or a log through it.
+type Content struct {
+	// Data is the inline content.
+	Data string
+	// Inline: Data is the desired content (the request gave `content`).
+	Inline bool
+	// Kind and Sum are the checksum kind and hex digest of the desired
+	// content, computed once per request (from the source's metadata when
+	// the content comes from a source).
+	Kind, Sum string
+	// Summary replaces the checksum in messages for a recursive copy.
+	Summary string
+}
+
+// String renders the content as {kind}digest.
+func (c *Content) String() string {
+	if c == nil {
+		return "absent"
+	}
+	if c.Summary != "" {
+		return c.Summary
+	}
+	if c.Sum == "" {
+		return "{" + c.Kind + "}"
+	}
+	return source.Format(c.Kind, c.Sum)
+}
+
+// MarshalJSON encodes the checksum, never the content.
+func (c *Content) MarshalJSON() ([]byte, error) {
+	return []byte(fmt.Sprintf("%q", c.String())), nil
+}
+
+var anything = regexp.MustCompile(`.`)
+
+func boolAttr(name string, def bool, doc string) *applier.Attr {
+	return &applier.Attr{Name: name, Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: def, Doc: doc}
+}
+
+// Type is the `file` type's declaration.
+var Type = &applier.Type{
+	Name: "file",
+	Doc: "Manages files, directories and symlinks: their content (inline or " +
+		"from a local or HTTP(S) source), ownership and permissions. Writes " +
+		"are atomic (temp file, fsync, rename); a symlink is never written " +
+		"through when links is manage.",
+	Attrs: []*applier.Attr{
+		{Name: "path", Behaviour: applier.Namevar, Kind: applier.KindPath, Munge: mungePath,
+			Doc: "The path to the file to manage. Must be fully qualified; a trailing slash is dropped."},
+		{Name: "ensure", Behaviour: applier.Property, Kind: applier.KindEnum,
+			Values:      []string{"present", "absent", "file", "directory", "link"},
+			Patterns:    []*regexp.Regexp{anything},
+			Aliases:     map[string]string{"false": "absent"},
+			DefaultFunc: defaultEnsure,
+			InSync:      ensureInSync,
+			Doc: "Whether the file should exist and what kind: present (any kind; a " +
+				"missing file is created as a plain file), absent, file, directory, or " +
+				"link (needs target). Any other value is a link target (ensure: link, " +
+				"target: VALUE). Without ensure, content implies file, target implies " +
+				"link and source implies the kind of the source."},
+		{Name: "content", Behaviour: applier.Property, Kind: applier.KindAny, Munge: mungeContent,
+			DefaultFunc: defaultContent, InSync: contentInSync,
+			Doc: "The desired content, as a string. Exclusive with source and target. " +
+				"Compared through the checksum kind; events and logs show only its " +
+				"checksum (and a diff when show_diff is true)."},
+		{Name: "source", Behaviour: applier.Parameter, Kind: applier.KindString, Array: true, Munge: mungeSource,
+			Doc: "Where the content comes from: an absolute path, a file:// URI or an " +
+				"http(s):// URL (a list: the first that exists, see sourceselect). With " +
+				"recurse, a source directory is copied as a tree. HTTP metadata comes " +
+				"from X-Checksum-Sha256/Sha1/Md5, Content-MD5 and Last-Modified."},
+		{Name: "sourceselect", Behaviour: applier.Parameter, Kind: applier.KindEnum, Values: []string{"first", "all"}, Default: "first",
+			Doc: "With several sources in a recursive copy: use the first that exists (first), or merge all of them, the earliest source winning for each path (all)."},
+		{Name: "target", Behaviour: applier.Property, Kind: applier.KindString,
+			Doc: "The target of a link (ensure: link); may be relative. Exclusive with content and source."},
+		{Name: "owner", Behaviour: applier.Property, Kind: applier.KindString, Validate: nonEmpty("owner"),
+			Doc: "The user who owns the file, by name or numeric id."},
+		{Name: "group", Behaviour: applier.Property, Kind: applier.KindString, Validate: nonEmpty("group"),
+			Doc: "The group that owns the file, by name or numeric id."},
+		{Name: "mode", Behaviour: applier.Property, Kind: applier.KindAny, Munge: mungeMode,
+			Doc: "Permissions, as a string: octal ('0644', '755') or symbolic ('u+x,g-r', " +
+				"'a=rX'; X adds search to directories and to files someone may already " +
+				"execute). An unquoted number is an error. Numeric modes on directories " +
+				"gain the search bit wherever read is set. New files default to 0644, " +
+				"directories to 0755; a link's own mode is not managed."},
+		{Name: "checksum", Behaviour: applier.Parameter, Kind: applier.KindEnum, Values: source.Kinds, Default: source.SHA256,
+			Doc: "How content is compared: md5, md5lite, sha1, sha1lite, sha224, sha256, " +
+				"sha256lite, sha384, sha512 (the lite kinds hash the first 512 bytes), " +
+				"mtime or ctime (a source newer than the file replaces it; sources only) " +
+				"or none (never compared: only creates; not with source)."},
+		{Name: "checksum_value", Behaviour: applier.Parameter, Kind: applier.KindString,
+			Doc: "The expected digest (hex, of the checksum kind) of the content. The " +
+				"file is in sync when its digest is this; fetched or given content that " +
+				"does not match it is never installed."},
+		{Name: "links", Behaviour: applier.Parameter, Kind: applier.KindEnum, Values: []string{"manage", "follow"}, Default: "manage",
+			Doc: "manage: a link at path is itself the managed object (content replaces the link, never writes through it); follow: manage what the link points to."},
+		{Name: "force", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: false,
+			Doc: "Allow destroying directories: replacing one with a file or link, removing one with ensure: absent, purging subdirectories."},
+		{Name: "replace", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: true,
+			Doc: "false: create the file when missing but never change the content (or kind) of an existing one; ownership and mode are still managed."},
+		{Name: "backup", Behaviour: applier.Parameter, Kind: applier.KindString, Default: "false", Munge: mungeBackup,
+			Doc: "Keep the old content before replacing or removing a file: false (no " +
+				"backup); a string starting with '.' (a copy beside the file with that " +
+				"suffix; true means .puppet-bak); any other string (the local " +
+				"content-addressed filebucket under the state directory; see `receiver " +
+				"filebucket list|get|restore`)."},
+		{Name: "recurse", Behaviour: applier.Parameter, Kind: applier.KindEnum, Values: []string{"true", "false", "remote"}, Default: "false",
+			Doc: "For a directory: true manages its contents (copying the source tree " +
+				"when source is set, applying owner/group/mode to every entry, and " +
+				"allowing purge); remote copies the source tree only; false manages the " +
+				"directory alone."},
+		{Name: "recurselimit", Behaviour: applier.Parameter, Kind: applier.KindInteger, Validate: nonNegative("recurselimit"),
+			Doc: "How deep recursion goes: 1 manages the direct entries only; 0 is like recurse: false."},
+		{Name: "purge", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: false,
+			Doc: "With recurse: true, remove entries the source does not have (every " +
+				"entry when there is no source), except ignored ones; directories only " +
+				"with force."},
+		{Name: "ignore", Behaviour: applier.Parameter, Kind: applier.KindString, Array: true,
+			Doc: "Glob patterns (on entry names) skipped by recursion and purge."},
+		{Name: "max_files", Behaviour: applier.Parameter, Kind: applier.KindInteger, Default: int64(0),
+			Doc: "Fail a recursion that would manage more than this many entries (0 or -1: no bound)."},
+		{Name: "show_diff", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: true,
+			Doc: "Put a unified diff (bounded in size) of a content change in its event " +
+				"and on the notice log. false: no content ever appears in answers or logs."},
+		{Name: "validate_cmd", Behaviour: applier.Parameter, Kind: applier.KindString,
+			Doc: "A command (fully qualified) that checks new content before it replaces " +
+				"the file; validate_replacement in it stands for the temp file's path. " +
+				"A non-zero exit fails the resource and keeps the old file."},
+		{Name: "validate_replacement", Behaviour: applier.Parameter, Kind: applier.KindString, Default: "%",
+			Doc: "The placeholder replaced by the temp file's path in validate_cmd."},
+		{Name: "source_permissions", Behaviour: applier.Parameter, Kind: applier.KindEnum,
+			Values: []string{"use", "use_when_creating", "ignore"}, Default: "ignore",
+			Doc: "Whether owner, group and mode not given are copied from a local source: always (use), when creating (use_when_creating), or never (ignore)."},
+		{Name: "staging_location", Behaviour: applier.Parameter, Kind: applier.KindPath, Munge: mungePath,
+			Doc: "The directory new content is written to before it is renamed into place (default: the file's own directory). The rename is only atomic on the same file system."},
+		{Name: "type", Behaviour: applier.ReadOnly, Kind: applier.KindString,
+			Doc: "The kind of file found (file, directory, link, ...); read-only."},
+		{Name: "mtime", Behaviour: applier.ReadOnly, Kind: applier.KindString,
+			Doc: "The file's modification time; read-only."},
+		{Name: "ctime", Behaviour: applier.ReadOnly, Kind: applier.KindString,
+			Doc: "The file's status change time; read-only."},
+	},
+	Validate:  validate,
+	Providers: []*applier.ProviderSpec{posixSpec},
+}
+
+func init() { applier.Register(Type) }
+
+func mungePath(v any) (any, error) {
+	s, _ := v.(string)
+	if !filepath.IsAbs(s) {
+		return nil, fmt.Errorf("file paths must be fully qualified, not '%s'", s)
+	}
+	return filepath.Clean(s), nil
+}
+
+// mungeContent wraps the content (a scalar as YAML wrote it) in a
+// *Content; a *Content from defaultContent passes through.
+func mungeContent(v any) (any, error) {
+	switch x := v.(type) {
+	case *Content:
+		return x, nil
+	case string:
+		return &Content{Data: x, Inline: true}, nil
+	case int64, float64, bool, uint64:
+		return &Content{Data: fmt.Sprint(x), Inline: true}, nil
+	}
+	return nil, fmt.Errorf("content must be a string, not %s", kindName(v))
+}
+
+func mungeSource(v any) (any, error) {
+	s, _ := v.(string)
+	u, err := source.Parse(s)
+	if err != nil {
+		return nil, err
+	}
+	switch u.Scheme {
+	case "file", "http", "https":
+	default:
+		return nil, &source.UnsupportedSchemeError{Scheme: u.Scheme}
+	}
+	if strings.HasPrefix(s, "/") {
+		s = filepath.Clean(s)
+	} else if t := strings.TrimRight(s, "/"); !strings.HasSuffix(t, ":") {
+		s = t
+	}
+	return s, nil
+}
+
+func mungeBackup(v any) (any, error) {
+	s, _ := v.(string)
+	switch s {
+	case "false", "":
+		return "false", nil
+	case "true":
+		return ".puppet-bak", nil
+	}
+	return s, nil
+}
+
+func nonEmpty(name string) func(any) error {
+	return func(v any) error {
+		if s, _ := v.(string); strings.TrimSpace(s) == "" {
+			return fmt.Errorf("invalid %s name ''", name)
+		}
+		return nil
+	}
+}
+
+func nonNegative(name string) func(any) error {
+	return func(v any) error {
+		if n, _ := v.(int64); n < 0 {
+			return fmt.Errorf("invalid %s value %d", name, n)
+		}
+		return nil
+	}
+}
+
+// knownEnsure are the ensure values that are not link targets.
+var knownEnsure = map[string]bool{"present": true, "absent": true, "file": true, "directory": true, "link": true}
+
+func defaultEnsure(r *applier.Resource) any {
+	switch {
+	case r.Given["target"]:
+		return "link"
+	case r.Given["content"]:
+		return "file"
+	case r.Given["source"]:
+		return "present"
+	}
+	return nil
+}
+
+// defaultContent makes a source (or a recursion) a managed content value:
+// the provider fills its checksum from the source's metadata.
+func defaultContent(r *applier.Resource) any {
+	if r.Given["content"] {
+		return nil
+	}
+	if r.Given["source"] || recursive(r) {
+		return &Content{Kind: r.String("checksum")}
+	}
+	return nil
+}
+
+func recursive(r *applier.Resource) bool {
+	rec := r.String("recurse")
+	if rec != "true" && rec != "remote" {
+		return false
+	}
+	if n, ok := r.Int("recurselimit"); ok && n == 0 {
+		return false
+	}
+	return true
+}
+
+func ensureInSync(is, should any) bool {
+	if should == "present" {
+		return is != nil && is != "absent"
+	}
+	return is == should
+}
+
+func contentInSync(is, should any) bool { return is == should }
+
+var sourceOnlyChecksums = map[string]bool{source.None: true, source.MTime: true, source.CTime: true}
+
+// validate checks the rules across attributes and fills what one
+// attribute implies for another (a link target given as ensure), then
+// digests inline content once.
+func validate(r *applier.Resource) error {
+	ensure := r.String("ensure")
+	if ensure != "" && !knownEnsure[ensure] {
+		if r.Given["target"] {
+			return fmt.Errorf("ensure '%s' names a link target but target is also given", ensure)
+		}
+		r.Values["ensure"], r.Values["target"] = "link", ensure
+		if r.Given != nil {
+			r.Given["target"] = true
+		}
+		ensure = "link"
+	}
+	creators := 0
+	for _, n := range []string{"content", "source", "target"} {
+		if r.Given[n] {
+			creators++
+		}
+	}
+	if creators > 1 {
+		return errors.New("You cannot specify more than one of content, source, target")
+	}
+	if ensure == "directory" && r.Given["content"] {
+		return errors.New("content cannot be managed on a directory (ensure: directory)")
+	}
+	if ensure == "link" && !r.Has("target") {
+		return errors.New("ensure: link needs a target")
+	}
+	sum := r.String("checksum")
+	if r.String("recurse") == "remote" && !r.Given["source"] {
+		return errors.New("You cannot specify a remote recursion without a source")
+	}
+	if sum == source.None && r.Given["source"] {
+		return errors.New("You cannot specify source when using checksum 'none'")
+	}
+	if sourceOnlyChecksums[sum] && r.Given["content"] {
+		return fmt.Errorf("You cannot specify content when using checksum '%s'", sum)
+	}
+	if cv := r.String("checksum_value"); cv != "" {
+		if !source.IsDigest(sum) {
+			return fmt.Errorf("checksum_value needs a digest checksum, not '%s'", sum)
+		}
+		if !source.ValidHex(sum, strings.ToLower(cv)) {
+			return fmt.Errorf("Checksum value '%s' is not a valid checksum type %s", cv, sum)
+		}
+		r.Values["checksum_value"] = strings.ToLower(cv)
+	}
+	if r.Given["validate_cmd"] {
+		cmd := r.String("validate_cmd")
+		if !strings.HasPrefix(cmd, "/") {
+			return fmt.Errorf("validate_cmd must be fully qualified: '%s'", cmd)
+		}
+		if !strings.Contains(cmd, r.String("validate_replacement")) {
+			return fmt.Errorf("validate_cmd must contain the placeholder '%s'", r.String("validate_replacement"))
+		}
+	}
+	if r.Given["source"] {
+		if err := localSourcesExist(r.Strings("source")); err != nil {
+			return err
+		}
+	}
+	if c, ok := r.Values["content"].(*Content); ok {
+		c.Kind = sum
+		if c.Inline {
+			c.Sum = source.SumString(sum, c.Data)
+		}
+	}
+	return nil
+}
+
+// localSourcesExist fails when every source is local and none exists: that
+// is an error in the request (Puppet answers it as one), while a missing
+// remote source is found out, and fails, when the resource is applied.
+func localSourcesExist(srcs []string) error {
+	for _, s := range srcs {
+		u, err := source.Parse(s)
+		if err != nil {
+			return err
+		}
+		if u.Scheme != "file" {
+			return nil
+		}
+		if _, err := os.Stat(u.Path); err == nil || !errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+	}
+	return fmt.Errorf("Could not retrieve information from source(s) %s", strings.Join(srcs, ", "))
+}

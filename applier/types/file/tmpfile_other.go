@@ -1,0 +1,20 @@
+//go:build !linux
+
+package file
+
+import (
+	"errors"
+	"os"
+)
+
+func openTemp(dir, base string) (*os.File, string, error) {
+	f, err := os.CreateTemp(dir, "."+base+".pippet-*")
+	if err != nil {
+		return nil, "", err
+	}
+	return f, f.Name(), nil
+}
+
+func nameTemp(f *os.File, dir, base string) (string, error) {
+	return "", errors.New("unnamed temp files are not supported here")
+}

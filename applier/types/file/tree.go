@@ -1,0 +1,441 @@
+package file
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/pippet/pippet/applier/source"
+)
+
+// Recursion. Puppet makes one child resource per entry below a recursive
+// directory; pippet answers for one resource per request, so the whole
+// tree is the directory's `content`: Get plans what every entry needs
+// (created, replaced, retargeted, chowned, chmodded or purged) and the
+// plan's length is the "current" value; Set carries the plan out and its
+// message lists what it did.
+
+// treeAction is what one entry below the directory needs.
+type treeAction struct {
+	rel   string
+	want  *source.Metadata // from the source; nil for a local-only entry
+	have  fs.FileInfo      // nil: missing
+	ops   []string         // create, replace, content, target, owner, group, mode, purge
+	purge bool
+}
+
+func (p *posix) walkOptions() source.WalkOptions {
+	o := source.WalkOptions{Ignore: p.r.Strings("ignore")}
+	if n, ok := p.r.Int("recurselimit"); ok {
+		o.Limit = int(n)
+	}
+	if n, ok := p.r.Int("max_files"); ok && n > 0 {
+		o.MaxFiles = int(n)
+	}
+	return o
+}
+
+// sourceTree merges the source trees (the first that exists, or all with
+// sourceselect: all; the earliest source wins for each path).
+func (p *posix) sourceTree(ctx context.Context) (map[string]*source.Metadata, []string, error) {
+	f, err := p.fetcher()
+	if err != nil {
+		return nil, nil, err
+	}
+	want := map[string]*source.Metadata{}
+	var order []string
+	found := false
+	q := source.Query{Checksum: p.r.String("checksum"), FollowLinks: p.follow()}
+	if !source.IsDigest(q.Checksum) {
+		q.Checksum = source.SHA256
+	}
+	for _, src := range p.r.Strings("source") {
+		isDir := true
+		err := f.Walk(ctx, src, q, p.walkOptions(), func(rel string, m *source.Metadata) error {
+			m.Source = source.Join(src, rel)
+			if rel == "." {
+				isDir = m.Type == source.TypeDirectory
+				return nil
+			}
+			if _, dup := want[rel]; !dup {
+				want[rel] = m
+				order = append(order, rel)
+			}
+			return nil
+		})
+		if errors.Is(err, source.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("could not walk source %s: %w", src, err)
+		}
+		if !isDir {
+			return nil, nil, fmt.Errorf("source %s is not a directory; it cannot be copied recursively", src)
+		}
+		found = true
+		if p.r.String("sourceselect") != "all" {
+			break
+		}
+	}
+	if !found {
+		return nil, nil, fmt.Errorf("could not retrieve information from source(s) %s: %w",
+			strings.Join(p.r.Strings("source"), ", "), source.ErrNotFound)
+	}
+	sort.Strings(order)
+	return want, order, nil
+}
+
+// localTree lists what is below the directory now (lstat; ignore and
+// recurselimit apply).
+func (p *posix) localTree(ctx context.Context) (map[string]fs.FileInfo, []string, error) {
+	have := map[string]fs.FileInfo{}
+	var order []string
+	opts := p.walkOptions()
+	var walk func(dir, rel string, depth int) error
+	walk = func(dir, rel string, depth int) error {
+		if opts.Limit > 0 && depth > opts.Limit {
+			return nil
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return fmt.Errorf("read directory %s: %w", dir, err)
+		}
+		for _, e := range entries {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if source.Ignored(e.Name(), opts.Ignore) {
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil {
+				continue
+			}
+			r := path.Join(rel, e.Name())
+			have[r] = fi
+			order = append(order, r)
+			if opts.MaxFiles > 0 && len(order) > opts.MaxFiles {
+				return fmt.Errorf("%s holds more than max_files (%d) entries: %w", p.path, opts.MaxFiles, source.ErrTooManyFiles)
+			}
+			if fi.IsDir() {
+				if err := walk(filepath.Join(dir, e.Name()), r, depth+1); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	if p.kind == "directory" {
+		if err := walk(p.path, "", 1); err != nil {
+			return nil, nil, err
+		}
+	}
+	return have, order, nil
+}
+
+// treePlan computes (once) what the entries below the directory need.
+func (p *posix) treePlan(ctx context.Context) ([]treeAction, error) {
+	if p.planned {
+		return p.plan, nil
+	}
+	var want map[string]*source.Metadata
+	var wantOrder []string
+	if p.r.Has("source") {
+		var err error
+		if want, wantOrder, err = p.sourceTree(ctx); err != nil {
+			return nil, err
+		}
+	}
+	have, haveOrder, err := p.localTree(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if n, ok := p.r.Int("max_files"); ok && n > 0 && len(want) > int(n) {
+		return nil, fmt.Errorf("the source holds %d entries, more than max_files (%d)", len(want), n)
+	}
+	var plan []treeAction
+	for _, rel := range wantOrder {
+		a := treeAction{rel: rel, want: want[rel], have: have[rel]}
+		if err := p.planEntry(&a); err != nil {
+			return nil, err
+		}
+		if len(a.ops) > 0 {
+			plan = append(plan, a)
+		}
+	}
+	if p.r.String("recurse") == "true" {
+		for _, rel := range haveOrder {
+			if _, ok := want[rel]; ok {
+				continue
+			}
+			a := treeAction{rel: rel, have: have[rel]}
+			if p.r.Bool("purge") {
+				if under(rel, plan) {
+					continue // a purged directory takes its entries with it
+				}
+				if a.have.IsDir() && !p.r.Bool("force") {
+					continue // purge leaves directories without force
+				}
+				a.purge, a.ops = true, []string{"purge"}
+			} else if err := p.planAttrs(&a); err != nil {
+				return nil, err
+			}
+			if len(a.ops) > 0 {
+				plan = append(plan, a)
+			}
+		}
+	}
+	p.plan, p.planned = plan, true
+	return plan, nil
+}
+
+func under(rel string, plan []treeAction) bool {
+	for _, a := range plan {
+		if a.purge && strings.HasPrefix(rel, a.rel+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// planEntry compares one source entry with what is there.
+func (p *posix) planEntry(a *treeAction) error {
+	w, h := a.want, a.have
+	if h == nil {
+		a.ops = []string{"create"}
+		return nil
+	}
+	kind := ftype(h)
+	if kind != w.Type {
+		if !p.r.Bool("replace") {
+			return p.planAttrs(a)
+		}
+		if kind == "directory" && !p.r.Bool("force") {
+			return fmt.Errorf("not replacing directory %s with a %s; use force to override", filepath.Join(p.path, a.rel), w.Type)
+		}
+		a.ops = []string{"replace"}
+		return nil
+	}
+	switch w.Type {
+	case source.TypeFile:
+		if p.r.Bool("replace") && w.Checksum != "" {
+			cur, err := source.SumFile(w.ChecksumType, filepath.Join(p.path, a.rel))
+			if err != nil {
+				return err
+			}
+			if cur != w.Checksum {
+				a.ops = append(a.ops, "content")
+			}
+		}
+	case source.TypeLink:
+		cur, err := os.Readlink(filepath.Join(p.path, a.rel))
+		if err != nil {
+			return err
+		}
+		if cur != w.Target && p.r.Bool("replace") {
+			a.ops = append(a.ops, "target")
+		}
+	}
+	return p.planAttrs(a)
+}
+
+// childMode is the mode an entry should have: the resource's mode, or
+// the source's with source_permissions: use.
+func (p *posix) childMode(a *treeAction) (string, bool) {
+	if m, ok := p.r.Values["mode"].(string); ok {
+		return m, true
+	}
+	if a.want != nil && a.want.HasOwner && a.want.Type != source.TypeLink {
+		switch p.r.String("source_permissions") {
+		case "use":
+			return formatMode(uint32(a.want.Mode.Perm()) | modeSetid(a.want.Mode)), true
+		case "use_when_creating":
+			if a.have == nil {
+				return formatMode(uint32(a.want.Mode.Perm()) | modeSetid(a.want.Mode)), true
+			}
+		}
+	}
+	return "", false
+}
+
+func modeSetid(m fs.FileMode) uint32 {
+	var v uint32
+	if m&fs.ModeSetuid != 0 {
+		v |= 0o4000
+	}
+	if m&fs.ModeSetgid != 0 {
+		v |= 0o2000
+	}
+	if m&fs.ModeSticky != 0 {
+		v |= 0o1000
+	}
+	return v
+}
+
+// planAttrs adds owner, group and mode changes an existing entry needs.
+func (p *posix) planAttrs(a *treeAction) error {
+	h := a.have
+	uid, gid, err := p.wantOwner()
+	if err != nil {
+		return err
+	}
+	cu, cg := statOwner(h)
+	if uid >= 0 && uid != cu {
+		a.ops = append(a.ops, "owner")
+	}
+	if gid >= 0 && gid != cg {
+		a.ops = append(a.ops, "group")
+	}
+	if m, ok := p.childMode(a); ok && h.Mode()&fs.ModeSymlink == 0 {
+		cur := statMode(h)
+		bits, err := applyMode(m, cur, h.IsDir())
+		if err != nil {
+			return err
+		}
+		if bits != cur {
+			a.ops = append(a.ops, "mode")
+		}
+	}
+	return nil
+}
+
+// applyTree carries out the plan and describes what it did.
+func (p *posix) applyTree(ctx context.Context) (string, error) {
+	plan, err := p.treePlan(ctx)
+	if err != nil {
+		return "", err
+	}
+	var done []string
+	for i := range plan {
+		a := &plan[i]
+		full := filepath.Join(p.path, a.rel)
+		if err := p.applyEntry(ctx, a, full); err != nil {
+			return "", fmt.Errorf("%s: %w", full, err)
+		}
+		verb := strings.Join(a.ops, ", ")
+		switch {
+		case a.purge:
+			verb = "removed"
+		case a.ops[0] == "create":
+			verb = "created"
+		}
+		done = append(done, a.rel+" "+verb)
+	}
+	p.planned = false
+	msg := fmt.Sprintf("synced %d entries", len(done))
+	if len(done) > 0 {
+		list := strings.Join(done, "; ")
+		if len(list) > 2000 {
+			list = list[:2000] + "..."
+		}
+		msg += ": " + list
+	}
+	return msg, nil
+}
+
+func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string) error {
+	if a.purge {
+		if a.have.Mode().IsRegular() {
+			if err := backupFile(ctx, p.env, p.r.String("backup"), full, a.have); err != nil {
+				return err
+			}
+		}
+		return os.RemoveAll(full)
+	}
+	uid, gid, err := p.wantOwner()
+	if err != nil {
+		return err
+	}
+	if a.ops[0] == "create" || a.ops[0] == "replace" || a.ops[0] == "content" || a.ops[0] == "target" {
+		if a.have != nil && a.have.Mode().IsRegular() {
+			if err := backupFile(ctx, p.env, p.r.String("backup"), full, a.have); err != nil {
+				return err
+			}
+		}
+		if a.have != nil && a.have.IsDir() && a.want.Type != source.TypeDirectory {
+			if err := os.RemoveAll(full); err != nil {
+				return err
+			}
+		} else if a.have != nil && a.want.Type == source.TypeDirectory {
+			if err := os.Remove(full); err != nil {
+				return err
+			}
+		}
+		switch a.want.Type {
+		case source.TypeDirectory:
+			if err := os.Mkdir(full, 0o755); err != nil {
+				return err
+			}
+		case source.TypeLink:
+			tmp := filepath.Join(filepath.Dir(full), fmt.Sprintf(".%s.pippet-link-%d", filepath.Base(full), os.Getpid()))
+			os.Remove(tmp)
+			if err := os.Symlink(a.want.Target, tmp); err != nil {
+				return err
+			}
+			if err := os.Rename(tmp, full); err != nil {
+				os.Remove(tmp)
+				return err
+			}
+		default:
+			ws := writeSpec{path: full, dir: filepath.Dir(full), mode: 0o644, uid: uid, gid: gid}
+			if a.have != nil && a.have.Mode().IsRegular() {
+				ws.mode = statMode(a.have)
+			}
+			if m, ok := p.childMode(a); ok {
+				bits, err := applyMode(m, ws.mode, false)
+				if err != nil {
+					return err
+				}
+				ws.mode = bits
+			}
+			if ws.uid == os.Geteuid() {
+				ws.uid = -1
+			}
+			if ws.gid == os.Getegid() {
+				ws.gid = -1
+			}
+			ws.mtime = sourceMtime(a.want)
+			err := writeAtomic(ctx, ws, func(w io.Writer) error { return p.copySource(ctx, w, a.want, false) })
+			if err != nil {
+				return err
+			}
+		}
+	}
+	fi, err := os.Lstat(full)
+	if err != nil {
+		return err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		if uid >= 0 || gid >= 0 {
+			return os.Lchown(full, uid, gid)
+		}
+		return nil
+	}
+	cu, cg := statOwner(fi)
+	if (uid >= 0 && uid != cu) || (gid >= 0 && gid != cg) {
+		if err := os.Lchown(full, uid, gid); err != nil {
+			return err
+		}
+	}
+	if m, ok := p.childMode(&treeAction{want: a.want, have: a.have}); ok || fi.IsDir() {
+		cur := statMode(fi)
+		bits := cur
+		if ok {
+			if bits, err = applyMode(m, cur, fi.IsDir()); err != nil {
+				return err
+			}
+		}
+		if bits != cur {
+			return syscall.Chmod(full, bits)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,185 @@
+// Package host is the `host` type: one line of /etc/hosts (or another
+// hosts file named by target) mapping an IP address to a host name, its
+// aliases and a comment.
+//
+// The type is data: the attribute declarations below carry Puppet's
+// validation (an IPv4 or IPv6 address, host names made of word characters
+// and inner hyphens, aliases without whitespace, comments without
+// newlines). ensure defaults to present as soon as any property is given,
+// as Puppet's ensurable types do, so `{ip: 10.0.0.5}` adds the entry.
+//
+// The one provider, parsed, reads the target with the shared parsedfile
+// helper and writes it back with Puppet's header, every record rendered as
+// `IP<TAB>NAME[<TAB>ALIASES][<TAB># COMMENT]` (the format of
+// puppetlabs-host_core), comments, blank lines and lines it can't parse
+// kept as they were. Changes are collected by Set and written once by
+// Flush. The resource is bound to the last line of its name, as Puppet
+// binds it.
+package host
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/pippet/pippet/applier"
+)
+
+// DefaultTarget is the hosts file managed when the request names none.
+const DefaultTarget = "/etc/hosts"
+
+// Type is the host type's declaration.
+var Type = &applier.Type{
+	Name: "host",
+	Doc: "Installs and manages host entries: one line of a hosts file (by default " +
+		"/etc/hosts) giving an IP address, the host name, its aliases and a comment.",
+	Attrs: []*applier.Attr{
+		{
+			Name: "ensure", Behaviour: applier.Property, Kind: applier.KindEnum,
+			Values:      []string{"present", "absent"},
+			DefaultFunc: defaultEnsure,
+			Doc: "Whether the entry should be in the file. Defaults to `present` when any " +
+				"other property is given (Puppet's rule for ensurable types).",
+		},
+		{
+			Name: "ip", Behaviour: applier.Property, Kind: applier.KindString,
+			Validate: validateIP,
+			Doc:      "The host's IP address, IPv4 or IPv6. Required to create the entry.",
+		},
+		{
+			Name: "host_aliases", Behaviour: applier.Property, Kind: applier.KindString, Array: true,
+			Validate: validateAlias,
+			InSync:   aliasesInSync,
+			Format:   formatAliases,
+			Doc: "Any aliases the host might have, in order (the order matters). An empty " +
+				"array removes them all.",
+		},
+		{
+			Name: "comment", Behaviour: applier.Property, Kind: applier.KindString,
+			Validate: validateComment,
+			Doc:      "A comment written after the entry, following a `#`.",
+		},
+		{
+			Name: "target", Behaviour: applier.Property, Kind: applier.KindPath,
+			Default: DefaultTarget,
+			Doc:     "The hosts file the entry lives in. Defaults to `/etc/hosts`.",
+		},
+		{
+			Name: "name", Behaviour: applier.Namevar, Kind: applier.KindString,
+			Validate: validateName,
+			Doc:      "The host name (namevar).",
+		},
+	},
+	Providers: []*applier.ProviderSpec{Parsed},
+}
+
+func init() { applier.Register(Type) }
+
+// defaultEnsure is present when the request manages any property: Puppet
+// defaults ensure only for a "managed" resource.
+func defaultEnsure(r *applier.Resource) any {
+	for _, a := range r.Type.Attrs {
+		if a.Behaviour == applier.Property && r.Given[a.Name] {
+			return "present"
+		}
+	}
+	return nil
+}
+
+var (
+	ipv4Re = regexp.MustCompile(`^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$`)
+	// ipv6Re is Puppet's expression, without the surrounding whitespace it
+	// allows and with no whitespace in a zone index (either would write a
+	// line that can't be read back).
+	ipv6Re     = regexp.MustCompile(`^((([0-9A-Fa-f]{1,4}:){7}([0-9A-Fa-f]{1,4}|:))|(([0-9A-Fa-f]{1,4}:){6}(:[0-9A-Fa-f]{1,4}|((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})|:))|(([0-9A-Fa-f]{1,4}:){5}(((:[0-9A-Fa-f]{1,4}){1,2})|:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})|:))|(([0-9A-Fa-f]{1,4}:){4}(((:[0-9A-Fa-f]{1,4}){1,3})|((:[0-9A-Fa-f]{1,4})?:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9A-Fa-f]{1,4}:){3}(((:[0-9A-Fa-f]{1,4}){1,4})|((:[0-9A-Fa-f]{1,4}){0,2}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9A-Fa-f]{1,4}:){2}(((:[0-9A-Fa-f]{1,4}){1,5})|((:[0-9A-Fa-f]{1,4}){0,3}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9A-Fa-f]{1,4}:){1}(((:[0-9A-Fa-f]{1,4}){1,6})|((:[0-9A-Fa-f]{1,4}){0,4}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(:(((:[0-9A-Fa-f]{1,4}){1,7})|((:[0-9A-Fa-f]{1,4}){0,5}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:)))(%\S+)?$`)
+	hostPartRe = regexp.MustCompile(`^(\w+|\w[\w-]+\w)$`)
+)
+
+func validIPv4(s string) bool {
+	m := ipv4Re.FindStringSubmatch(s)
+	if m == nil {
+		return false
+	}
+	for _, part := range m[1:] {
+		n := 0
+		for _, c := range part {
+			n = n*10 + int(c-'0')
+		}
+		if n > 255 {
+			return false
+		}
+	}
+	return true
+}
+
+func validateIP(v any) error {
+	s, _ := v.(string)
+	if !strings.ContainsAny(s, "\r\n") && (validIPv4(s) || ipv6Re.MatchString(s)) {
+		return nil
+	}
+	return fmt.Errorf("Invalid IP address %q", s)
+}
+
+func validateAlias(v any) error {
+	s, _ := v.(string)
+	if strings.TrimSpace(s) == "" {
+		return errors.New("Host aliases cannot be an empty string. Use an empty array to delete all host_aliases")
+	}
+	if strings.ContainsAny(s, " \t\r\n\f\v") {
+		return errors.New("Host aliases cannot include whitespace")
+	}
+	return nil
+}
+
+func validateComment(v any) error {
+	if s, _ := v.(string); strings.ContainsAny(s, "\r\n") {
+		return errors.New("Comment cannot include newline")
+	}
+	return nil
+}
+
+func validateName(v any) error {
+	s, _ := v.(string)
+	if strings.ContainsAny(s, "\r\n") {
+		return errors.New("Hostname cannot include newline")
+	}
+	// Ruby's split('.') drops trailing empty parts: "a.b." is valid.
+	for _, part := range strings.Split(strings.TrimRight(s, "."), ".") {
+		if s != "" && !hostPartRe.MatchString(part) {
+			return errors.New("Invalid host name")
+		}
+	}
+	return nil
+}
+
+// aliasList renders an aliases value (nil, string, []string, []any) as
+// the list Puppet compares: whitespace-separated words.
+func aliasList(v any) []string {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case string:
+		if x == "absent" {
+			return nil
+		}
+		return strings.Fields(x)
+	case []string:
+		return x
+	case []any:
+		out := make([]string, 0, len(x))
+		for _, e := range x {
+			out = append(out, applier.FormatValue(e))
+		}
+		return out
+	}
+	return []string{applier.FormatValue(v)}
+}
+
+// aliasesInSync compares in order, absent being no aliases: Puppet joins
+// both sides with spaces and compares the strings.
+func aliasesInSync(is, should any) bool {
+	return strings.Join(aliasList(is), " ") == strings.Join(aliasList(should), " ")
+}
+
+func formatAliases(v any) string { return "'" + strings.Join(aliasList(v), " ") + "'" }

@@ -1,0 +1,438 @@
+package mount
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/types/internal/parsedfile"
+)
+
+// Parsed is the provider that edits the mount table and runs mount(8).
+var Parsed = &applier.ProviderSpec{
+	Name:    "parsed",
+	Doc:     "Edits the mount table line by line (Puppet's ParsedFile format of puppetlabs-mount_core) and mounts with mount(8).",
+	Confine: applier.Confine{Commands: []string{"mount", "umount"}},
+	New:     newParsed,
+}
+
+// Fields of a Linux fstab line, in order.
+const (
+	fDevice = iota
+	fName
+	fFstype
+	fOptions
+	fDump
+	fPass
+	nFields
+)
+
+// fieldAttr names the attribute each field holds.
+var fieldAttr = [nFields]string{"device", "name", "fstype", "options", "dump", "pass"}
+
+// record is one fstab line; "" is an absent field.
+type record [nFields]string
+
+const spaceChars = " \t\n\v\f\r"
+
+func parseLine(line string) (record, bool) {
+	t := strings.TrimLeft(line, spaceChars)
+	if t == "" || t[0] == '#' {
+		return record{}, false
+	}
+	words := strings.FieldsFunc(t, func(r rune) bool { return strings.ContainsRune(spaceChars, r) })
+	if len(words) < 2 {
+		// fstab ignores lines with fewer columns than the mandatory ones.
+		return record{}, false
+	}
+	var r record
+	copy(r[:], words)
+	if len(words) > nFields {
+		// Puppet rolls surplus columns into the last field.
+		r[fPass] = strings.Join(words[fPass:], "\t")
+	}
+	r[fDevice] = strings.ReplaceAll(r[fDevice], `\040`, " ")
+	r[fName] = strings.ReplaceAll(r[fName], `\040`, " ")
+	// Trailing slashes dropped, as the name attribute is munged.
+	if n := strings.TrimRight(r[fName], "/"); n != "" {
+		r[fName] = n
+	} else {
+		r[fName] = "/"
+	}
+	return r, true
+}
+
+func renderLine(r record) (string, error) {
+	r[fDevice] = strings.ReplaceAll(r[fDevice], " ", `\040`)
+	r[fName] = strings.ReplaceAll(r[fName], " ", `\040`)
+	return strings.Join(r[:], "\t"), nil
+}
+
+// Format is the Linux fstab format.
+var Format = &parsedfile.Parser[record]{Name: "mount", Parse: parseLine, Render: renderLine}
+
+type parsed struct {
+	r      *applier.Resource
+	env    *applier.Env
+	target string
+	file   *parsedfile.File[record]
+	idx    int    // the resource's line, -1 when absent
+	state  string // absent, ghost, unmounted, mounted
+	dirty  bool   // the table must be written
+	// changed: the line changed while mounted; refresh with a remount.
+	changed bool
+	// justMounted: this run mounted it; no remount needed.
+	justMounted bool
+	now         func() time.Time
+	// mountsFile lists what is mounted; tests may point it elsewhere.
+	mountsFile string
+}
+
+func newParsed(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
+	target := r.String("target")
+	if target == "" {
+		target = DefaultTarget
+	}
+	return &parsed{r: r, env: env, target: target, idx: -1, now: time.Now, mountsFile: "/proc/self/mounts"}, nil
+}
+
+func (p *parsed) cache() *applier.Cache {
+	if p.env == nil {
+		return nil
+	}
+	return p.env.Cache
+}
+
+func (p *parsed) mounted() bool { return p.state == "mounted" || p.state == "ghost" }
+
+// Get reads the table and what is mounted.
+func (p *parsed) Get(ctx context.Context) (map[string]any, error) {
+	f, err := Format.Load(p.target, p.cache())
+	if err != nil {
+		return nil, err
+	}
+	p.file = f
+	name := p.r.Name()
+	p.idx = f.Find(func(rec record) bool { return rec[fName] == name })
+	isMounted, err := p.isMounted(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case p.idx < 0 && isMounted:
+		p.state = "ghost"
+	case p.idx < 0:
+		p.state = "absent"
+	case isMounted:
+		p.state = "mounted"
+	default:
+		p.state = "unmounted"
+	}
+	cur := map[string]any{"ensure": p.state}
+	if p.idx < 0 {
+		return cur, nil
+	}
+	rec := p.file.Lines[p.idx].Rec
+	for i, v := range rec {
+		if i != fName && v != "" {
+			cur[fieldAttr[i]] = v
+		}
+	}
+	cur["target"] = p.target
+	// Linux tables have no such columns: whatever is asked is in sync,
+	// as Puppet reports the desired value for a field its format lacks.
+	for _, a := range []string{"atboot", "blockdevice"} {
+		if v, ok := p.r.Get(a); ok {
+			cur[a] = v
+		}
+	}
+	return cur, nil
+}
+
+// Set moves ensure (writing the table first where mount(8) must read it)
+// or changes one column; Flush writes what is left and remounts.
+func (p *parsed) Set(ctx context.Context, c *applier.Change) error {
+	if p.file == nil {
+		return errors.New("Set before Get")
+	}
+	if c.Property == "ensure" {
+		c.Message = changeMessage(c.Is, c.Should)
+		return p.setEnsure(ctx, fmt.Sprint(c.Should))
+	}
+	if p.idx < 0 {
+		return fmt.Errorf("%s is not in %s; give ensure to add it", p.r.Ref(), p.target)
+	}
+	switch c.Property {
+	case "atboot", "blockdevice":
+		return nil // not in a Linux table; never out of sync
+	case "target":
+		return fmt.Errorf("cannot move %s to another table", p.r.Ref())
+	}
+	for i, a := range fieldAttr {
+		if a == c.Property && i != fName {
+			rec := p.file.Lines[p.idx].Rec
+			rec[i] = applier.FormatValue(c.Should)
+			p.file.Replace(p.idx, rec)
+			p.dirty = true
+			p.changed = true
+			return nil
+		}
+	}
+	return fmt.Errorf("cannot change %s", c.Property)
+}
+
+// changeMessage is Puppet's wording for mount's ensure, an ordinary property.
+func changeMessage(is, should any) string {
+	switch {
+	case is == nil || is == "absent":
+		return fmt.Sprintf("defined 'ensure' as '%v'", should)
+	case should == "absent":
+		return fmt.Sprintf("undefined 'ensure' from '%v'", is)
+	default:
+		return fmt.Sprintf("ensure changed '%v' to '%v'", is, should)
+	}
+}
+
+func (p *parsed) setEnsure(ctx context.Context, should string) error {
+	switch should {
+	case "defined":
+		if p.idx < 0 {
+			if err := p.create(); err != nil {
+				return err
+			}
+			if p.state == "ghost" {
+				// Mounted already: Puppet's refresh remounts it.
+				p.changed = true
+			}
+		}
+	case "unmounted":
+		switch p.state {
+		case "ghost":
+			if err := p.create(); err != nil {
+				return err
+			}
+			if err := p.save(ctx); err != nil {
+				return err
+			}
+			return p.unmount(ctx)
+		case "absent":
+			return p.create()
+		case "mounted":
+			if err := p.unmount(ctx); err != nil {
+				return err
+			}
+			p.syncOthers()
+		}
+	case "absent":
+		if p.mounted() {
+			if err := p.unmount(ctx); err != nil {
+				return err
+			}
+		}
+		if p.idx >= 0 {
+			p.file.Delete(p.idx)
+			p.idx = -1
+			p.dirty = true
+		}
+		p.state = "absent"
+	case "mounted":
+		wasMounted := p.mounted()
+		if p.idx < 0 {
+			if err := p.create(); err != nil {
+				return err
+			}
+		} else {
+			p.syncOthers()
+		}
+		if err := p.save(ctx); err != nil {
+			return err
+		}
+		if !wasMounted {
+			if err := p.mountCmd(ctx, p.r.Name()); err != nil {
+				return err
+			}
+			p.justMounted = true
+		}
+		p.state = "mounted"
+	default:
+		return fmt.Errorf("invalid ensure %q", should)
+	}
+	return nil
+}
+
+// create adds the resource's line: device and fstype required, options
+// `defaults` when not given (Puppet's rule on Linux).
+func (p *parsed) create() error {
+	var rec record
+	for i, a := range fieldAttr {
+		rec[i] = p.r.String(a)
+	}
+	rec[fName] = p.r.Name()
+	if rec[fDevice] == "" {
+		return errors.New("Field 'device' is required")
+	}
+	if rec[fFstype] == "" {
+		return fmt.Errorf("%s: Field 'fstype' is required", p.r.Ref())
+	}
+	if rec[fOptions] == "" {
+		rec[fOptions] = "defaults"
+	}
+	p.file.Append(rec)
+	p.idx = len(p.file.Lines) - 1
+	p.dirty = true
+	if p.state == "ghost" {
+		p.state = "mounted"
+	} else {
+		p.state = "unmounted"
+	}
+	return nil
+}
+
+// syncOthers brings every managed column to its desired value (Puppet
+// does this when ensure moves between mounted and unmounted).
+func (p *parsed) syncOthers() {
+	rec := p.file.Lines[p.idx].Rec
+	before := rec
+	for i, a := range fieldAttr {
+		if v, ok := p.r.Get(a); ok && i != fName {
+			rec[i] = applier.FormatValue(v)
+		}
+	}
+	if rec != before {
+		p.file.Replace(p.idx, rec)
+		p.dirty = true
+	}
+}
+
+// Flush writes the table if needed and remounts a mounted filesystem
+// whose line changed (Puppet's refresh; never for swap).
+func (p *parsed) Flush(ctx context.Context) error {
+	if err := p.save(ctx); err != nil {
+		return err
+	}
+	if !p.changed || p.justMounted || !p.mounted() || p.r.String("fstype") == "swap" {
+		return nil
+	}
+	p.changed = false
+	return p.remount(ctx)
+}
+
+func (p *parsed) save(ctx context.Context) error {
+	if !p.dirty {
+		return nil
+	}
+	if err := p.file.Save(ctx, p.now(), p.cache()); err != nil {
+		return err
+	}
+	p.dirty = false
+	return nil
+}
+
+// fstabArgs points mount(8) at the resource's table when it is not the default.
+func (p *parsed) fstabArgs() []string {
+	if p.target == DefaultTarget {
+		return nil
+	}
+	return []string{"--fstab", p.target}
+}
+
+func (p *parsed) mountCmd(ctx context.Context, args ...string) error {
+	return run(ctx, "mount", append(p.fstabArgs(), args...)...)
+}
+
+func (p *parsed) unmount(ctx context.Context) error {
+	if err := run(ctx, "umount", p.r.Name()); err != nil {
+		return err
+	}
+	if p.state == "ghost" {
+		p.state = "absent"
+	} else {
+		p.state = "unmounted"
+	}
+	return nil
+}
+
+func (p *parsed) remount(ctx context.Context) error {
+	if p.r.Bool("remounts") {
+		return p.mountCmd(ctx, "-o", "remount", p.r.Name())
+	}
+	if err := p.unmount(ctx); err != nil {
+		return err
+	}
+	if err := p.mountCmd(ctx, p.r.Name()); err != nil {
+		return err
+	}
+	p.state = "mounted"
+	return nil
+}
+
+// run executes a command and words a failure as Puppet does.
+func run(ctx context.Context, name string, args ...string) error {
+	cmd := exec.CommandContext(ctx, name, args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err := cmd.Run()
+	if err == nil {
+		return nil
+	}
+	line := strings.Join(append([]string{name}, args...), " ")
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.Exited() {
+		return fmt.Errorf("Execution of '%s' returned %d: %s", line, ee.ExitCode(), strings.TrimSpace(out.String()))
+	}
+	return fmt.Errorf("Execution of '%s' failed: %w", line, err)
+}
+
+// isMounted reports whether something is mounted on dir, from the
+// kernel's mount table (or, failing that, mount(8)'s listing).
+func (p *parsed) isMounted(ctx context.Context, dir string) (bool, error) {
+	data, err := os.ReadFile(p.mountsFile)
+	if err == nil {
+		for _, line := range strings.Split(string(data), "\n") {
+			fields := strings.Fields(line)
+			if len(fields) >= 2 && unescapeOctal(fields[1]) == dir {
+				return true, nil
+			}
+		}
+		return false, nil
+	}
+	out, cerr := exec.CommandContext(ctx, "mount").Output()
+	if cerr != nil {
+		return false, fmt.Errorf("listing mounts: %w (and %w)", err, cerr)
+	}
+	for _, line := range strings.Split(string(out), "\n") {
+		if m := mountLineRe.FindStringSubmatch(line); m != nil && m[1] == dir {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+var mountLineRe = regexp.MustCompile(` on (.*) type `)
+
+// unescapeOctal decodes the kernel's \NNN escapes in /proc/self/mounts.
+func unescapeOctal(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+4 <= len(s) {
+			if n, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(n))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

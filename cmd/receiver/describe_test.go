@@ -1,0 +1,71 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func runSub(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	code := realMain(context.Background(), args, strings.NewReader(""), &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestDescribeSubcommand(t *testing.T) {
+	cases := []struct {
+		name     string
+		args     []string
+		code     int
+		contains []string
+		stderr   string
+	}{
+		{"one type", []string{"describe", "exec"}, 0, []string{
+			"\nexec\n====\n", "- **command** (*namevar*)", "- **returns** (*property*)",
+			"Valid values are `true`, `false`, `on_failure`.", "Default: `300`.",
+			"\nProviders\n---------\n    posix, shell\n", "Default for feature posix."}, ""},
+		{"case-insensitive", []string{"describe", "Notify"}, 0, []string{"\nnotify\n======\n", "- **withpath**"}, ""},
+		{"every type", []string{"describe"}, 0, []string{"\nexec\n====\n", "\nnotify\n======\n", "\nfile\n====\n"}, ""},
+		{"list", []string{"describe", "--list"}, 0, []string{"exec            - Executes external commands\n", "notify          - "}, ""},
+		{"unknown", []string{"describe", "starship"}, 2, nil, "unknown resource type 'starship'"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := runSub(t, tc.args...)
+			assert.Equal(t, tc.code, code, errs)
+			for _, c := range tc.contains {
+				assert.Contains(t, out, c)
+			}
+			if tc.stderr != "" {
+				assert.Contains(t, errs, tc.stderr)
+			}
+		})
+	}
+}
+
+func TestFactsSubcommand(t *testing.T) {
+	code, out, _ := runSub(t, "facts")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "kernel => Linux\n")
+	assert.Contains(t, out, "os.family => ")
+
+	host, err := os.Hostname()
+	require.NoError(t, err)
+	short, _, _ := strings.Cut(host, ".")
+	code, out, _ = runSub(t, "facts", "hostname")
+	require.Equal(t, 0, code)
+	assert.Equal(t, short+"\n", out)
+
+	code, out, _ = runSub(t, "facts", "--json", "kernel", "hostname")
+	require.Equal(t, 0, code)
+	var m map[string]string
+	require.NoError(t, json.Unmarshal([]byte(out), &m))
+	assert.Equal(t, map[string]string{"kernel": "Linux", "hostname": short}, m)
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"sort"
+
+	"github.com/pippet/pippet/protocol"
+)
+
+func sortStrings(s []string) { sort.Strings(s) }
+
+// helpText documents the protocol for `receiver --help`.
+const helpText = `receiver: apply Puppet resources read from stdin, one per line
+(a drop-in replacement for ` + "`puppet yamlresource receive`" + `).
+
+Usage:
+  receiver [flags] < requests          apply requests until end of input
+  receiver SUBCOMMAND [args]           %s
+
+Requests, one per line:
+  {"type":"file","title":"/tmp/x","params":"{ensure: file, mode: '0644'}","id":7}
+      params: a YAML mapping in a string (read as Puppet reads YAML: yes/no/
+      on/off are booleans, 0644 is octal) or a JSON object; "id" (any JSON
+      value) is echoed in the answer. No other members are accepted.
+  file /tmp/x {ensure: file}
+      legacy form TYPE TITLE YAML, split on the first two spaces (a title
+      with spaces needs the JSON form).
+  Type names are case-insensitive. Blank lines and lines starting with #
+  get no answer.
+
+Answers, one JSON line per request, written as soon as it is known:
+  {"resource":"File[/tmp/x]","failed":false,"changed":true,"noop":false,"error":false,"exception":null,"id":7,"events":[...]}
+  error: the request could not be evaluated (bad line, unknown type or
+  attribute); failed: it was evaluated and did not converge; exception: the
+  message (null when none). id and events (property, previous, desired,
+  message, status) come after the six fields and only when present;
+  --compat drops them. An undecodable line is answered
+  {"failed":true,"changed":false,"error":true,"exception":"..."}.
+
+Before the first answer the receiver writes one ready line (under 80 bytes):
+  %s
+Limits: a line longer than --max-line is skipped and answered with an
+error; YAML alias expansion and nesting are bounded.
+
+Exit status: 0 at end of input or after SIGTERM/SIGINT (the resource in
+progress is finished and answered first; a second signal cancels it);
+1 reading stdin failed; 2 bad flags; 3 stdout was closed.
+Logs go to stderr only, Puppet style (Notice: ..., Error: (Applying File[/x]) ...).
+
+Flags:
+`
+
+func usage(fs *flag.FlagSet) {
+	fmt.Fprintf(fs.Output(), helpText, subcommandNames(), trimNL(bannerLine()))
+	fs.PrintDefaults()
+}
+
+func trimNL(s string) string {
+	if len(s) > 0 && s[len(s)-1] == '\n' {
+		return s[:len(s)-1]
+	}
+	return s
+}
+
+func bannerLine() string { return protocol.Banner }

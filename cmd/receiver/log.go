@@ -1,0 +1,120 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/pippet/pippet/applier"
+)
+
+// Log levels by the names Puppet uses for --log-level.
+var logLevels = map[string]slog.Level{
+	"debug":   slog.LevelDebug,
+	"info":    slog.LevelInfo,
+	"notice":  applier.LevelNotice,
+	"warning": slog.LevelWarn,
+	"err":     slog.LevelError,
+}
+
+// puppetHandler writes records the way Puppet prints its log:
+//
+//	Notice: /File[/tmp/x]/ensure: created
+//	Error: (Applying File[/tmp/x]) could not write: permission denied
+//	Warning: something
+//
+// A record's "resource" attribute (and "property", when given) become the
+// Puppet-style prefix: a path for debug to notice, "(Applying REF)" for
+// warnings and errors. Other attributes follow as key=value.
+type puppetHandler struct {
+	mu    *sync.Mutex
+	w     io.Writer
+	level slog.Leveler
+	attrs []slog.Attr
+}
+
+func newPuppetHandler(w io.Writer, level slog.Leveler) *puppetHandler {
+	return &puppetHandler{mu: &sync.Mutex{}, w: w, level: level}
+}
+
+func (h *puppetHandler) Enabled(_ context.Context, l slog.Level) bool {
+	return l >= h.level.Level()
+}
+
+func levelName(l slog.Level) string {
+	switch {
+	case l >= slog.LevelError:
+		return "Error"
+	case l >= slog.LevelWarn:
+		return "Warning"
+	case l >= applier.LevelNotice:
+		return "Notice"
+	case l >= slog.LevelInfo:
+		return "Info"
+	}
+	return "Debug"
+}
+
+func (h *puppetHandler) Handle(_ context.Context, r slog.Record) error {
+	var resource, property string
+	var extra []string
+	add := func(a slog.Attr) bool {
+		switch a.Key {
+		case "resource":
+			resource = a.Value.String()
+		case "property":
+			property = a.Value.String()
+		default:
+			if a.Key != "" {
+				extra = append(extra, a.Key+"="+a.Value.String())
+			}
+		}
+		return true
+	}
+	for _, a := range h.attrs {
+		add(a)
+	}
+	r.Attrs(add)
+	var b strings.Builder
+	b.WriteString(levelName(r.Level))
+	b.WriteString(": ")
+	if resource != "" {
+		if r.Level >= slog.LevelWarn {
+			b.WriteString("(Applying " + resource)
+			if property != "" {
+				b.WriteString("/" + property)
+			}
+			b.WriteString(") ")
+		} else {
+			b.WriteString("/" + resource)
+			if property != "" {
+				b.WriteString("/" + property)
+			}
+			b.WriteString(": ")
+		}
+	}
+	b.WriteString(r.Message)
+	if len(extra) > 0 {
+		b.WriteString(" (" + strings.Join(extra, ", ") + ")")
+	}
+	b.WriteByte('\n')
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	_, err := io.WriteString(h.w, b.String())
+	if err != nil {
+		return fmt.Errorf("writing log: %w", err)
+	}
+	return nil
+}
+
+func (h *puppetHandler) WithAttrs(as []slog.Attr) slog.Handler {
+	n := *h
+	n.attrs = append(append([]slog.Attr(nil), h.attrs...), as...)
+	return &n
+}
+
+// WithGroup is accepted and ignored: the Puppet format has no groups.
+func (h *puppetHandler) WithGroup(string) slog.Handler { return h }

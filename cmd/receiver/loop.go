@@ -1,0 +1,270 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"runtime/debug"
+
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/protocol"
+)
+
+// Exit statuses of the apply loop.
+const (
+	exitOK     = 0 // end of input, or stopped by SIGTERM/SIGINT
+	exitInput  = 1 // reading stdin failed
+	exitUsage  = 2 // bad flags
+	exitOutput = 3 // stdout closed or failing (EPIPE): nobody reads the answers
+)
+
+// loopConfig holds what the apply loop needs besides its streams.
+type loopConfig struct {
+	// MaxLine is the longest request line in bytes (without its newline).
+	MaxLine int
+	// Compat prints exactly Puppet's six answer fields.
+	Compat bool
+	// Banner writes protocol.Banner before the first answer.
+	Banner bool
+	// Log receives Puppet-style log records.
+	Log *slog.Logger
+}
+
+// lineItem is one line read by the reader goroutine.
+type lineItem struct {
+	line    []byte // the line without its newline; a buffer from free
+	tooLong int64  // > 0: the line (this many bytes) was longer than MaxLine and discarded
+	err     error  // io.EOF at the end of input, or the read error
+}
+
+// runLoop reads request lines from in until EOF and writes one answer line
+// per request to out, in order, each with its own write. It returns the
+// process' exit status.
+//
+// The first signal on sigs (SIGTERM, SIGINT) lets the resource in progress
+// finish and be answered and then ends the loop with status 0; a second one
+// cancels the context of the resource in progress. A panic in app becomes an
+// error answer naming the resource. Reading happens in its own goroutine so
+// that a signal ends an idle loop at once.
+func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Reader, out io.Writer, sigs <-chan os.Signal) int {
+	if cfg.MaxLine <= 0 {
+		cfg.MaxLine = 16 << 20
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	done := make(chan struct{})
+	defer close(done)
+
+	applyCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := make(chan struct{})
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				close(stop)
+				return
+			case s := <-sigs:
+				n++
+				if n == 1 {
+					cfg.Log.Log(ctx, applier.LevelNotice, fmt.Sprintf("Caught %v; finishing the resource in progress, then exiting", s))
+					close(stop)
+				} else {
+					cfg.Log.Log(ctx, applier.LevelNotice, fmt.Sprintf("Caught %v again; cancelling the resource in progress", s))
+					cancel()
+				}
+			}
+		}
+	}()
+
+	free := make(chan []byte, 2)
+	free <- make([]byte, 0, 4096)
+	free <- make([]byte, 0, 4096)
+	items := make(chan lineItem)
+	go readLines(in, cfg.MaxLine, free, items, done)
+
+	l := &loop{cfg: cfg, app: app}
+	var ans []byte
+	if cfg.Banner {
+		if _, err := io.WriteString(out, protocol.Banner); err != nil {
+			return exitOutput
+		}
+	}
+	for {
+		var it lineItem
+		select {
+		case <-stop:
+			return exitOK
+		case it = <-items:
+		}
+		if it.err != nil {
+			if errors.Is(it.err, io.EOF) {
+				return exitOK
+			}
+			cfg.Log.Error("reading stdin: " + it.err.Error())
+			return exitInput
+		}
+		l.lineNo++
+		res, answer := l.handle(applyCtx, it)
+		if len(it.line) <= 1<<20 {
+			free <- it.line[:0]
+		} else {
+			free <- make([]byte, 0, 4096) // don't keep a huge buffer around
+		}
+		if answer {
+			ans = protocol.AppendResult(ans[:0], &res, cfg.Compat)
+			if _, err := out.Write(ans); err != nil {
+				// Nobody reads the answers any more: end quietly.
+				return exitOutput
+			}
+		}
+		select {
+		case <-stop:
+			return exitOK
+		default:
+		}
+	}
+}
+
+// readLines reads lines into buffers taken from free and sends them on
+// items, until an error (io.EOF included), which it sends last.
+func readLines(in io.Reader, max int, free <-chan []byte, items chan<- lineItem, done <-chan struct{}) {
+	r := bufio.NewReaderSize(in, 64<<10)
+	for {
+		var buf []byte
+		select {
+		case buf = <-free:
+		case <-done:
+			return
+		}
+		it := readLine(r, buf, max)
+		select {
+		case items <- it:
+		case <-done:
+			return
+		}
+		if it.err != nil {
+			return
+		}
+	}
+}
+
+// readLine reads one line into buf without holding more than max+1 bytes of
+// it: a longer line is read to its end and dropped, and reported by its
+// length. A last line without a newline is a line; io.EOF comes after it.
+func readLine(r *bufio.Reader, buf []byte, max int) lineItem {
+	buf = buf[:0]
+	var total int64
+	long := false
+	for {
+		frag, err := r.ReadSlice('\n')
+		total += int64(len(frag))
+		if !long {
+			if len(buf)+len(frag) > max+1 {
+				long = true
+				buf = buf[:0]
+			} else {
+				buf = append(buf, frag...)
+			}
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return lineItem{line: buf, err: fmt.Errorf("line of %d bytes: %w", total, err)}
+		}
+		if err != nil && total == 0 {
+			return lineItem{line: buf, err: io.EOF}
+		}
+		if n := len(buf); n > 0 && buf[n-1] == '\n' {
+			buf = buf[:n-1]
+		}
+		if !long && len(buf) > max {
+			long = true
+			buf = buf[:0]
+		}
+		if long {
+			if len(frag) > 0 && frag[len(frag)-1] == '\n' {
+				total--
+			}
+			return lineItem{line: buf, tooLong: total}
+		}
+		return lineItem{line: buf}
+	}
+}
+
+// loop holds the apply loop's state between lines.
+type loop struct {
+	cfg    loopConfig
+	app    protocol.Applier
+	lineNo int
+	req    protocol.Request
+}
+
+// handle turns one line into its answer; answer is false for blank and
+// comment lines.
+func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, answer bool) {
+	if it.tooLong > 0 {
+		msg := fmt.Sprintf("request line %d: line of %d bytes is longer than the limit of %d bytes (--max-line); it was skipped",
+			l.lineNo, it.tooLong, l.cfg.MaxLine)
+		l.cfg.Log.Error(msg)
+		return protocol.ErrorResult("", msg), true
+	}
+	if protocol.Skip(it.line) {
+		return res, false
+	}
+	req := &l.req
+	if err := protocol.DecodeLine(it.line, req); err != nil {
+		var de *protocol.DecodeError
+		ref := ""
+		var id []byte
+		if errors.As(err, &de) {
+			if de.Type != "" && de.Title != "" {
+				ref = applier.Ref(de.Type, de.Title)
+			}
+			id = de.ID
+		}
+		msg := fmt.Sprintf("request line %d: %s", l.lineNo, err.Error())
+		if ref != "" {
+			l.cfg.Log.Error(msg, "resource", ref)
+		} else {
+			l.cfg.Log.Error(msg)
+		}
+		res = protocol.ErrorResult(ref, msg)
+		res.ID = id
+		return res, true
+	}
+	res = l.apply(ctx, req)
+	if res.Error || res.Failed {
+		if res.Exception != "" {
+			l.cfg.Log.Error(res.Exception, "resource", res.Resource)
+		}
+	}
+	return res, true
+}
+
+// apply runs the applier, turning a panic into an error answer.
+func (l *loop) apply(ctx context.Context, req *protocol.Request) (res protocol.Result) {
+	defer func() {
+		if p := recover(); p != nil {
+			ref := applier.Ref(req.Type, req.Title)
+			l.cfg.Log.Debug(fmt.Sprintf("panic: %v\n%s", p, debug.Stack()), "resource", ref)
+			res = protocol.ErrorResult(ref, fmt.Sprintf("internal error (panic): %v", p))
+			res.ID = req.ID
+		}
+	}()
+	res = l.app.Apply(ctx, req)
+	if res.Resource == "" {
+		res.Resource = applier.Ref(req.Type, req.Title)
+	}
+	res.ID = req.ID
+	return res
+}

@@ -1,0 +1,349 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/mock"
+	"github.com/pippet/pippet/protocol"
+)
+
+type answer struct {
+	Resource  *string         `json:"resource"`
+	Failed    bool            `json:"failed"`
+	Changed   bool            `json:"changed"`
+	Noop      bool            `json:"noop"`
+	Error     bool            `json:"error"`
+	Exception *string         `json:"exception"`
+	ID        json.RawMessage `json:"id"`
+}
+
+func decodeAnswers(t *testing.T, out string) []answer {
+	t.Helper()
+	var as []answer
+	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if l == "" {
+			continue
+		}
+		var a answer
+		require.NoError(t, json.Unmarshal([]byte(l), &a), "line %q", l)
+		as = append(as, a)
+	}
+	return as
+}
+
+func runString(t *testing.T, cfg loopConfig, app protocol.Applier, in string) (string, int) {
+	t.Helper()
+	var out bytes.Buffer
+	code := runLoop(context.Background(), cfg, app, strings.NewReader(in), &out, nil)
+	return out.String(), code
+}
+
+func TestLoopAnswersInOrder(t *testing.T) {
+	app := &mock.Applier{}
+	in := strings.Join([]string{
+		"# a comment gets no answer",
+		"",
+		`{"type":"notify","title":"one","params":"{message: hi}","id":1}`,
+		"   ",
+		"file /tmp/two {ensure: file}",
+		`{"type":"File","title":"/tmp/three","params":{"ensure":"absent"},"id":"x"}`,
+		"{garbage",
+		`{"type":"notify","title":"five","params":"[not, a, mapping]"}`,
+		"notify six {}", // no newline at the end
+	}, "\n")
+	out, code := runString(t, loopConfig{Banner: true}, app, in)
+	assert.Equal(t, exitOK, code)
+	lines := strings.SplitAfter(out, "\n")
+	require.Equal(t, protocol.Banner, lines[0])
+	as := decodeAnswers(t, strings.Join(lines[1:], ""))
+	require.Len(t, as, 6)
+	assert.Equal(t, "Notify[one]", *as[0].Resource)
+	assert.Equal(t, "1", string(as[0].ID))
+	assert.True(t, as[0].Changed)
+	assert.Equal(t, "File[/tmp/two]", *as[1].Resource)
+	assert.Equal(t, "File[/tmp/three]", *as[2].Resource)
+	assert.Equal(t, `"x"`, string(as[2].ID))
+	assert.Nil(t, as[3].Resource)
+	assert.True(t, as[3].Error && as[3].Failed && !as[3].Changed)
+	assert.Contains(t, *as[3].Exception, "request line 7")
+	assert.Equal(t, "Notify[five]", *as[4].Resource)
+	assert.True(t, as[4].Error)
+	assert.Contains(t, *as[4].Exception, "expected a mapping")
+	assert.Equal(t, "Notify[six]", *as[5].Resource)
+
+	reqs := app.Requests()
+	require.Len(t, reqs, 4, "undecodable lines never reach the applier")
+	assert.Equal(t, map[string]any{"ensure": "absent"}, reqs[2].Params)
+}
+
+func TestLoopNoBannerAndCompat(t *testing.T) {
+	app := &mock.Applier{Func: func(_ context.Context, req *protocol.Request) protocol.Result {
+		return protocol.Result{Resource: applier.Ref(req.Type, req.Title), Changed: true,
+			Events: []protocol.Event{{Property: "ensure", Previous: "absent", Desired: "file", Message: "created", Status: "success"}}}
+	}}
+	in := `{"type":"file","title":"/a","params":"{}","id":9}` + "\n"
+	out, _ := runString(t, loopConfig{Compat: true}, app, in)
+	assert.Equal(t, `{"resource":"File[/a]","failed":false,"changed":true,"noop":false,"error":false,"exception":null}`+"\n", out)
+	out, _ = runString(t, loopConfig{}, app, in)
+	assert.Equal(t, `{"resource":"File[/a]","failed":false,"changed":true,"noop":false,"error":false,"exception":null,"id":9,`+
+		`"events":[{"property":"ensure","previous":"absent","desired":"file","message":"created","status":"success"}]}`+"\n", out)
+}
+
+// Each answer is written before the next line is read: a controller that
+// waits for the answer before writing more must not deadlock.
+func TestLoopAnswerReadableBeforeEOF(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	done := make(chan int)
+	go func() {
+		done <- runLoop(context.Background(), loopConfig{Banner: true}, &mock.Applier{}, inR, outW, nil)
+		outW.Close()
+	}()
+	r := bufio.NewReader(outR)
+	banner, err := r.ReadString('\n')
+	require.NoError(t, err)
+	assert.Equal(t, protocol.Banner, banner)
+	for _, title := range []string{"a", "b", "c"} {
+		_, err := io.WriteString(inW, `{"type":"notify","title":"`+title+`","params":"{}"}`+"\n")
+		require.NoError(t, err)
+		line, err := readLineTimeout(r, 5*time.Second)
+		require.NoError(t, err)
+		assert.Contains(t, line, `"resource":"Notify[`+title+`]"`)
+	}
+	inW.Close()
+	assert.Equal(t, exitOK, <-done)
+}
+
+func readLineTimeout(r *bufio.Reader, d time.Duration) (string, error) {
+	type res struct {
+		s   string
+		err error
+	}
+	ch := make(chan res, 1)
+	go func() { s, err := r.ReadString('\n'); ch <- res{s, err} }()
+	select {
+	case x := <-ch:
+		return x.s, x.err
+	case <-time.After(d):
+		return "", errors.New("no answer in time")
+	}
+}
+
+func TestLoopLongLines(t *testing.T) {
+	const max = 1000
+	app := &mock.Applier{}
+	long := `{"type":"notify","title":"big","params":"{message: ` + strings.Repeat("x", 5000) + `}"}`
+	exact := "notify exact {m: " + strings.Repeat("y", max-len("notify exact {m: ")-1) + "}"
+	require.Len(t, exact, max)
+	over := exact + "z"
+	in := long + "\n" + "notify after {}\n" + exact + "\n" + over + "\n" + strings.Repeat("q", 3*max) // last: long, no newline
+	out, code := runString(t, loopConfig{MaxLine: max}, app, in)
+	assert.Equal(t, exitOK, code)
+	as := decodeAnswers(t, out)
+	require.Len(t, as, 5)
+	assert.True(t, as[0].Error)
+	assert.Contains(t, *as[0].Exception, "line of 5054 bytes is longer than the limit of 1000 bytes")
+	assert.Equal(t, "Notify[after]", *as[1].Resource)
+	assert.False(t, as[1].Error)
+	assert.Equal(t, "Notify[exact]", *as[2].Resource)
+	assert.False(t, as[2].Error)
+	assert.True(t, as[3].Error)
+	assert.Contains(t, *as[3].Exception, "line of 1001 bytes")
+	assert.True(t, as[4].Error)
+	assert.Contains(t, *as[4].Exception, "line of 3000 bytes")
+	assert.Len(t, app.Requests(), 2)
+}
+
+// A line far longer than the limit is consumed without being held: the
+// loop's memory stays near the limit.
+func TestLoopHugeLineIsNotHeld(t *testing.T) {
+	const size = 64 << 20
+	r := io.MultiReader(strings.NewReader("notify before {}\n"), &repeatReader{b: 'a', n: size},
+		strings.NewReader("\nnotify after {}\n"))
+	var out bytes.Buffer
+	code := runLoop(context.Background(), loopConfig{MaxLine: 1 << 20}, &mock.Applier{}, r, &out, nil)
+	assert.Equal(t, exitOK, code)
+	as := decodeAnswers(t, out.String())
+	require.Len(t, as, 3)
+	assert.False(t, as[0].Error)
+	assert.True(t, as[1].Error)
+	assert.Contains(t, *as[1].Exception, "line of 67108864 bytes")
+	assert.Equal(t, "Notify[after]", *as[2].Resource)
+	assert.False(t, as[2].Error)
+}
+
+type repeatReader struct {
+	b     byte
+	n     int
+	chunk []byte
+}
+
+func (r *repeatReader) Read(p []byte) (int, error) {
+	if r.n == 0 {
+		return 0, io.EOF
+	}
+	n := min(len(p), r.n)
+	if len(r.chunk) == 0 {
+		r.chunk = bytes.Repeat([]byte{r.b}, 64<<10)
+	}
+	n = copy(p[:n], r.chunk)
+	r.n -= n
+	return n, nil
+}
+
+func TestLoopPanicBecomesErrorAnswer(t *testing.T) {
+	app := &mock.Applier{Func: func(_ context.Context, req *protocol.Request) protocol.Result {
+		if req.Title == "boom" {
+			var m map[string]int
+			m["x"] = 1 // a real runtime panic
+		}
+		return protocol.Result{Resource: applier.Ref(req.Type, req.Title)}
+	}}
+	var logs bytes.Buffer
+	log := slog.New(newPuppetHandler(&logs, slog.LevelError))
+	out, code := runString(t, loopConfig{Log: log}, app, "notify boom {}\nnotify fine {}\n")
+	assert.Equal(t, exitOK, code)
+	as := decodeAnswers(t, out)
+	require.Len(t, as, 2)
+	assert.Equal(t, "Notify[boom]", *as[0].Resource)
+	assert.True(t, as[0].Error && as[0].Failed)
+	assert.Contains(t, *as[0].Exception, "internal error (panic): assignment to entry in nil map")
+	assert.Equal(t, "Notify[fine]", *as[1].Resource)
+	assert.False(t, as[1].Error)
+	assert.Contains(t, logs.String(), "Error: (Applying Notify[boom]) internal error (panic)")
+}
+
+// SIGTERM while a resource is being applied: it finishes, is answered,
+// and the loop ends with 0 without reading the next line.
+func TestLoopSignalFinishesResourceInProgress(t *testing.T) {
+	started := make(chan struct{})
+	release := make(chan struct{})
+	app := &mock.Applier{Func: func(ctx context.Context, req *protocol.Request) protocol.Result {
+		if req.Title == "slow" {
+			close(started)
+			<-release
+			return protocol.Result{Resource: "Notify[slow]", Changed: true}
+		}
+		return protocol.Result{Resource: applier.Ref(req.Type, req.Title), Changed: true}
+	}}
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	var out syncBuffer
+	sigs := make(chan os.Signal, 2)
+	done := make(chan int)
+	go func() { done <- runLoop(context.Background(), loopConfig{}, app, inR, &out, sigs) }()
+	go io.WriteString(inW, "notify slow {}\nnotify next {}\n")
+	<-started
+	sigs <- syscall.SIGTERM
+	time.Sleep(50 * time.Millisecond) // the signal must not cut the resource short
+	select {
+	case <-done:
+		t.Fatal("loop ended before the resource in progress finished")
+	default:
+	}
+	close(release)
+	select {
+	case code := <-done:
+		assert.Equal(t, exitOK, code)
+	case <-time.After(5 * time.Second):
+		t.Fatal("loop did not end after the signal")
+	}
+	as := decodeAnswers(t, out.String())
+	require.Len(t, as, 1)
+	assert.Equal(t, "Notify[slow]", *as[0].Resource)
+	assert.Len(t, app.Requests(), 1)
+}
+
+// A second signal cancels the resource in progress through its context.
+func TestLoopSecondSignalCancels(t *testing.T) {
+	started := make(chan struct{})
+	app := &mock.Applier{Func: func(ctx context.Context, req *protocol.Request) protocol.Result {
+		close(started)
+		<-ctx.Done()
+		return protocol.ErrorResult("Exec[x]", "cancelled: "+ctx.Err().Error())
+	}}
+	sigs := make(chan os.Signal, 2)
+	var out syncBuffer
+	done := make(chan int)
+	go func() {
+		done <- runLoop(context.Background(), loopConfig{}, app, strings.NewReader("exec x {}\n"), &out, sigs)
+	}()
+	<-started
+	sigs <- syscall.SIGINT
+	sigs <- syscall.SIGINT
+	select {
+	case code := <-done:
+		assert.Equal(t, exitOK, code)
+	case <-time.After(5 * time.Second):
+		t.Fatal("second signal did not cancel")
+	}
+	assert.Contains(t, out.String(), "cancelled: context canceled")
+}
+
+// A signal while idle (waiting for input) ends the loop at once.
+func TestLoopSignalWhileIdle(t *testing.T) {
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	sigs := make(chan os.Signal, 1)
+	done := make(chan int)
+	go func() { done <- runLoop(context.Background(), loopConfig{}, &mock.Applier{}, inR, io.Discard, sigs) }()
+	sigs <- syscall.SIGTERM
+	select {
+	case code := <-done:
+		assert.Equal(t, exitOK, code)
+	case <-time.After(5 * time.Second):
+		t.Fatal("idle loop did not end on a signal")
+	}
+}
+
+func TestLoopClosedStdout(t *testing.T) {
+	outR, outW := io.Pipe()
+	outR.Close()
+	code := runLoop(context.Background(), loopConfig{}, &mock.Applier{}, strings.NewReader("notify a {}\nnotify b {}\n"), outW, nil)
+	assert.Equal(t, exitOutput, code)
+}
+
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, errors.New("disk on fire") }
+
+func TestLoopReadError(t *testing.T) {
+	var logs bytes.Buffer
+	code := runLoop(context.Background(), loopConfig{Log: slog.New(newPuppetHandler(&logs, slog.LevelWarn))},
+		&mock.Applier{}, failingReader{}, io.Discard, nil)
+	assert.Equal(t, exitInput, code)
+	assert.Contains(t, logs.String(), "Error: reading stdin: line of 0 bytes: disk on fire")
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

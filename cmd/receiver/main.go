@@ -1,0 +1,135 @@
+// Command receiver is a drop-in replacement for `puppet yamlresource
+// receive`: it reads one resource request per line on stdin, applies it,
+// and answers with one JSON line on stdout.
+//
+// The loop (loop.go) depends only on protocol.Applier; main wires in the
+// real applier.Engine with every registered type. Subcommands (describe,
+// facts, filebucket, ...) register themselves in the subcommands map from
+// their own files and are dispatched on the first argument.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pippet/pippet/applier"
+	_ "github.com/pippet/pippet/applier/types/all"
+	"github.com/pippet/pippet/protocol"
+)
+
+func main() {
+	os.Exit(realMain(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// options are the apply loop's flags.
+type options struct {
+	noop        bool
+	noBanner    bool
+	compat      bool
+	maxLine     int
+	logLevel    string
+	debug       bool
+	stateDir    string
+	caFile      string
+	httpTimeout time.Duration
+	version     bool
+}
+
+func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("receiver", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.BoolVar(&o.noop, "noop", false, "evaluate every resource, change nothing; answers say \"noop\":true with the events that would have happened")
+	fs.BoolVar(&o.noBanner, "no-banner", false, "do not write the ready banner line before the first answer")
+	fs.BoolVar(&o.compat, "compat", false, "answer with exactly Puppet's six fields (no id, no events)")
+	fs.IntVar(&o.maxLine, "max-line", 16<<20, "longest request line in bytes; a longer one is skipped and answered with an error")
+	fs.StringVar(&o.logLevel, "log-level", "warning", "least severe level logged to stderr: debug, info, notice, warning, err")
+	fs.BoolVar(&o.debug, "debug", false, "log everything (same as --log-level debug)")
+	fs.StringVar(&o.stateDir, "state-dir", "/var/lib/pippet", "directory for pippet's own state (the filebucket)")
+	fs.StringVar(&o.caFile, "ca-file", "", "PEM bundle to verify HTTPS sources against instead of the system roots")
+	fs.DurationVar(&o.httpTimeout, "http-timeout", 60*time.Second, "time limit for one HTTP(S) source request")
+	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.Usage = func() { usage(fs) }
+	return fs
+}
+
+func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		if sub, ok := subcommands[args[0]]; ok {
+			return sub(ctx, args[1:], stdout, stderr)
+		}
+	}
+	var o options
+	fs := newFlagSet(&o, stderr)
+	if err := fs.Parse(args); err != nil {
+		if err == flag.ErrHelp {
+			fs.SetOutput(stdout)
+			usage(fs)
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "receiver: unexpected argument %q (known subcommands: %s)\n", fs.Arg(0), subcommandNames())
+		return exitUsage
+	}
+	if o.version {
+		fmt.Fprintf(stdout, "receiver %s (protocol 1)\n", protocol.Version)
+		return exitOK
+	}
+	level, ok := logLevels[strings.ToLower(o.logLevel)]
+	if !ok {
+		fmt.Fprintf(stderr, "receiver: invalid --log-level %q (want debug, info, notice, warning or err)\n", o.logLevel)
+		return exitUsage
+	}
+	if o.debug {
+		level = slog.LevelDebug
+	}
+	if o.maxLine < 1 {
+		fmt.Fprintf(stderr, "receiver: --max-line must be positive\n")
+		return exitUsage
+	}
+	logger := slog.New(newPuppetHandler(stderr, level))
+	engine := applier.NewEngine(applier.Default, &applier.Env{
+		Options: applier.Options{
+			Noop:               o.noop,
+			StateDir:           o.stateDir,
+			CAFile:             o.caFile,
+			HTTPTimeoutSeconds: int((o.httpTimeout + time.Second - 1) / time.Second),
+		},
+		Log: logger,
+	})
+
+	// A closed stdout must not kill us with SIGPIPE: the write fails with
+	// EPIPE and the loop ends quietly with exitOutput.
+	signal.Ignore(syscall.SIGPIPE)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+
+	return runLoop(ctx, loopConfig{
+		MaxLine: o.maxLine,
+		Compat:  o.compat,
+		Banner:  !o.noBanner,
+		Log:     logger,
+	}, engine, stdin, stdout, sigs)
+}
+
+func subcommandNames() string {
+	var names []string
+	for n := range subcommands {
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	sortStrings(names)
+	return strings.Join(names, ", ")
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/protocol"
+)
+
+func TestRealMainFlags(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		code       int
+		stdout     string
+		stderrPart string
+	}{
+		{"version", []string{"--version"}, exitOK, "receiver " + protocol.Version + " (protocol 1)\n", ""},
+		{"help", []string{"--help"}, exitOK, "", ""},
+		{"bad flag", []string{"--frobnicate"}, exitUsage, "", "flag provided but not defined: -frobnicate"},
+		{"bad level", []string{"--log-level", "loud"}, exitUsage, "", `invalid --log-level "loud"`},
+		{"stray argument", []string{"bogus"}, exitUsage, "", `unexpected argument "bogus"`},
+		{"bad max line", []string{"--max-line", "0"}, exitUsage, "", "--max-line must be positive"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out, errb bytes.Buffer
+			code := realMain(context.Background(), tt.args, strings.NewReader(""), &out, &errb)
+			assert.Equal(t, tt.code, code)
+			if tt.stdout != "" {
+				assert.Equal(t, tt.stdout, out.String())
+			}
+			assert.Contains(t, errb.String(), tt.stderrPart)
+		})
+	}
+}
+
+func TestHelpDocumentsProtocol(t *testing.T) {
+	var out bytes.Buffer
+	assert.Equal(t, exitOK, realMain(context.Background(), []string{"--help"}, strings.NewReader(""), &out, io.Discard))
+	for _, want := range []string{`"params"`, "TYPE TITLE YAML", protocol.Banner[:len(protocol.Banner)-1], "--max-line", "SIGTERM", "-compat", "Exit status"} {
+		assert.Contains(t, out.String(), want)
+	}
+}
+
+func TestSubcommandDispatch(t *testing.T) {
+	var got []string
+	subcommands["test-sub"] = func(_ context.Context, args []string, stdout, _ io.Writer) int {
+		got = args
+		io.WriteString(stdout, "sub ran\n")
+		return 7
+	}
+	defer delete(subcommands, "test-sub")
+	var out bytes.Buffer
+	code := realMain(context.Background(), []string{"test-sub", "a", "--b"}, strings.NewReader(""), &out, io.Discard)
+	assert.Equal(t, 7, code)
+	assert.Equal(t, []string{"a", "--b"}, got)
+	assert.Equal(t, "sub ran\n", out.String())
+}
+
+// The real main with an empty stdin writes only the banner.
+func TestRealMainEmptyInput(t *testing.T) {
+	var out bytes.Buffer
+	assert.Equal(t, exitOK, realMain(context.Background(), nil, strings.NewReader(""), &out, io.Discard))
+	assert.Equal(t, protocol.Banner, out.String())
+	out.Reset()
+	assert.Equal(t, exitOK, realMain(context.Background(), []string{"--no-banner"}, strings.NewReader("# only a comment\n"), &out, io.Discard))
+	assert.Empty(t, out.String())
+}
+
+func TestPuppetHandler(t *testing.T) {
+	tests := []struct {
+		name  string
+		level slog.Level
+		msg   string
+		attrs []any
+		want  string
+	}{
+		{"notice", applier.LevelNotice, "hi there", nil, "Notice: hi there\n"},
+		{"notice with property", applier.LevelNotice, "created", []any{"resource", "File[/x]", "property", "ensure"}, "Notice: /File[/x]/ensure: created\n"},
+		{"error applying", slog.LevelError, "could not write", []any{"resource", "File[/x]"}, "Error: (Applying File[/x]) could not write\n"},
+		{"warning", slog.LevelWarn, "careful", []any{"path", "/y"}, "Warning: careful (path=/y)\n"},
+		{"debug", slog.LevelDebug, "details", nil, "Debug: details\n"},
+		{"info", slog.LevelInfo, "fyi", nil, "Info: fyi\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var b bytes.Buffer
+			slog.New(newPuppetHandler(&b, slog.LevelDebug)).Log(context.Background(), tt.level, tt.msg, tt.attrs...)
+			assert.Equal(t, tt.want, b.String())
+		})
+	}
+	var b bytes.Buffer
+	l := slog.New(newPuppetHandler(&b, slog.LevelWarn))
+	l.Info("hidden")
+	l.Log(context.Background(), applier.LevelNotice, "hidden too")
+	l.With("resource", "Exec[x]").Error("failed")
+	assert.Equal(t, "Error: (Applying Exec[x]) failed\n", b.String())
+}

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/runner"
+)
+
+// TestSiteAgainstTheReceiver runs site.yaml, moved into a temp dir, through
+// the receiver built from this module: twice, the second run finding
+// everything in place.
+func TestSiteAgainstTheReceiver(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the receiver")
+	}
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	require.NoError(t, err)
+	bin := filepath.Join(t.TempDir(), "receiver")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/receiver")
+	build.Dir = filepath.Dir(strings.TrimSpace(string(out)))
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Skipf("receiver binary not available: %v: %s", err, out)
+	}
+
+	root := filepath.Join(t.TempDir(), "site")
+	data, err := os.ReadFile("site.yaml")
+	require.NoError(t, err)
+	g, err := Parse([]byte(strings.ReplaceAll(string(data), "/tmp/pippet-graph", root)))
+	require.NoError(t, err)
+
+	r := runner.New(runner.Options{Command: []string{bin}})
+	require.NoError(t, r.Register())
+	defer r.Unregister()
+	for _, typ := range []string{"file", "exec"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_, err := runner.Apply(ctx, r, &runner.Resource{Type: typ, Title: "/nonexistent-probe", Params: "{noop: true}"})
+		cancel()
+		if err != nil && strings.Contains(err.Error(), "unknown resource type") {
+			t.Skipf("the receiver has no %s type yet", typ)
+		}
+	}
+
+	statuses := func() map[string]Status {
+		m := map[string]Status{}
+		for _, o := range g.Run(context.Background(), r, 30*time.Second, func(Outcome) {}) {
+			assert.NoError(t, o.Err, o.Ref)
+			m[strings.ReplaceAll(o.Ref, root, "ROOT")] = o.Status
+		}
+		return m
+	}
+	assert.Equal(t, map[string]Status{
+		"File[ROOT]":          Changed,
+		"File[ROOT/motd]":     Changed,
+		"File[ROOT/app.conf]": Changed,
+		"Exec[write version]": Changed,
+		"Exec[check config]":  Changed,
+		"Notify[done]":        Changed,
+		"Notify[hello]":       Changed,
+	}, statuses())
+	motd, err := os.ReadFile(filepath.Join(root, "motd"))
+	require.NoError(t, err)
+	assert.Equal(t, "Welcome, managed by pippet\n", string(motd))
+	fi, err := os.Stat(filepath.Join(root, "app.conf"))
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o640), fi.Mode().Perm())
+	assert.FileExists(t, filepath.Join(root, "version"))
+	assert.FileExists(t, filepath.Join(root, "checked"))
+
+	assert.Equal(t, map[string]Status{
+		"File[ROOT]":          Unchanged,
+		"File[ROOT/motd]":     Unchanged,
+		"File[ROOT/app.conf]": Unchanged,
+		"Exec[write version]": Unchanged,
+		"Exec[check config]":  Unchanged,
+		"Notify[done]":        Changed,
+		"Notify[hello]":       Changed,
+	}, statuses(), "the second run finds everything in place")
+}

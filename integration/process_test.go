@@ -1,0 +1,123 @@
+package integration
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The flags that shape answers, against the real binary.
+func TestAnswerFlags(t *testing.T) {
+	if !registered("file") {
+		t.Skip("needs the file type")
+	}
+	tests := []struct {
+		name   string
+		args   []string
+		check  func(t *testing.T, root, out string)
+		exists bool
+	}{
+		{"noop", []string{"--noop"}, func(t *testing.T, root, out string) {
+			_, as := answers(t, out)
+			require.Len(t, as, 1)
+			assert.True(t, as[0].Noop)
+			assert.False(t, as[0].Changed)
+			assert.Contains(t, out, `"status":"noop"`)
+		}, false},
+		{"compat", []string{"--compat", "--no-banner"}, func(t *testing.T, root, out string) {
+			assert.Equal(t, `{"resource":"File[`+root+`/a]","failed":false,"changed":true,"noop":false,"error":false,"exception":null}`+"\n", out)
+		}, true},
+		{"default", nil, func(t *testing.T, root, out string) {
+			banner, as := answers(t, out)
+			assert.NotEmpty(t, banner)
+			require.Len(t, as, 1)
+			assert.Equal(t, `"x"`, string(as[0].ID))
+			assert.Contains(t, out, `"events":[{"property":"ensure","previous":"absent","desired":"file"`)
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			root := t.TempDir()
+			in := `{"type":"file","title":"` + root + `/a","params":"{ensure: file}","id":"x"}` + "\n"
+			out, stderr, code := run(t, root, strings.NewReader(in), tt.args...)
+			assert.Equal(t, 0, code, stderr)
+			tt.check(t, root, out)
+			_, err := os.Stat(filepath.Join(root, "a"))
+			assert.Equal(t, tt.exists, err == nil, "file exists: %v", err)
+		})
+	}
+}
+
+// SIGTERM while a resource runs: it is finished and answered, the next
+// line is not read, the exit status is 0.
+func TestSIGTERMFinishesResource(t *testing.T) {
+	if !registered("exec") {
+		t.Skip("needs the exec type")
+	}
+	root := t.TempDir()
+	marker := filepath.Join(root, "done")
+	cmd := exec.Command(receiverBin, "--state-dir", t.TempDir(), "--no-banner", "--log-level", "notice")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	slow := `{"type":"exec","title":"/bin/sh -c 'sleep 1; touch ` + marker + `'","params":"{}"}` + "\n"
+	_, err = io.WriteString(stdin, slow+`{"type":"notify","title":"never","params":"{}"}`+"\n")
+	require.NoError(t, err)
+	time.Sleep(300 * time.Millisecond) // the exec is running
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	out, err := io.ReadAll(bufio.NewReader(stdout))
+	require.NoError(t, err)
+	require.NoError(t, cmd.Wait(), "stderr: %s", stderr.String())
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Len(t, lines, 1, "only the resource in progress is answered: %s", out)
+	var a answer
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &a))
+	assert.True(t, a.Changed)
+	assert.False(t, a.Failed)
+	assert.FileExists(t, marker)
+	assert.Contains(t, stderr.String(), "finishing the resource in progress")
+}
+
+// A controller that goes away: the receiver's writes fail with EPIPE and
+// it ends quietly with status 3, not killed by SIGPIPE.
+func TestClosedStdout(t *testing.T) {
+	cmd := exec.Command(receiverBin, "--state-dir", t.TempDir())
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	buf := make([]byte, 80)
+	_, err = stdout.Read(buf) // the banner
+	require.NoError(t, err)
+	require.NoError(t, stdout.Close())
+	for i := 0; i < 3; i++ {
+		if _, err := io.WriteString(stdin, "# keep going\nnotify x {}\n"); err != nil {
+			break // it may already have gone
+		}
+	}
+	err = cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 3, ee.ExitCode(), "exit status 3, not death by SIGPIPE")
+	assert.Empty(t, stderr.String())
+}

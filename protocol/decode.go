@@ -1,0 +1,591 @@
+package protocol
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// DecodeError says why a request line was refused. Type and Title are set
+// when the line was read far enough to name the resource (a bad params
+// document in an otherwise fine request), so the answer can name it.
+type DecodeError struct {
+	Type, Title string
+	// ID is the request's id when it was read before the problem.
+	ID []byte
+	// Msg says what is wrong and where.
+	Msg string
+	// Err is the underlying error, if any (a *ParamsError for params).
+	Err error
+}
+
+func (e *DecodeError) Error() string { return e.Msg }
+
+// Unwrap returns the underlying error.
+func (e *DecodeError) Unwrap() error { return e.Err }
+
+// Skip reports whether a line gets no answer: blank (spaces, tabs, a
+// trailing CR) or a comment starting with '#'.
+func Skip(line []byte) bool {
+	for _, c := range line {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '#':
+			return true
+		}
+		return false
+	}
+	return true
+}
+
+// DecodeLine decodes one request line (without its newline; a trailing CR
+// is ignored) into req, which it overwrites. The line may be reused by the
+// caller afterwards: nothing in req refers to it.
+//
+// A line whose first non-blank byte is '{' is JSON:
+//
+//	{"type":"file","title":"/tmp/x","params":"{ensure: file}","id":7}
+//
+// anything else is the legacy form TYPE TITLE YAML, split on the first two
+// spaces. Errors are *DecodeError.
+func DecodeLine(line []byte, req *Request) error {
+	*req = Request{}
+	line = bytes.TrimRight(line, "\r\n")
+	if err := checkBytes(line); err != nil {
+		return err
+	}
+	i := 0
+	for i < len(line) && (line[i] == ' ' || line[i] == '\t') {
+		i++
+	}
+	if i < len(line) && line[i] == '{' {
+		return decodeJSONRequest(line, req)
+	}
+	return decodeLegacy(line[i:], req)
+}
+
+// checkBytes refuses invalid UTF-8 and control characters (other than tab)
+// anywhere in the line, naming the first offending byte.
+func checkBytes(line []byte) error {
+	for i := 0; i < len(line); {
+		c := line[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\t' {
+				if c == 0 {
+					return &DecodeError{Msg: fmt.Sprintf("invalid request: NUL byte at byte %d", i+1)}
+				}
+				return &DecodeError{Msg: fmt.Sprintf("invalid request: control character 0x%02x at byte %d", c, i+1)}
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(line[i:])
+		if r == utf8.RuneError && n == 1 {
+			return &DecodeError{Msg: fmt.Sprintf("invalid request: not valid UTF-8 at byte %d (0x%02x)", i+1, c)}
+		}
+		i += n
+	}
+	return nil
+}
+
+func validTypeName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z':
+		case i > 0 && (c >= '0' && c <= '9' || c == '_' || c == ':'):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+func decodeLegacy(line []byte, req *Request) error {
+	sp := bytes.IndexByte(line, ' ')
+	if sp < 0 {
+		return &DecodeError{Msg: "invalid request: expected JSON ({\"type\":...}) or TYPE TITLE YAML, got a single word"}
+	}
+	rest := line[sp+1:]
+	sp2 := bytes.IndexByte(rest, ' ')
+	if sp2 < 0 {
+		return &DecodeError{Msg: "invalid request: legacy form TYPE TITLE YAML has no YAML after the title"}
+	}
+	typ, title, params := string(line[:sp]), string(rest[:sp2]), rest[sp2+1:]
+	if !validTypeName(typ) {
+		return &DecodeError{Msg: fmt.Sprintf("invalid request: %q is not a resource type name", typ)}
+	}
+	if title == "" {
+		return &DecodeError{Msg: "invalid request: empty title (two spaces after the type?)"}
+	}
+	req.Type, req.Title = typ, title
+	m, err := ParseParams(params)
+	if err != nil {
+		return &DecodeError{Type: typ, Title: title, Msg: err.Error(), Err: err}
+	}
+	req.Params = m
+	return nil
+}
+
+// jsonScanner is a small strict JSON reader over one line. Positions in
+// its errors are 1-based byte offsets into the line.
+type jsonScanner struct {
+	b   []byte
+	i   int
+	n   int // values made (bounded like YAML params)
+	buf []byte
+}
+
+type jsonError struct {
+	pos int
+	msg string
+}
+
+func (e *jsonError) Error() string { return fmt.Sprintf("invalid JSON at byte %d: %s", e.pos, e.msg) }
+
+func (s *jsonScanner) errf(format string, args ...any) error {
+	return &jsonError{pos: s.i + 1, msg: fmt.Sprintf(format, args...)}
+}
+
+func (s *jsonScanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\r', '\n':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+func (s *jsonScanner) describe() string {
+	if s.i >= len(s.b) {
+		return "end of line"
+	}
+	r, _ := utf8.DecodeRune(s.b[s.i:])
+	return strconv.QuoteRune(r)
+}
+
+func decodeJSONRequest(line []byte, req *Request) error {
+	s := &jsonScanner{b: line}
+	fail := func(err error) error {
+		// The line could not be read as a request: like Puppet, the answer
+		// names no resource.
+		return &DecodeError{Msg: "invalid request: " + err.Error(), Err: err}
+	}
+	s.ws()
+	s.i++ // '{'
+	var (
+		params       []byte
+		paramsObj    map[string]any
+		paramsIsNull bool
+		seen         uint8
+	)
+	const (
+		seenType = 1 << iota
+		seenTitle
+		seenParams
+		seenID
+	)
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+	} else {
+		for {
+			s.ws()
+			if s.i >= len(s.b) || s.b[s.i] != '"' {
+				return fail(s.errf("expected a member name in double quotes, found %s", s.describe()))
+			}
+			keyPos := s.i + 1
+			key, err := s.str()
+			if err != nil {
+				return fail(err)
+			}
+			s.ws()
+			if s.i >= len(s.b) || s.b[s.i] != ':' {
+				return fail(s.errf("expected ':' after member name %q, found %s", key, s.describe()))
+			}
+			s.i++
+			s.ws()
+			var bit uint8
+			switch string(key) {
+			case "type":
+				bit = seenType
+			case "title":
+				bit = seenTitle
+			case "params":
+				bit = seenParams
+			case "id":
+				bit = seenID
+			default:
+				return fail(&jsonError{pos: keyPos, msg: fmt.Sprintf("unknown member %q (expected type, title, params, id)", key)})
+			}
+			if seen&bit != 0 {
+				return fail(&jsonError{pos: keyPos, msg: fmt.Sprintf("member %q given twice", key)})
+			}
+			seen |= bit
+			switch bit {
+			case seenType, seenTitle:
+				if s.i >= len(s.b) || s.b[s.i] != '"' {
+					return fail(s.errf("%q must be a string, found %s", key, s.describe()))
+				}
+				v, err := s.str()
+				if err != nil {
+					return fail(err)
+				}
+				if bit == seenType {
+					req.Type = string(v)
+				} else {
+					req.Title = string(v)
+				}
+			case seenParams:
+				switch {
+				case s.i < len(s.b) && s.b[s.i] == '"':
+					v, err := s.str()
+					if err != nil {
+						return fail(err)
+					}
+					params = append([]byte(nil), v...)
+				case s.i < len(s.b) && s.b[s.i] == '{':
+					v, err := s.value(0)
+					if err != nil {
+						return fail(err)
+					}
+					paramsObj = v.(map[string]any)
+				case bytes.HasPrefix(s.b[s.i:], []byte("null")):
+					s.i += 4
+					paramsIsNull = true
+				default:
+					return fail(s.errf("\"params\" must be a YAML string or a JSON object, found %s", s.describe()))
+				}
+			case seenID:
+				start := s.i
+				if _, err := s.value(0); err != nil {
+					return fail(err)
+				}
+				req.ID = append([]byte(nil), s.b[start:s.i]...)
+			}
+			s.ws()
+			if s.i < len(s.b) && s.b[s.i] == ',' {
+				s.i++
+				continue
+			}
+			if s.i < len(s.b) && s.b[s.i] == '}' {
+				s.i++
+				break
+			}
+			return fail(s.errf("expected ',' or '}' after a member, found %s", s.describe()))
+		}
+	}
+	s.ws()
+	if s.i < len(s.b) {
+		return fail(s.errf("unexpected %s after the request object", s.describe()))
+	}
+	if seen&seenType == 0 {
+		return fail(fmt.Errorf("missing member \"type\""))
+	}
+	if !validTypeName(req.Type) {
+		return fail(fmt.Errorf("%q is not a resource type name", req.Type))
+	}
+	if seen&seenTitle == 0 || req.Title == "" {
+		return fail(fmt.Errorf("missing or empty \"title\" for type %s", req.Type))
+	}
+	named := func(msg string) error {
+		return &DecodeError{Type: req.Type, Title: req.Title, ID: req.ID, Msg: "invalid request: " + msg}
+	}
+	if strings.IndexByte(req.Title, 0) >= 0 {
+		return fail(fmt.Errorf("title contains a NUL character"))
+	}
+	switch {
+	case paramsObj != nil:
+		req.Params = paramsObj
+	case seen&seenParams == 0:
+		return named("missing member \"params\" (use \"{}\" for none)")
+	case paramsIsNull:
+		return named("\"params\" is null; a mapping such as \"{ensure: file}\" is required")
+	default:
+		m, err := ParseParams(params)
+		if err != nil {
+			return &DecodeError{Type: req.Type, Title: req.Title, ID: req.ID, Msg: err.Error(), Err: err}
+		}
+		req.Params = m
+	}
+	return nil
+}
+
+// str reads a JSON string at s.i (which is '"') and returns its decoded
+// bytes; the slice is valid until the next call.
+func (s *jsonScanner) str() ([]byte, error) {
+	s.i++
+	start := s.i
+	// Fast path: no escapes.
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		if c == '"' {
+			v := s.b[start:s.i]
+			s.i++
+			return v, nil
+		}
+		if c == '\\' {
+			break
+		}
+		if c < 0x20 {
+			return nil, s.errf("control character 0x%02x in a string", c)
+		}
+		s.i++
+	}
+	buf := append(s.buf[:0], s.b[start:s.i]...)
+	for s.i < len(s.b) {
+		c := s.b[s.i]
+		switch {
+		case c == '"':
+			s.i++
+			s.buf = buf
+			return buf, nil
+		case c < 0x20:
+			return nil, s.errf("control character 0x%02x in a string", c)
+		case c != '\\':
+			buf = append(buf, c)
+			s.i++
+			continue
+		}
+		s.i++
+		if s.i >= len(s.b) {
+			break
+		}
+		e := s.b[s.i]
+		s.i++
+		switch e {
+		case '"', '\\', '/':
+			buf = append(buf, e)
+		case 'b':
+			buf = append(buf, '\b')
+		case 'f':
+			buf = append(buf, '\f')
+		case 'n':
+			buf = append(buf, '\n')
+		case 'r':
+			buf = append(buf, '\r')
+		case 't':
+			buf = append(buf, '\t')
+		case 'u':
+			r, ok := s.hex4()
+			if !ok {
+				return nil, s.errf("invalid \\u escape")
+			}
+			if utf16.IsSurrogate(r) {
+				if r >= 0xdc00 || s.i+1 >= len(s.b) || s.b[s.i] != '\\' || s.b[s.i+1] != 'u' {
+					return nil, s.errf("unpaired surrogate in \\u escape")
+				}
+				s.i += 2
+				r2, ok := s.hex4()
+				if !ok {
+					return nil, s.errf("invalid \\u escape")
+				}
+				r = utf16.DecodeRune(r, r2)
+				if r == utf8.RuneError {
+					return nil, s.errf("unpaired surrogate in \\u escape")
+				}
+			}
+			buf = utf8.AppendRune(buf, r)
+		default:
+			s.i--
+			return nil, s.errf("invalid escape \\%c", e)
+		}
+	}
+	s.buf = buf
+	return nil, s.errf("unterminated string")
+}
+
+func (s *jsonScanner) hex4() (rune, bool) {
+	if s.i+4 > len(s.b) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s.b[s.i : s.i+4] {
+		r <<= 4
+		switch {
+		case c >= '0' && c <= '9':
+			r |= rune(c - '0')
+		case c >= 'a' && c <= 'f':
+			r |= rune(c - 'a' + 10)
+		case c >= 'A' && c <= 'F':
+			r |= rune(c - 'A' + 10)
+		default:
+			return 0, false
+		}
+	}
+	s.i += 4
+	return r, true
+}
+
+// value reads any JSON value into the Go values params use.
+func (s *jsonScanner) value(depth int) (any, error) {
+	if depth > MaxParamsDepth {
+		return nil, s.errf("nesting deeper than %d levels", MaxParamsDepth)
+	}
+	s.n++
+	if s.n > MaxParamsValues {
+		return nil, s.errf("more than %d values", MaxParamsValues)
+	}
+	s.ws()
+	if s.i >= len(s.b) {
+		return nil, s.errf("expected a value, found end of line")
+	}
+	switch c := s.b[s.i]; {
+	case c == '"':
+		v, err := s.str()
+		if err != nil {
+			return nil, err
+		}
+		return string(v), nil
+	case c == '{':
+		s.i++
+		m := map[string]any{}
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == '}' {
+			s.i++
+			return m, nil
+		}
+		for {
+			s.ws()
+			if s.i >= len(s.b) || s.b[s.i] != '"' {
+				return nil, s.errf("expected a member name in double quotes, found %s", s.describe())
+			}
+			k, err := s.str()
+			if err != nil {
+				return nil, err
+			}
+			key := string(k)
+			s.ws()
+			if s.i >= len(s.b) || s.b[s.i] != ':' {
+				return nil, s.errf("expected ':' after member name %q, found %s", key, s.describe())
+			}
+			s.i++
+			v, err := s.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			m[key] = v
+			s.ws()
+			if s.i < len(s.b) && s.b[s.i] == ',' {
+				s.i++
+				continue
+			}
+			if s.i < len(s.b) && s.b[s.i] == '}' {
+				s.i++
+				return m, nil
+			}
+			return nil, s.errf("expected ',' or '}' in an object, found %s", s.describe())
+		}
+	case c == '[':
+		s.i++
+		a := []any{}
+		s.ws()
+		if s.i < len(s.b) && s.b[s.i] == ']' {
+			s.i++
+			return a, nil
+		}
+		for {
+			v, err := s.value(depth + 1)
+			if err != nil {
+				return nil, err
+			}
+			a = append(a, v)
+			s.ws()
+			if s.i < len(s.b) && s.b[s.i] == ',' {
+				s.i++
+				continue
+			}
+			if s.i < len(s.b) && s.b[s.i] == ']' {
+				s.i++
+				return a, nil
+			}
+			return nil, s.errf("expected ',' or ']' in an array, found %s", s.describe())
+		}
+	case c == 't':
+		return s.literal("true", true)
+	case c == 'f':
+		return s.literal("false", false)
+	case c == 'n':
+		return s.literal("null", nil)
+	case c == '-' || c >= '0' && c <= '9':
+		return s.number()
+	}
+	return nil, s.errf("unexpected %s where a value was expected", s.describe())
+}
+
+func (s *jsonScanner) literal(word string, v any) (any, error) {
+	if !bytes.HasPrefix(s.b[s.i:], []byte(word)) {
+		return nil, s.errf("unexpected %s where a value was expected", s.describe())
+	}
+	s.i += len(word)
+	return v, nil
+}
+
+// number reads a JSON number: an int64 when it is an integer that fits,
+// otherwise a float64.
+func (s *jsonScanner) number() (any, error) {
+	start := s.i
+	if s.b[s.i] == '-' {
+		s.i++
+	}
+	switch {
+	case s.i < len(s.b) && s.b[s.i] == '0':
+		s.i++
+	case s.i < len(s.b) && s.b[s.i] >= '1' && s.b[s.i] <= '9':
+		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+			s.i++
+		}
+	default:
+		return nil, s.errf("invalid number")
+	}
+	isInt := true
+	if s.i < len(s.b) && s.b[s.i] == '.' {
+		isInt = false
+		s.i++
+		d := s.i
+		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+			s.i++
+		}
+		if s.i == d {
+			return nil, s.errf("invalid number: no digits after '.'")
+		}
+	}
+	if s.i < len(s.b) && (s.b[s.i] == 'e' || s.b[s.i] == 'E') {
+		isInt = false
+		s.i++
+		if s.i < len(s.b) && (s.b[s.i] == '+' || s.b[s.i] == '-') {
+			s.i++
+		}
+		d := s.i
+		for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+			s.i++
+		}
+		if s.i == d {
+			return nil, s.errf("invalid number: no digits in the exponent")
+		}
+	}
+	text := string(s.b[start:s.i])
+	if isInt {
+		if v, err := strconv.ParseInt(text, 10, 64); err == nil {
+			return v, nil
+		}
+	}
+	f, err := strconv.ParseFloat(text, 64)
+	if err != nil && !math.IsInf(f, 0) {
+		return nil, &jsonError{pos: start + 1, msg: fmt.Sprintf("invalid number %s", text)}
+	}
+	if math.IsInf(f, 0) {
+		return nil, &jsonError{pos: start + 1, msg: fmt.Sprintf("number %s is out of range", text)}
+	}
+	return f, nil
+}

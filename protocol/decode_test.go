@@ -1,0 +1,165 @@
+package protocol
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDecodeLine(t *testing.T) {
+	tests := []struct {
+		name string
+		line string
+		want Request
+	}{
+		{"json", `{"type":"file","title":"/tmp/x","params":"{ensure: file}"}`,
+			Request{Type: "file", Title: "/tmp/x", Params: map[string]any{"ensure": "file"}}},
+		{"json spaces and CR", " { \"type\" : \"File\" , \"title\" : \"/tmp/x\" , \"params\" : \"{}\" } \r",
+			Request{Type: "File", Title: "/tmp/x", Params: map[string]any{}}},
+		{"json id number", `{"id":7,"type":"notify","title":"x","params":"{message: hi}"}`,
+			Request{Type: "notify", Title: "x", Params: map[string]any{"message": "hi"}, ID: []byte("7")}},
+		{"json id object kept verbatim", `{"type":"notify","title":"x","params":"{}","id":{"a": [1, "b"]}}`,
+			Request{Type: "notify", Title: "x", Params: map[string]any{}, ID: []byte(`{"a": [1, "b"]}`)}},
+		{"json params object", `{"type":"file","title":"/x","params":{"ensure":"file","mode":"0644","n":3,"f":1.5,"b":true,"z":null,"l":[1,"a"],"m":{"k":"v"}}}`,
+			Request{Type: "file", Title: "/x", Params: map[string]any{"ensure": "file", "mode": "0644", "n": int64(3), "f": 1.5, "b": true, "z": nil,
+				"l": []any{int64(1), "a"}, "m": map[string]any{"k": "v"}}}},
+		{"json escapes", `{"type":"file","title":"/tmp/a \"b\" \u00e9 \ud83d\ude00","params":"ensure: file\ncontent: \"x\\ty\"\n"}`,
+			Request{Type: "file", Title: "/tmp/a \"b\" é 😀", Params: map[string]any{"ensure": "file", "content": "x\ty"}}},
+		{"json multi-line yaml", `{"type": "file", "title": "/a", "params": "ensure: file\ncontent: |\n  line1\n  line2\n"}`,
+			Request{Type: "file", Title: "/a", Params: map[string]any{"ensure": "file", "content": "line1\nline2\n"}}},
+		{"legacy", "file /tmp/x { ensure: file }",
+			Request{Type: "file", Title: "/tmp/x", Params: map[string]any{"ensure": "file"}}},
+		{"legacy message with spaces", "notify spec { message: This is a test message }",
+			Request{Type: "notify", Title: "spec", Params: map[string]any{"message": "This is a test message"}}},
+		{"legacy block yaml", "notify spec message: hi",
+			Request{Type: "notify", Title: "spec", Params: map[string]any{"message": "hi"}}},
+		// Psych reads this as a mapping too; the type then refuses the
+		// attribute "/b /x what { ensure".
+		{"legacy garbled is a mapping", "file /a /b /x what { ensure: file }",
+			Request{Type: "file", Title: "/a", Params: map[string]any{"/b /x what { ensure": "file }"}}},
+		{"namespaced type", `{"type":"foo::bar","title":"x","params":"{}"}`,
+			Request{Type: "foo::bar", Title: "x", Params: map[string]any{}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var req Request
+			require.NoError(t, DecodeLine([]byte(tt.line), &req))
+			assert.Equal(t, tt.want, req)
+		})
+	}
+}
+
+func TestDecodeLineErrors(t *testing.T) {
+	tests := []struct {
+		name      string
+		line      string
+		msg       string
+		typ, titl string // named resource, when the error can name it
+		id        string
+	}{
+		{"garbled json", `{"type":"file", "title": "/a": "/b": "/x", "what": "{ ensure: file }"}`, "invalid JSON at byte 30: expected ',' or '}'", "", "", ""},
+		{"not json", "{not json", "invalid JSON at byte 2", "", "", ""},
+		{"unterminated", `{"type":"file","title":"/a`, "unterminated string", "", "", ""},
+		{"trailing", `{"type":"file","title":"/a","params":"{}"} x`, "after the request object", "", "", ""},
+		{"unknown member", `{"type":"file","title":"/a","parms":"{}"}`, `unknown member "parms"`, "", "", ""},
+		{"duplicate member", `{"type":"file","type":"exec","title":"/a","params":"{}"}`, `member "type" given twice`, "", "", ""},
+		{"missing type", `{"title":"/a","params":"{}"}`, `missing member "type"`, "", "", ""},
+		{"bad type", `{"type":"fi le","title":"/a","params":"{}"}`, `"fi le" is not a resource type name`, "", "", ""},
+		{"missing title", `{"type":"file","params":"{}"}`, `missing or empty "title"`, "", "", ""},
+		{"missing params", `{"type":"file","title":"/a"}`, `missing member "params"`, "file", "/a", ""},
+		{"null params", `{"type":"file","title":"/a","params":null}`, `"params" is null`, "file", "/a", ""},
+		{"numeric params", `{"type":"file","title":"/a","params":3}`, `must be a YAML string or a JSON object`, "", "", ""},
+		{"title number", `{"type":"file","title":3,"params":"{}"}`, `"title" must be a string`, "", "", ""},
+		{"yaml broken names resource", `{"type":"file","title":"/a","params":"{this: will: not: parse}","id":"q"}`, "invalid YAML", "file", "/a", `"q"`},
+		{"yaml list", `{"type":"file","title":"/a","params":"[a]"}`, "got a list", "file", "/a", ""},
+		{"yaml empty", `{"type":"file","title":"/a","params":""}`, "empty document", "file", "/a", ""},
+		{"lone surrogate", `{"type":"file","title":"\ud800","params":"{}"}`, "unpaired surrogate", "", "", ""},
+		{"bad escape", `{"type":"file","title":"\x","params":"{}"}`, `invalid escape \x`, "", "", ""},
+		{"NUL escape in title", `{"type":"file","title":"/a\u0000","params":"{}"}`, "NUL", "", "", ""},
+		{"raw NUL", "{\"type\":\"file\",\x00}", "NUL byte at byte 16", "", "", ""},
+		{"control char", "file /a {ensure:\x01 file}", "control character 0x01 at byte 17", "", "", ""},
+		{"invalid utf8", "{\"type\":\"file\",\"title\":\"/a\xff\",\"params\":\"{}\"}", "not valid UTF-8 at byte 27", "", "", ""},
+		{"legacy one word", "file", "single word", "", "", ""},
+		{"legacy two words", "file /a", "no YAML after the title", "", "", ""},
+		{"legacy bad type", "fi-le /a {}", "not a resource type name", "", "", ""},
+		{"legacy empty title", "file  {}", "empty title", "", "", ""},
+		{"json deep params", `{"type":"file","title":"/a","params":` + strings.Repeat(`{"a":`, 100) + "1" + strings.Repeat("}", 100) + "}", "nesting deeper", "", "", ""},
+		{"json bad number", `{"type":"file","title":"/a","params":{"a":01}}`, "expected ',' or '}' in an object", "", "", ""},
+		{"json huge number", `{"type":"file","title":"/a","params":{"a":1e999}}`, "out of range", "", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var req Request
+			err := DecodeLine([]byte(tt.line), &req)
+			require.Error(t, err)
+			var de *DecodeError
+			require.True(t, errors.As(err, &de), "%T", err)
+			assert.Contains(t, de.Msg, tt.msg)
+			assert.Equal(t, tt.typ, de.Type)
+			assert.Equal(t, tt.titl, de.Title)
+			assert.Equal(t, tt.id, string(de.ID))
+		})
+	}
+}
+
+func TestSkip(t *testing.T) {
+	for _, tt := range []struct {
+		line string
+		skip bool
+	}{
+		{"", true}, {"   ", true}, {"\t\r", true}, {"# comment", true}, {"  # indented", true},
+		{"file /a {}", false}, {"{}", false}, {"x#", false},
+	} {
+		assert.Equal(t, tt.skip, Skip([]byte(tt.line)), "%q", tt.line)
+	}
+}
+
+// The JSON reader agrees with encoding/json on what is valid, for the
+// values params can hold.
+func TestJSONValueAgreesWithStdlib(t *testing.T) {
+	for _, in := range []string{
+		`{}`, `{"a":1}`, `{"a":-0}`, `{"a":1.5e3}`, `{"a":[]}`, `{"a":[1,2,[3]]}`, `{"a":"\u00e9\n"}`,
+		`{"a":true,"b":false,"c":null}`, `{"a":1,}`, `{"a":.5}`, `{"a":1.}`, `{"a":+1}`, `{"a":"x}`,
+		`{"a":tru}`, `{"a" 1}`, `{"a":[1,]}`, `{"a":"\u12"}`, `{"a":-}`, `{"a":1e}`, `{"a":0.1E+2}`,
+	} {
+		var want any
+		stdErr := json.Unmarshal([]byte(in), &want)
+		s := &jsonScanner{b: []byte(in)}
+		got, err := s.value(0)
+		if err == nil {
+			s.ws()
+			if s.i != len(s.b) {
+				err = errors.New("trailing")
+			}
+		}
+		assert.Equal(t, stdErr == nil, err == nil, "%s: stdlib %v, ours %v", in, stdErr, err)
+		if err == nil && stdErr == nil {
+			assert.Equal(t, normalize(want), normalize(got), in)
+		}
+	}
+}
+
+// normalize makes stdlib float64 numbers and our int64 comparable.
+func normalize(v any) any {
+	switch x := v.(type) {
+	case int64:
+		return float64(x)
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = normalize(e)
+		}
+		return out
+	case map[string]any:
+		out := map[string]any{}
+		for k, e := range x {
+			out[k] = normalize(e)
+		}
+		return out
+	}
+	return v
+}

@@ -1,0 +1,228 @@
+package protocol
+
+import (
+	"math"
+	"math/big"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+
+	json "github.com/goccy/go-json"
+)
+
+// Banner is the line the receiver writes before its first answer. It is
+// well under the 80 bytes existing controllers read and discard.
+const Banner = `{"ready":true,"protocol":1,"version":"` + Version + `"}` + "\n"
+
+// Version of the receiver and its protocol implementation.
+const Version = "0.1.0"
+
+// AppendResult appends r as one JSON answer line (with its newline) to dst.
+//
+// The first fields keep the order of Puppet's receiver: resource, failed,
+// changed, noop, error, exception. An answer that names no resource (a line
+// that could not be decoded) has Puppet's shape for it: failed, changed,
+// error, exception. Unless compat is set, "id" (when the request had one)
+// and "events" (when there are any) follow.
+func AppendResult(dst []byte, r *Result, compat bool) []byte {
+	if r.Resource != "" {
+		dst = append(dst, `{"resource":`...)
+		dst = AppendString(dst, r.Resource)
+		dst = append(dst, `,"failed":`...)
+		dst = strconv.AppendBool(dst, r.Failed)
+		dst = append(dst, `,"changed":`...)
+		dst = strconv.AppendBool(dst, r.Changed)
+		dst = append(dst, `,"noop":`...)
+		dst = strconv.AppendBool(dst, r.Noop)
+	} else {
+		dst = append(dst, `{"failed":`...)
+		dst = strconv.AppendBool(dst, r.Failed)
+		dst = append(dst, `,"changed":`...)
+		dst = strconv.AppendBool(dst, r.Changed)
+	}
+	dst = append(dst, `,"error":`...)
+	dst = strconv.AppendBool(dst, r.Error)
+	dst = append(dst, `,"exception":`...)
+	if r.Exception == "" {
+		dst = append(dst, "null"...)
+	} else {
+		dst = AppendString(dst, r.Exception)
+	}
+	if !compat {
+		if len(r.ID) > 0 {
+			dst = append(dst, `,"id":`...)
+			dst = append(dst, r.ID...)
+		}
+		if len(r.Events) > 0 {
+			dst = append(dst, `,"events":[`...)
+			for i := range r.Events {
+				if i > 0 {
+					dst = append(dst, ',')
+				}
+				dst = appendEvent(dst, &r.Events[i])
+			}
+			dst = append(dst, ']')
+		}
+	}
+	return append(dst, '}', '\n')
+}
+
+func appendEvent(dst []byte, e *Event) []byte {
+	dst = append(dst, `{"property":`...)
+	dst = AppendString(dst, e.Property)
+	dst = append(dst, `,"previous":`...)
+	dst = AppendValue(dst, e.Previous)
+	dst = append(dst, `,"desired":`...)
+	dst = AppendValue(dst, e.Desired)
+	dst = append(dst, `,"message":`...)
+	dst = AppendString(dst, e.Message)
+	dst = append(dst, `,"status":`...)
+	dst = AppendString(dst, e.Status)
+	return append(dst, '}')
+}
+
+// AppendValue appends v as JSON. Besides what encoding/json takes, it
+// writes non-finite floats as the strings YAML spells them (".inf",
+// "-.inf", ".nan") so that an answer is always valid JSON.
+func AppendValue(dst []byte, v any) []byte {
+	switch x := v.(type) {
+	case nil:
+		return append(dst, "null"...)
+	case string:
+		return AppendString(dst, x)
+	case bool:
+		return strconv.AppendBool(dst, x)
+	case int64:
+		return strconv.AppendInt(dst, x, 10)
+	case int:
+		return strconv.AppendInt(dst, int64(x), 10)
+	case uint64:
+		return strconv.AppendUint(dst, x, 10)
+	case float64:
+		switch {
+		case math.IsNaN(x):
+			return append(dst, `".nan"`...)
+		case math.IsInf(x, 1):
+			return append(dst, `".inf"`...)
+		case math.IsInf(x, -1):
+			return append(dst, `"-.inf"`...)
+		}
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			// Keep floats recognisable as floats: 1.0, not 1.
+			return strconv.AppendFloat(dst, x, 'f', 1, 64)
+		}
+		return strconv.AppendFloat(dst, x, 'g', -1, 64)
+	case *big.Int:
+		return x.Append(dst, 10)
+	case []string:
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendString(dst, e)
+		}
+		return append(dst, ']')
+	case []any:
+		dst = append(dst, '[')
+		for i, e := range x {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendValue(dst, e)
+		}
+		return append(dst, ']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendString(dst, k)
+			dst = append(dst, ':')
+			dst = AppendValue(dst, x[k])
+		}
+		return append(dst, '}')
+	case map[string]string:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		dst = append(dst, '{')
+		for i, k := range keys {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = AppendString(dst, k)
+			dst = append(dst, ':')
+			dst = AppendString(dst, x[k])
+		}
+		return append(dst, '}')
+	case interface{ String() string }:
+		return AppendString(dst, x.String())
+	}
+	b, err := json.Marshal(v)
+	if err != nil || !utf8.Valid(b) {
+		return AppendString(dst, "<unencodable value>")
+	}
+	return append(dst, b...)
+}
+
+const hexDigits = "0123456789abcdef"
+
+// AppendString appends s as a JSON string. Control characters are escaped,
+// and bytes that are not UTF-8 become U+FFFD so the line stays valid JSON.
+// U+2028 and U+2029 are escaped for JavaScript readers.
+func AppendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i++
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+			i += n
+			start = i
+			continue
+		}
+		i += n
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}

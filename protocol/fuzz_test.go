@@ -1,0 +1,157 @@
+package protocol
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// FuzzDecodeLine: no input panics, every error is a *DecodeError whose
+// answer is valid JSON, and a decoded request survives being answered.
+func FuzzDecodeLine(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"file","title":"/tmp/x","params":"{ensure: file}"}`,
+		`{"type":"file","title":"/tmp/x","params":{"ensure":"file","n":[1,2.5,null,true]},"id":{"k":[1]}}`,
+		"file /tmp/x { ensure: file }",
+		"notify spec { message: This is a test message }",
+		`{"type":"file", "title": "/a": "/b": "/x", "what": "{ ensure: file }"}`,
+		"{not json", "# comment", "", "file /a /b /x what { ensure: file }",
+		`{"type":"notify","title":"\ud83d\ude00","params":"{message: \"\\u00e9\"}"}`,
+		"notify x {a: &a [1, *a]}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		defer watchdog(line)()
+		var req Request
+		err := DecodeLine(line, &req)
+		if err != nil {
+			var de *DecodeError
+			if !errors.As(err, &de) {
+				t.Fatalf("error %T is not a *DecodeError: %v", err, err)
+			}
+			r := ErrorResult(de.Type+de.Title, de.Msg)
+			r.ID = de.ID
+			if out := AppendResult(nil, &r, false); !json.Valid(out) {
+				t.Fatalf("answer is not JSON: %q", out)
+			}
+			return
+		}
+		if req.Type == "" || req.Title == "" || req.Params == nil {
+			t.Fatalf("decoded without type, title or params: %+v", req)
+		}
+		if !utf8.ValidString(req.Title) {
+			t.Fatalf("title is not UTF-8: %q", req.Title)
+		}
+		if req.ID != nil && !json.Valid(req.ID) {
+			t.Fatalf("id is not JSON: %q", req.ID)
+		}
+		r := Result{Resource: req.Type + "[" + req.Title + "]", ID: req.ID,
+			Events: []Event{{Property: "p", Previous: req.Params, Desired: req.Title}}}
+		if out := AppendResult(nil, &r, false); !json.Valid(out) {
+			t.Fatalf("answer is not JSON: %q", out)
+		}
+	})
+}
+
+// FuzzParseParams: no input panics; the fast path, when it answers, agrees
+// with the general yaml.v3 path; results hold only the documented types.
+func FuzzParseParams(f *testing.F) {
+	for _, s := range []string{
+		"{ensure: file, mode: '0644'}", "{ensure: file}", "{}", "ensure: file\ncontent: |\n  a\n  b\n",
+		"{a: yes, b: No, c: ~, d: 0644, e: 1:20, f: 1.5, g: .inf, h: 0x1F, i: 1_000}",
+		"{a: 'it''s', b: \"q\\n\", c: [1, 2], d: {e: f}}", "{<<: {a: 1}, b: 2}", "[a]", "~", "",
+		"{a: &x [1, *x]}", "{a: 2001-12-14}", "{this: will: not: parse}", "{a: !!binary aGk=}",
+		"{ ensure : file , owner : root }", "{a: -.5, b: +1, c: 0b1, d: 09, e: '', f: ''''}",
+		"{a: b c, d: e#f, g: h #i}", "{a: :sym}", "{'a': b, \"c\": d}",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		defer watchdog(src)()
+		got, err := ParseParams(src)
+		if fast, ok := fastParams(src); ok {
+			slow, serr := parseParamsYAML(src)
+			if serr != nil {
+				t.Fatalf("fast path accepted %q, yaml.v3 path refused: %v", src, serr)
+			}
+			if !equalValues(fast, slow) {
+				t.Fatalf("fast path %#v, yaml.v3 path %#v for %q", fast, slow, src)
+			}
+		}
+		if err != nil {
+			var pe *ParamsError
+			if !errors.As(err, &pe) {
+				t.Fatalf("error %T is not a *ParamsError: %v", err, err)
+			}
+			return
+		}
+		if got == nil {
+			t.Fatalf("nil mapping without error for %q", src)
+		}
+		checkTypes(t, got, 0)
+	})
+}
+
+// watchdog crashes the fuzz worker when one input takes more than two
+// seconds, so that the fuzzer records it (a hang is otherwise never
+// reported).
+func watchdog(in []byte) (stop func()) {
+	t := time.AfterFunc(2*time.Second, func() { panic(fmt.Sprintf("input took more than 2s: %q", in)) })
+	return func() { t.Stop() }
+}
+
+func checkTypes(t *testing.T, v any, depth int) {
+	if depth > MaxParamsDepth+2 {
+		t.Fatalf("deeper than the limit")
+	}
+	switch x := v.(type) {
+	case nil, string, int64, float64, bool:
+	case []any:
+		for _, e := range x {
+			checkTypes(t, e, depth+1)
+		}
+	case map[string]any:
+		for _, e := range x {
+			checkTypes(t, e, depth+1)
+		}
+	default:
+		t.Fatalf("unexpected type %T", v)
+	}
+}
+
+// equalValues compares decoded values, NaN equal to NaN.
+func equalValues(a, b any) bool {
+	switch x := a.(type) {
+	case float64:
+		y, ok := b.(float64)
+		return ok && (x == y || x != x && y != y)
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !equalValues(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, e := range x {
+			f, ok := y[k]
+			if !ok || !equalValues(e, f) {
+				return false
+			}
+		}
+		return true
+	}
+	return a == b
+}

@@ -1,0 +1,137 @@
+package protocol
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// The expectations below were checked against Ruby 3.1's Psych, which
+// Puppet 7 uses: ruby -ryaml -e 'p YAML.safe_load(ARGV[0], aliases: true)'.
+func TestParseParams(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want map[string]any
+		err  string
+	}{
+		{"flow", "{ensure: file, mode: '0644'}", map[string]any{"ensure": "file", "mode": "0644"}, ""},
+		{"block", "ensure: file\ncontent: |\n  line1\n  line2\n", map[string]any{"ensure": "file", "content": "line1\nline2\n"}, ""},
+		{"empty mapping", "{}", map[string]any{}, ""},
+		{"yaml 1.1 booleans", "{a: yes, b: Yes, c: YES, d: yEs, e: on, f: Off, g: NO, h: true, i: False, j: tRue}",
+			map[string]any{"a": true, "b": true, "c": true, "d": true, "e": true, "f": false, "g": false, "h": true, "i": false, "j": true}, ""},
+		{"y and n are strings", "{a: y, b: n, c: Y, d: N}", map[string]any{"a": "y", "b": "n", "c": "Y", "d": "N"}, ""},
+		{"quoted booleans are strings", `{a: 'yes', b: "no"}`, map[string]any{"a": "yes", "b": "no"}, ""},
+		{"nulls", "{a: ~, b: null, c: Null, d: NULL, e: }", map[string]any{"a": nil, "b": nil, "c": nil, "d": nil, "e": nil}, ""},
+		{"octal and friends", "{a: 0644, b: 0o644, c: 0x1F, d: 1_000, e: 0b101, f: +12, g: 012, h: 09, i: -0x1F}",
+			map[string]any{"a": int64(420), "b": "0o644", "c": int64(31), "d": int64(1000), "e": int64(5), "f": int64(12), "g": int64(10), "h": "09", "i": int64(-31)}, ""},
+		{"floats", "{a: 1.5, b: .5, c: +.5, d: 1., e: 1.e+5, f: 1_0.5, g: 1.5E-3, h: 1e3, i: 1.5e3, j: 1.0e+3}",
+			map[string]any{"a": 1.5, "b": 0.5, "c": 0.5, "d": 1.0, "e": 100000.0, "f": 10.5, "g": 0.0015, "h": "1e3", "i": "1.5e3", "j": 1000.0}, ""},
+		{"base 60", "{a: 1:20, b: 1:20.5, c: -1:20}", map[string]any{"a": int64(4800), "b": 4830.0, "c": int64(-2400)}, ""},
+		{"merge keys", "{<<: [{a: 1}, {a: 2, b: 3}], a: 0}", map[string]any{"a": int64(0), "b": int64(3)}, ""},
+		{"merge overrides earlier", "{a: 1, <<: {a: 2}}", map[string]any{"a": int64(2)}, ""},
+		{"aliases", "{a: &x [1, 2], b: *x}", map[string]any{"a": []any{int64(1), int64(2)}, "b": []any{int64(1), int64(2)}}, ""},
+		{"str tag", "{a: !!str 12, b: !!int '12', c: !foo bar}", map[string]any{"a": "12", "b": int64(12), "c": "bar"}, ""},
+		{"binary", "{a: !!binary aGk=}", map[string]any{"a": "hi"}, ""},
+		{"long words stay strings", "{a: nullable, b: yesterday, c: onion}", map[string]any{"a": "nullable", "b": "yesterday", "c": "onion"}, ""},
+		{"unicode", "{a: grüße, b: 日本}", map[string]any{"a": "grüße", "b": "日本"}, ""},
+		{"invalid month is a string", "{a: 2001-13-14}", map[string]any{"a": "2001-13-14"}, ""},
+
+		{"empty", "", nil, "empty document"},
+		{"blank", "  \n", nil, "empty document"},
+		{"null document", "~", nil, "got null"},
+		{"list", "[a, b]", nil, "got a list"},
+		{"scalar", "foo", nil, "got a string"},
+		{"broken", "{this: will: not: parse}", nil, "invalid YAML"},
+		{"date", "{a: 2001-12-14}", nil, "is a date"},
+		{"impossible date is still a date", "{a: 2001-02-30}", nil, "is a date"},
+		{"time", "{a: 2001-12-14 21:59:43.10 -5}", nil, "is a timestamp"},
+		{"ruby object", "{a: !ruby/object {}}", nil, "not allowed"},
+		{"bad int", "{a: 0b_}", nil, "not a valid integer"},
+		{"big int", "{a: 123456789012345678901234567890}", nil, "out of range"},
+		{"self alias", "{x: &a [1, *a]}", nil, "nesting deeper"},
+		{"deep", strings.Repeat("[", 100) + strings.Repeat("]", 100), nil, "nesting deeper"},
+		{"deep mapping", "{a: " + strings.Repeat("[", 100) + strings.Repeat("]", 100) + "}", nil, "nesting deeper"},
+		{"unknown alias", "{a: *nope}", nil, "unknown anchor"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := ParseParams([]byte(tt.in))
+			if tt.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func TestParseParamsNonFinite(t *testing.T) {
+	got, err := ParseParams([]byte("{a: .inf, b: -.Inf, c: .NaN, d: +.INF}"))
+	require.NoError(t, err)
+	assert.True(t, math.IsInf(got["a"].(float64), 1))
+	assert.True(t, math.IsInf(got["b"].(float64), -1))
+	assert.True(t, math.IsNaN(got["c"].(float64)))
+	assert.True(t, math.IsInf(got["d"].(float64), 1))
+}
+
+// A billion-laughs document is refused quickly and without building the
+// expansion.
+func TestParseParamsBillionLaughs(t *testing.T) {
+	doc := billionLaughs()
+	start := time.Now()
+	_, err := ParseParams([]byte(doc))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "more than")
+	assert.Less(t, time.Since(start), 500*time.Millisecond)
+}
+
+func billionLaughs() string {
+	var b strings.Builder
+	b.WriteString("a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n")
+	prev := "a"
+	for _, n := range []string{"b", "c", "d", "e", "f", "g", "h", "i"} {
+		b.WriteString(n + ": &" + n + " [")
+		for k := 0; k < 9; k++ {
+			if k > 0 {
+				b.WriteString(",")
+			}
+			b.WriteString("*" + prev)
+		}
+		b.WriteString("]\n")
+		prev = n
+	}
+	return b.String()
+}
+
+// The fast path takes the common documents and agrees with the general
+// path on them; it declines what it is not sure of.
+func TestFastParams(t *testing.T) {
+	takes := []string{
+		"{ensure: file, mode: '0644'}", "{}", " { } ", "{ensure: file}", "{message: hi there}",
+		"{a: yes, b: 0644, c: 1.5, e: -3, f: /etc/motd, g: 'it''s', h: \"q\", i: .inf}",
+		"{ ensure : present , owner : root }",
+	}
+	for _, s := range takes {
+		fast, ok := fastParams([]byte(s))
+		require.True(t, ok, "fast path declined %q", s)
+		slow, err := parseParamsYAML([]byte(s))
+		require.NoError(t, err, s)
+		assert.True(t, equalValues(fast, slow), "%q: fast %#v, slow %#v", s, fast, slow)
+	}
+	declines := []string{
+		"", "ensure: file", "{a: [1]}", "{a: {b: c}}", "{a: b,}", "{a: 2001-12-14}", "{a:b}", "{a: b #c}",
+		"{a: \"x\\ty\"}", "{a: 'caf\u00e9'}", "{<<: {a: 1}}", "{a: &x b}", "{a: b} x", "{'a': b}", "{a: }",
+		"{a: http://x}", "{a: -}", "{a: b\tc}",
+	}
+	for _, s := range declines {
+		_, ok := fastParams([]byte(s))
+		assert.False(t, ok, "fast path took %q", s)
+	}
+}

@@ -1,0 +1,301 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/mock"
+	"github.com/pippet/pippet/runner"
+)
+
+// receiverBin is the receiver built from this module by TestMain; empty
+// (with buildErr saying why) when it could not be built.
+var (
+	receiverBin string
+	buildErr    error
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "pippet-runner-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	receiverBin, buildErr = buildReceiver(dir)
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func buildReceiver(dir string) (string, error) {
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		return "", fmt.Errorf("go env GOMOD: %w", err)
+	}
+	root := filepath.Dir(strings.TrimSpace(string(out)))
+	bin := filepath.Join(dir, "receiver")
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/receiver")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/receiver: %w: %s", err, out)
+	}
+	return bin, nil
+}
+
+// realReceiver returns a registered Receiver running the built binary.
+func realReceiver(t *testing.T, opts runner.Options) *runner.Receiver {
+	t.Helper()
+	if buildErr != nil {
+		t.Skipf("receiver binary not available: %v", buildErr)
+	}
+	if opts.Command == nil {
+		opts.Command = []string{receiverBin}
+	}
+	r := runner.New(opts)
+	require.NoError(t, r.Register())
+	return r
+}
+
+func TestBinaryRegisterApplyUnregister(t *testing.T) {
+	if buildErr != nil {
+		t.Skipf("receiver binary not available: %v", buildErr)
+	}
+	// The default command, overridden by the environment.
+	t.Setenv(runner.EnvReceiver, receiverBin)
+	r := runner.New(runner.Options{})
+	require.NoError(t, r.Register())
+	pid := r.Pid()
+	require.NotZero(t, pid)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := runner.ApplyResult(ctx, r, &runner.Resource{Type: "notify", Title: "hello", Params: "{message: hi there}"})
+	require.NoError(t, err)
+	assert.Equal(t, "Notify[hello]", res.Resource)
+	assert.True(t, res.Changed)
+	assert.False(t, res.Failed)
+
+	_, err = runner.Apply(ctx, r, &runner.Resource{Type: "starship", Title: "enterprise"})
+	var re *runner.ResultError
+	require.ErrorAs(t, err, &re)
+	assert.True(t, re.Result.Error)
+	assert.Contains(t, err.Error(), "unknown resource type 'starship'")
+
+	_, err = runner.Apply(ctx, r, &runner.Resource{Type: "notify", Title: "bad", Params: "{bogus: 1}"})
+	require.ErrorAs(t, err, &re)
+	assert.Contains(t, err.Error(), "Notify[bad]")
+	assert.Contains(t, err.Error(), "bogus")
+
+	// Error answers do not break the child.
+	assert.Equal(t, pid, r.Pid())
+	assert.True(t, r.Running())
+
+	require.NoError(t, r.Unregister())
+	requireGone(t, pid)
+	assert.Zero(t, r.Pid())
+}
+
+func TestBinaryKilledBetweenApplies(t *testing.T) {
+	r := realReceiver(t, runner.Options{})
+	defer r.Unregister()
+	ok := func() {
+		t.Helper()
+		changed, err := apply(t, r, "again")
+		require.NoError(t, err)
+		assert.True(t, changed)
+	}
+	ok()
+	first := r.Pid()
+	require.NoError(t, syscall.Kill(first, syscall.SIGKILL))
+	require.Eventually(t, func() bool { return !r.Running() }, 5*time.Second, 5*time.Millisecond)
+	ok()
+	assert.NotEqual(t, first, r.Pid())
+	requireGone(t, first)
+}
+
+// hasType reports whether the built receiver knows a type.
+func hasType(t *testing.T, r *runner.Receiver, typ, title, params string) bool {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_, err := runner.Apply(ctx, r, &runner.Resource{Type: typ, Title: title, Params: params})
+	return err == nil || !strings.Contains(err.Error(), "unknown resource type")
+}
+
+func TestBinaryKilledDuringApply(t *testing.T) {
+	r := realReceiver(t, runner.Options{})
+	defer r.Unregister()
+	if !hasType(t, r, "exec", "/bin/true", "{}") {
+		t.Skip("the receiver has no exec type yet")
+	}
+	first := r.Pid()
+
+	// An exec that takes 2 s is in flight when the child is killed.
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	time.AfterFunc(300*time.Millisecond, func() { syscall.Kill(first, syscall.SIGKILL) })
+	start := time.Now()
+	_, err := runner.Apply(ctx, r, &runner.Resource{Type: "exec", Title: "/bin/sleep 2"})
+	require.ErrorIs(t, err, runner.ErrReceiverDied)
+	assert.Contains(t, err.Error(), "Exec[/bin/sleep 2]: receiver died")
+	assert.Less(t, time.Since(start), 1500*time.Millisecond, "the apply ends when the child dies, not when the command would have")
+
+	changed, err := apply(t, r, "after")
+	require.NoError(t, err)
+	assert.True(t, changed)
+	assert.NotEqual(t, first, r.Pid())
+	requireGone(t, first)
+}
+
+func TestBinaryDeadlineDuringApply(t *testing.T) {
+	r := realReceiver(t, runner.Options{})
+	defer r.Unregister()
+	if !hasType(t, r, "exec", "/bin/true", "{}") {
+		t.Skip("the receiver has no exec type yet")
+	}
+	first := r.Pid()
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := runner.Apply(ctx, r, &runner.Resource{Type: "exec", Title: "/bin/sleep 2"})
+	require.ErrorIs(t, err, runner.ErrNoAnswer)
+
+	// The late answer is not taken for this one's.
+	res, err := runner.ApplyResult(context.Background(), r, &runner.Resource{Type: "notify", Title: "next"})
+	require.NoError(t, err)
+	assert.Equal(t, "Notify[next]", res.Resource)
+	requireGone(t, first)
+}
+
+func TestBinaryConcurrentApplies(t *testing.T) {
+	r := realReceiver(t, runner.Options{})
+	defer func() {
+		pid := r.Pid()
+		require.NoError(t, r.Unregister())
+		requireGone(t, pid)
+	}()
+	pid := r.Pid()
+	const workers, each = 8, 1000
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	start := time.Now()
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				title := fmt.Sprintf("w%d-%d", w, i)
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				res, err := runner.ApplyResult(ctx, r, &runner.Resource{Type: "notify", Title: title, Params: "{message: m" + title + "}"})
+				cancel()
+				if err == nil && (res.Resource != "Notify["+title+"]" || !res.Changed) {
+					err = fmt.Errorf("answer %+v to Notify[%s]", res, title)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	t.Logf("%d applies from %d goroutines in %s", workers*each, workers, time.Since(start))
+	assert.Equal(t, pid, r.Pid(), "one child served them all")
+}
+
+// Puppet's receiver prints a notice line at start instead of our banner,
+// and answers with the six fields only. The built receiver, told to behave
+// so behind a wrapper that prints the notice, stands in for it.
+func TestBinaryPuppetStyle(t *testing.T) {
+	if buildErr != nil {
+		t.Skipf("receiver binary not available: %v", buildErr)
+	}
+	help, _ := exec.Command(receiverBin, "--help").CombinedOutput()
+	if !strings.Contains(string(help), "no-banner") || !strings.Contains(string(help), "compat") {
+		t.Skip("the receiver has no --no-banner/--compat flags yet")
+	}
+	wrapper := script(t, "printf '\\033[mNotice: ready\\033[0m\\n'\nexec "+receiverBin+" --no-banner --compat\n")
+	r := realReceiver(t, runner.Options{Command: wrapper})
+	pid := r.Pid()
+	res, err := runner.ApplyResult(context.Background(), r, &runner.Resource{Type: "notify", Title: "p"})
+	require.NoError(t, err)
+	assert.Equal(t, runner.Result{Resource: "Notify[p]", Changed: true}, res)
+	require.NoError(t, r.Unregister())
+	requireGone(t, pid)
+}
+
+// The real thing, where the yamlresource module is installed.
+func TestPuppetReceiver(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: starts Puppet")
+	}
+	if _, err := exec.LookPath("puppet"); err != nil {
+		t.Skip("puppet not installed")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, "puppet", "help", "yamlresource").CombinedOutput()
+	if !strings.Contains(string(out), "receive") {
+		t.Skip("puppet has no yamlresource face (module ffrank-yamlresource not installed)")
+	}
+	r := runner.New(runner.Options{Command: []string{"puppet", "yamlresource", "receive", "--color=no"}})
+	require.NoError(t, r.Register())
+	pid := r.Pid()
+	changed, err := runner.Apply(ctx, r, &runner.Resource{Type: "notify", Title: "from pippet"})
+	require.NoError(t, err)
+	assert.True(t, changed)
+	_, err = runner.Apply(ctx, r, &runner.Resource{Type: "notify", Title: "bad", Params: "{bogus: 1}"})
+	var re *runner.ResultError
+	require.True(t, errors.As(err, &re), "got %v", err)
+	require.NoError(t, r.Unregister())
+	requireGone(t, pid)
+}
+
+// BenchmarkApplyNotify is one round trip through the built receiver.
+func BenchmarkApplyNotify(b *testing.B) {
+	if buildErr != nil {
+		b.Skipf("receiver binary not available: %v", buildErr)
+	}
+	r := runner.New(runner.Options{Command: []string{receiverBin}})
+	if err := r.Register(); err != nil {
+		b.Fatal(err)
+	}
+	defer r.Unregister()
+	res := &runner.Resource{Type: "notify", Title: "bench", Params: "{message: hi}"}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := runner.Apply(ctx, r, res); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkApplyMock is Apply's own cost, against the scripted runner.
+func BenchmarkApplyMock(b *testing.B) {
+	m := &mock.Runner{}
+	defer m.Close()
+	res := &runner.Resource{Type: "notify", Title: "bench", Params: "{message: hi}"}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := runner.Apply(ctx, m, res); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,56 @@
+// Package runner is the controller side of pippet: what a graph engine
+// (mgmt-style) imports to converge resources through one long-lived
+// receiver process, ours or Puppet's `puppet yamlresource receive`.
+//
+// # One exchange
+//
+// Apply(ctx, r, res) writes one JSON line ({"type","title","params"}) to the
+// child's stdin and reads lines from its stdout until one is an answer. Lines
+// that are not JSON objects (Puppet prints `Notice:` and `Error:` lines on
+// stdout) and the ready banner are skipped. An answer with error or failed
+// set becomes a *ResultError carrying the whole Result, events included.
+//
+// # Reading answers without losing any
+//
+// Answers are read through one LineReader per child process, made when the
+// child starts: a goroutine that splits stdout into lines and hands them
+// over a channel. Two problems go away with it. A decoder or buffered reader
+// made per call (the obvious way, and the way engines written for Puppet's
+// receiver do it) drops whatever it read ahead when it is thrown away; one
+// persistent reader owns every byte. And a read in progress cannot be
+// cancelled, so a request that times out would leave a read behind that
+// swallows the next answer; with the goroutine, Apply only waits on a
+// channel and its context, and gives up cleanly.
+//
+// Giving up leaves the stream out of step (the answer may still come), so
+// Apply then breaks the child (LineReader.Break) and the Runner replaces it
+// before the next request. The same happens for a partial, malformed or
+// missing answer, or a child that dies mid-request: that apply returns an
+// error wrapping ErrNoAnswer, ErrBadAnswer or ErrReceiverDied, and the next
+// one is answered by a fresh child. Apply never waits past its context.
+//
+// # The Runner interface
+//
+// Runner keeps the shape engines already use for Puppet's receiver
+// (LockApply, UnlockApply, InputStream, OutputStream) and adds Lines, the
+// persistent reader, as a method of the Runner rather than state kept by
+// Apply: the reader's lifetime is the child's, which only the Runner knows,
+// and the package keeps no global map of streams. Receiver is the real
+// Runner; mock.Runner is a scripted one for tests.
+//
+// # The process
+//
+// A Receiver counts its users: Register starts the child with the first
+// and waits for its ready line (our {"ready":true,...} banner, or the
+// `Notice:` line Puppet's receiver prints on stdout once it listens),
+// Unregister stops it after the last (stdin
+// closed, a grace period, then SIGKILL to its process group; it is always
+// reaped). LockApply serializes applies from any number of goroutines and
+// replaces a child that died or was broken. The child's stderr is logged
+// line by line to a log/slog logger. Get returns the process-wide Receiver
+// (Configure sets its options before first use); New makes others.
+//
+// The command defaults to the `receiver` binary beside the running
+// executable or on PATH; PIPPET_RECEIVER or Options.Command name any other,
+// such as `puppet yamlresource receive --color=no` or `ssh HOST receiver`.
+package runner

@@ -1,0 +1,192 @@
+package runner
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// DefaultMaxLine bounds one line of a receiver's output. An answer carries
+// events (and, for files, bounded diffs), so a line longer than this means
+// the stream is not what we think it is.
+const DefaultMaxLine = 32 << 20
+
+// ErrLineTooLong is the end of a LineReader whose input had a line longer
+// than its limit.
+var ErrLineTooLong = errors.New("receiver output line too long")
+
+// LineReader is the one persistent reader of one child's output.
+//
+// A receiver answers on a pipe; whoever reads that pipe through a buffer
+// owns the bytes the buffer has taken in. Wrapping the pipe in a fresh
+// decoder or bufio.Reader for every request loses whatever the previous one
+// read ahead (the tail of an answer, a notice line, the next answer), so
+// there is exactly one reader per child, made when the child starts and
+// dropped with it.
+//
+// The reader is a goroutine that splits the output into lines and hands
+// them over a channel. ReadLine therefore never blocks in read(2): it waits
+// on the channel and on the caller's context, and a deadline leaves no read
+// behind that could swallow the next answer. A late answer stays queued in
+// this reader; since the caller marks the reader broken (Break) whenever it
+// gave up waiting, the child and its reader are replaced before the next
+// request and the late answer is never mistaken for the next one's.
+type LineReader struct {
+	lines chan []byte   // complete lines, newline stripped
+	done  chan struct{} // closed when the reading goroutine has ended
+	end   error         // why it ended (io.EOF, a read error); set before done closes
+
+	stop      chan struct{} // closed by Break
+	breakOnce sync.Once
+	broken    error // set before stop closes
+}
+
+// NewLineReader starts reading r line by line. Lines longer than max bytes
+// (DefaultMaxLine when max <= 0) end the reader with ErrLineTooLong. The
+// reading goroutine ends at the end of r, on a read error, or after Break
+// (the next time it has a line to hand over); closing r ends a read in
+// progress.
+func NewLineReader(r io.Reader, max int) *LineReader {
+	if max <= 0 {
+		max = DefaultMaxLine
+	}
+	l := &LineReader{
+		lines: make(chan []byte, 16),
+		done:  make(chan struct{}),
+		stop:  make(chan struct{}),
+	}
+	go l.loop(r, max)
+	return l
+}
+
+// failedLineReader is a reader that has nothing and says why.
+func failedLineReader(err error) *LineReader {
+	l := &LineReader{
+		lines: make(chan []byte),
+		done:  make(chan struct{}),
+		stop:  make(chan struct{}),
+		end:   err,
+	}
+	close(l.lines)
+	close(l.done)
+	l.Break(err)
+	return l
+}
+
+func (l *LineReader) loop(r io.Reader, max int) {
+	defer close(l.done)
+	defer close(l.lines)
+	br := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := readLine(br, max)
+		if line != nil {
+			select {
+			case l.lines <- line:
+			case <-l.stop:
+				l.end = errors.New("reader stopped")
+				return
+			}
+		}
+		if err != nil {
+			l.end = err
+			return
+		}
+	}
+}
+
+// readLine returns the next line without its line ending (a partial last
+// line is returned with io.EOF). The returned slice is the caller's.
+func readLine(br *bufio.Reader, max int) ([]byte, error) {
+	frag, err := br.ReadSlice('\n')
+	if err == nil {
+		return bytes.Clone(trimEOL(frag)), nil
+	}
+	var line []byte
+	for err == bufio.ErrBufferFull {
+		line = append(line, frag...)
+		if len(line) > max {
+			return nil, fmt.Errorf("%w (more than %d bytes)", ErrLineTooLong, max)
+		}
+		frag, err = br.ReadSlice('\n')
+	}
+	line = append(line, frag...)
+	if len(line) > max {
+		return nil, fmt.Errorf("%w (more than %d bytes)", ErrLineTooLong, max)
+	}
+	if err == nil {
+		return trimEOL(line), nil
+	}
+	if len(line) == 0 {
+		return nil, err
+	}
+	return line, err
+}
+
+func trimEOL(b []byte) []byte {
+	b = bytes.TrimSuffix(b, []byte{'\n'})
+	return bytes.TrimSuffix(b, []byte{'\r'})
+}
+
+// ReadLine returns the next line, waiting at most until ctx is done. It
+// returns the Break error once the reader is broken, and the end of the
+// input (io.EOF or the read error) after the last line.
+func (l *LineReader) ReadLine(ctx context.Context) ([]byte, error) {
+	select {
+	case <-l.stop:
+		return nil, l.broken
+	default:
+	}
+	select {
+	case line, ok := <-l.lines:
+		if !ok {
+			return nil, l.end
+		}
+		return line, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-l.stop:
+		return nil, l.broken
+	}
+}
+
+// Break marks the child behind this reader as unusable: its stream is out
+// of step (a request went unanswered, an answer was malformed) or it is
+// gone. Only the first call counts. The owner of the child replaces it
+// before the next request.
+func (l *LineReader) Break(err error) {
+	if err == nil {
+		err = errors.New("receiver marked broken")
+	}
+	l.breakOnce.Do(func() {
+		l.broken = err
+		close(l.stop)
+	})
+}
+
+// Err says why the reader can no longer be trusted with a new request: the
+// Break error, or the end of the input once the output has ended. It is nil
+// while the child is usable.
+func (l *LineReader) Err() error {
+	select {
+	case <-l.stop:
+		return l.broken
+	default:
+	}
+	select {
+	case <-l.done:
+		if l.end == io.EOF {
+			return errReceiverOutputEnded
+		}
+		return fmt.Errorf("%w: reading its output: %w", ErrReceiverDied, l.end)
+	default:
+		return nil
+	}
+}
+
+// Done is closed when the reading goroutine has ended (end of input, read
+// error, or Break followed by a pending line).
+func (l *LineReader) Done() <-chan struct{} { return l.done }
