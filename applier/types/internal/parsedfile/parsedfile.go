@@ -77,6 +77,8 @@ type File[R any] struct {
 	Exists bool
 
 	p *Parser[R]
+	// shared: Lines is the cache's slice; copy it before changing it.
+	shared bool
 }
 
 // HeaderTimeLayout is how Puppet (Ruby's Time#to_s) prints the time in the header.
@@ -122,7 +124,7 @@ func (p *Parser[R]) Load(path string, cache *applier.Cache) (*File[R], error) {
 	if cache != nil {
 		if v, ok := cache.Get(p.key(path)); ok {
 			if c, ok := v.(*cached[R]); ok && c.ino == ino && c.size == st.Size() && c.mtime.Equal(st.ModTime()) {
-				f.Lines = append(make([]Line[R], 0, len(c.lines)+1), c.lines...)
+				f.Lines, f.shared = c.lines, true
 				return f, nil
 			}
 		}
@@ -136,7 +138,7 @@ func (p *Parser[R]) Load(path string, cache *applier.Cache) (*File[R], error) {
 		// Cache what was stat'ed before reading: if the file changed in
 		// between, the next Load sees a different stat and reads again.
 		cache.Put(p.key(path), &cached[R]{ino: ino, size: st.Size(), mtime: st.ModTime(), lines: f.Lines})
-		f.Lines = append(make([]Line[R], 0, len(f.Lines)+1), f.Lines...)
+		f.shared = true
 	}
 	return f, nil
 }
@@ -172,15 +174,33 @@ func (f *File[R]) Find(match func(R) bool) int {
 	return -1
 }
 
-// Replace sets the record at index i. Records are values: change one by
-// replacing it, never in place (the cache shares them).
-func (f *File[R]) Replace(i int, rec R) { f.Lines[i] = Line[R]{Rec: rec, IsRecord: true} }
+// own copies Lines before the first change when the cache shares them,
+// so reading a cached file costs nothing.
+func (f *File[R]) own() {
+	if f.shared {
+		f.Lines = append(make([]Line[R], 0, len(f.Lines)+1), f.Lines...)
+		f.shared = false
+	}
+}
+
+// Replace sets the record at index i. Change Lines only through Replace,
+// Append and Delete: a loaded File shares them with the cache.
+func (f *File[R]) Replace(i int, rec R) {
+	f.own()
+	f.Lines[i] = Line[R]{Rec: rec, IsRecord: true}
+}
 
 // Append adds a record at the end.
-func (f *File[R]) Append(rec R) { f.Lines = append(f.Lines, Line[R]{Rec: rec, IsRecord: true}) }
+func (f *File[R]) Append(rec R) {
+	f.own()
+	f.Lines = append(f.Lines, Line[R]{Rec: rec, IsRecord: true})
+}
 
 // Delete removes the line at index i.
-func (f *File[R]) Delete(i int) { f.Lines = append(f.Lines[:i:i], f.Lines[i+1:]...) }
+func (f *File[R]) Delete(i int) {
+	f.own()
+	f.Lines = append(f.Lines[:i], f.Lines[i+1:]...)
+}
 
 // Bytes renders the file as Save writes it: Puppet's header stamped with
 // now, then every line, each ending in a newline.

@@ -192,7 +192,12 @@ func TestCache(t *testing.T) {
 
 	f1, err := kvParser.Load(path, cache)
 	require.NoError(t, err)
-	f1.Append(kv{"x", "y"}) // a caller's edits don't leak into the cache
+	// A caller's edits don't leak into the cache.
+	f1.Replace(0, kv{"z", "9"})
+	f1.Append(kv{"x", "y"})
+	f0, err := kvParser.Load(path, cache)
+	require.NoError(t, err)
+	f0.Delete(0)
 	// Same inode, size and mtime: the cached parse is used.
 	require.NoError(t, os.WriteFile(path, []byte("b 2\n"), 0o644))
 	require.NoError(t, os.Chtimes(path, st.ModTime(), st.ModTime()))
