@@ -20,7 +20,7 @@ func (t *Type) NewResource(title string, params map[string]any, noop bool) (*Res
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.Ref(), err)
 	}
-	r.Values = make(map[string]any, len(ix.byName)+1)
+	r.Values = make(map[string]any, len(params)+len(ix.staticDefaults)+len(ix.defaultFuncs)+1)
 	r.Given = make(map[string]bool, len(params))
 
 	// Unknown attributes and metaparameters first. Report the
@@ -114,18 +114,12 @@ func (t *Type) NewResource(title string, params map[string]any, noop bool) (*Res
 	}
 
 	// Defaults: static ones first, then computed ones (which may read them).
-	for _, a := range t.Attrs {
-		if _, ok := r.Values[a.Name]; ok || a.DefaultFunc != nil {
-			continue
-		}
-		if v, ok := ix.defaults[a.Name]; ok {
-			r.Values[a.Name] = v
+	for _, a := range ix.staticDefaults {
+		if _, ok := r.Values[a.Name]; !ok {
+			r.Values[a.Name] = ix.defaults[a.Name]
 		}
 	}
-	for _, a := range t.Attrs {
-		if a.DefaultFunc == nil {
-			continue
-		}
+	for _, a := range ix.defaultFuncs {
 		if _, ok := r.Values[a.Name]; ok {
 			continue
 		}
@@ -140,11 +134,9 @@ func (t *Type) NewResource(title string, params map[string]any, noop bool) (*Res
 		r.Values[a.Name] = v
 	}
 
-	for _, a := range t.Attrs {
-		if a.Required {
-			if _, ok := r.Values[a.Name]; !ok {
-				return nil, &ParamError{Resource: r.Ref(), Param: a.Name, Err: errors.New("a value is required")}
-			}
+	for _, a := range ix.required {
+		if _, ok := r.Values[a.Name]; !ok {
+			return nil, &ParamError{Resource: r.Ref(), Param: a.Name, Err: errors.New("a value is required")}
 		}
 	}
 

@@ -28,6 +28,29 @@
 // an Event; in noop mode the events are recorded with status noop and
 // nothing is touched.
 //
+// # From request to resource
+//
+// Type.NewResource does the validation: the metaparameters every type
+// accepts (noop, loglevel; alias, tag, audit and the ordering ones are
+// accepted and ignored, ordering belonging to the caller), then each given
+// attribute in declaration order through its Kind, Aliases, Values and
+// Patterns, Munge and Validate, the title into the namevar (or through
+// TitlePatterns), defaults, required attributes and Type.Validate. What it
+// needs per type (attributes by name, munged static defaults, the implicit
+// `provider` parameter) is computed once, when the type is registered.
+// Errors are worded as Puppet words them: `no parameter named 'x' on
+// File[/a]`, `Parameter mode failed on File[/x]: ...`, `Invalid value
+// "x". Valid values are a, b.`.
+//
+// # Facts
+//
+// LoadFacts reads os-release, the kernel and the host names once;
+// NewEngine does it unless the Env brings its own Facts, so tests inject
+// facts to exercise provider selection. Confinement verdicts that depend
+// only on facts and features are cached per provider; commands and files
+// are checked on every request, since an earlier resource may install
+// them.
+//
 // Error means the request could not be evaluated (bad input, unknown type
 // or attribute, no suitable provider); Failed means it was evaluated and
 // did not converge.

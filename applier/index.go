@@ -17,6 +17,12 @@ type typeIndex struct {
 	properties []*Attr // properties other than ensure, in declaration order
 	// defaults holds each attribute's munged static Default (no DefaultFunc).
 	defaults map[string]any
+	// staticDefaults: the attributes with a static Default and no
+	// DefaultFunc, in declaration order; defaultFuncs: those with a
+	// DefaultFunc; required: the Required ones.
+	staticDefaults []*Attr
+	defaultFuncs   []*Attr
+	required       []*Attr
 	// providers by name, for the explicit `provider` parameter.
 	providers map[string]*ProviderSpec
 	// providerAttr is the implicit `provider` parameter (nil without providers).
@@ -77,6 +83,15 @@ func buildIndex(t *Type) (*typeIndex, error) {
 				return nil, fmt.Errorf("type %s: default of %s: %w", t.Name, a.Name, err)
 			}
 			ix.defaults[a.Name] = v
+			if a.DefaultFunc == nil {
+				ix.staticDefaults = append(ix.staticDefaults, a)
+			}
+		}
+		if a.DefaultFunc != nil {
+			ix.defaultFuncs = append(ix.defaultFuncs, a)
+		}
+		if a.Required {
+			ix.required = append(ix.required, a)
 		}
 	}
 	if len(t.Providers) == 1 && t.Providers[0].Name == "" {
