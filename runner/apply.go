@@ -59,6 +59,27 @@ type Result struct {
 	Events []protocol.Event `json:"events,omitempty"`
 }
 
+// MarshalJSON writes the answer as a receiver does: the six fields in
+// Puppet's order, exception null when there is none, then id and events
+// when present.
+func (r Result) MarshalJSON() ([]byte, error) {
+	type wire struct {
+		Resource  string           `json:"resource,omitempty"`
+		Failed    bool             `json:"failed"`
+		Changed   bool             `json:"changed"`
+		Noop      bool             `json:"noop"`
+		Error     bool             `json:"error"`
+		Exception *string          `json:"exception"`
+		ID        json.RawMessage  `json:"id,omitempty"`
+		Events    []protocol.Event `json:"events,omitempty"`
+	}
+	w := wire{Resource: r.Resource, Failed: r.Failed, Changed: r.Changed, Noop: r.Noop, Error: r.Error, ID: r.ID, Events: r.Events}
+	if r.Exception != "" {
+		w.Exception = &r.Exception
+	}
+	return json.Marshal(&w)
+}
+
 // Runner is the pipe to one receiver process that Apply talks through. It
 // keeps the shape graph engines already use for Puppet's receiver (lock,
 // stdin, stdout), so one written for `puppet yamlresource receive` can

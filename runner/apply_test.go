@@ -2,6 +2,7 @@ package runner_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -266,4 +267,26 @@ func TestErrorMessagesAreSpecific(t *testing.T) {
 	_, err := runner.Apply(context.Background(), m, hello)
 	require.ErrorIs(t, err, runner.ErrBadAnswer)
 	assert.Less(t, len(err.Error()), 600, "a bad line is quoted only in part")
+}
+
+func TestResultEncodesAsTheReceiverDoes(t *testing.T) {
+	tests := []struct {
+		res  runner.Result
+		want string
+	}{
+		{runner.Result{Resource: "File[/x]", Changed: true},
+			`{"resource":"File[/x]","failed":false,"changed":true,"noop":false,"error":false,"exception":null}`},
+		{runner.Result{Failed: true, Error: true, Exception: "bad line"},
+			`{"failed":true,"changed":false,"noop":false,"error":true,"exception":"bad line"}`},
+		{runner.Result{Resource: "Notify[a]", Noop: true, ID: []byte(`"r1"`), Events: []protocol.Event{{Property: "message", Previous: "absent", Desired: "a", Message: "defined", Status: protocol.StatusNoop}}},
+			`{"resource":"Notify[a]","failed":false,"changed":false,"noop":true,"error":false,"exception":null,"id":"r1","events":[{"property":"message","previous":"absent","desired":"a","message":"defined","status":"noop"}]}`},
+	}
+	for _, tt := range tests {
+		b, err := json.Marshal(tt.res)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, string(b))
+		var back runner.Result
+		require.NoError(t, json.Unmarshal(b, &back))
+		assert.Equal(t, tt.res, back)
+	}
 }

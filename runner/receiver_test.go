@@ -361,3 +361,30 @@ func TestUnregisterKillsABrokenChildAtOnce(t *testing.T) {
 	assert.Less(t, time.Since(start), 2*time.Second, "no grace period for a broken child")
 	requireGone(t, pid)
 }
+
+func TestFailedRestartIsReportedAndRetried(t *testing.T) {
+	// Starts only while the marker file is absent... after the first start.
+	marker := filepath.Join(t.TempDir(), "fail")
+	body := `if [ -e ` + marker + ` ]; then echo "Error: cannot start" >&2; exit 1; fi
+echo '{"ready":true}'
+` + echoLoop
+	r := runner.New(runner.Options{Command: script(t, body)})
+	require.NoError(t, r.Register())
+	defer r.Unregister()
+	pid := r.Pid()
+
+	require.NoError(t, os.WriteFile(marker, nil, 0o600))
+	require.NoError(t, syscall.Kill(pid, syscall.SIGKILL))
+	require.Eventually(t, func() bool { return !r.Running() }, 5*time.Second, 5*time.Millisecond)
+	_, err := apply(t, r, "x")
+	require.ErrorIs(t, err, runner.ErrUnavailable)
+	assert.Contains(t, err.Error(), "Notify[x]")
+	assert.Contains(t, err.Error(), "exited before it was ready (exit status 1); stderr: Error: cannot start")
+	assert.Zero(t, r.Pid())
+
+	require.NoError(t, os.Remove(marker))
+	changed, err := apply(t, r, "x")
+	require.NoError(t, err, "the next apply tries again")
+	assert.True(t, changed)
+	assert.NotZero(t, r.Pid())
+}

@@ -1,0 +1,72 @@
+package mock_test
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/mock"
+	"github.com/pippet/pippet/runner"
+)
+
+func TestRunnerScriptThenRespond(t *testing.T) {
+	m := &mock.Runner{
+		Script:  []mock.Reply{mock.Changed(), mock.Failed("boom")},
+		Respond: func(req runner.Resource) mock.Reply { return mock.Errored("late " + req.Title) },
+	}
+	defer m.Close()
+	ctx := context.Background()
+	res := func(title string) *runner.Resource { return &runner.Resource{Type: "notify", Title: title} }
+
+	changed, err := runner.Apply(ctx, m, res("a"))
+	require.NoError(t, err)
+	assert.True(t, changed)
+	_, err = runner.Apply(ctx, m, res("b"))
+	assert.EqualError(t, err, "Notify[b] failed: boom")
+	_, err = runner.Apply(ctx, m, res("c"))
+	assert.EqualError(t, err, "Notify[c]: receiver could not apply it: late c")
+	assert.Equal(t, []string{"a", "b", "c"}, titles(m.Requests()))
+	assert.Equal(t, 1, m.Starts())
+}
+
+func TestRunnerRawStreams(t *testing.T) {
+	m := &mock.Runner{Banner: `{"ready":true}`}
+	defer m.Close()
+	m.LockApply()
+	defer m.UnlockApply()
+	// A request line that is not JSON is recorded as written and answered.
+	_, err := io.WriteString(m.InputStream(), "notify legacy {message: hi}\n")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"notify legacy {message: hi}"}, m.RawLines())
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	banner, err := m.Lines().ReadLine(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, `{"ready":true}`, string(banner))
+	answer, err := m.Lines().ReadLine(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, `{"resource":"[]","failed":false,"changed":false,"noop":false,"error":false,"exception":null}`, string(answer))
+}
+
+func TestRunnerReplacesBrokenChild(t *testing.T) {
+	m := &mock.Runner{Script: []mock.Reply{{EOF: true}}}
+	defer m.Close()
+	_, err := runner.Apply(context.Background(), m, &runner.Resource{Type: "notify", Title: "a"})
+	require.ErrorIs(t, err, runner.ErrReceiverDied)
+	_, err = runner.Apply(context.Background(), m, &runner.Resource{Type: "notify", Title: "b"})
+	require.NoError(t, err)
+	assert.Equal(t, 2, m.Starts())
+}
+
+func titles(rs []runner.Resource) []string {
+	var out []string
+	for _, r := range rs {
+		out = append(out, r.Title)
+	}
+	return out
+}
