@@ -11,7 +11,7 @@ import (
 // each value's kind, aliases, values and patterns, Munge and Validate, the
 // title (through TitlePatterns) into the namevar, defaults, required
 // attributes and finally the type's own Validate. noop is the global
-// setting; the request's noop metaparameter may turn it on.
+// setting; the request's noop metaparameter, when given, overrides it.
 //
 // Every error names the resource, and the attribute when one is at fault.
 func (t *Type) NewResource(title string, params map[string]any, noop bool) (*Resource, error) {
@@ -46,9 +46,8 @@ func (t *Type) NewResource(title string, params map[string]any, noop bool) (*Res
 			if err != nil {
 				return nil, &ParamError{Resource: r.Ref(), Param: name, Err: err}
 			}
-			if b.(bool) {
-				r.Noop = true
-			}
+			// An explicit value wins over the global setting, both ways, as in Puppet.
+			r.Noop = b.(bool)
 		case metaLoglevel:
 			s, err := mungeOne(&loglevelAttr, raw)
 			if err != nil {

@@ -131,6 +131,15 @@ func TestApplyTransaction(t *testing.T) {
 			calls: []string{"get"},
 		},
 		{
+			name:   "noop false overrides the global noop",
+			noop:   true,
+			state:  map[string]any{"ensure": "absent"},
+			params: map[string]any{"ensure": "present", "noop": false},
+			want: protocol.Result{Resource: "Widget[/a]", Changed: true, Events: []protocol.Event{
+				{Property: "ensure", Previous: "absent", Desired: "present", Message: "created", Status: "success"}}},
+			calls: []string{"get", "set ensure", "flush"},
+		},
+		{
 			name:   "a failed property does not stop the others",
 			state:  map[string]any{"ensure": "present", "size": int64(3), "colour": "blue"},
 			params: map[string]any{"size": 4},

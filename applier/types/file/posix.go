@@ -271,6 +271,19 @@ func (p *posix) getContent(ctx context.Context, c *Content) (any, error) {
 	}
 }
 
+// describeSource fills c's checksum from a source's metadata (or the
+// pinned checksum_value) for messages.
+func (p *posix) describeSource(c *Content, m *source.Metadata) {
+	switch {
+	case p.r.String("checksum_value") != "":
+		c.Kind, c.Sum = p.r.String("checksum"), p.r.String("checksum_value")
+	case m.Checksum != "":
+		c.Kind, c.Sum = m.ChecksumType, m.Checksum
+	case !m.ModTime.IsZero():
+		c.Kind, c.Sum = source.MTime, m.ModTime.UTC().Format(time.RFC3339)
+	}
+}
+
 // compareDigest compares the file's digest (of c.Kind) with c.Sum.
 func (p *posix) compareDigest(c *Content) (any, error) {
 	cur, err := p.currentSum(c.Kind)
@@ -581,9 +594,11 @@ func (p *posix) createFile(ctx context.Context, c *Content) error {
 		return err
 	}
 	if c != nil && !c.Inline {
-		if _, err := p.sourceMeta(ctx); err != nil {
+		m, err := p.sourceMeta(ctx)
+		if err != nil {
 			return err
 		}
+		p.describeSource(c, m)
 	}
 	if err := p.backup(ctx); err != nil {
 		return err
@@ -731,11 +746,8 @@ func (p *posix) setContent(ctx context.Context, c *applier.Change) error {
 			nw, _ = os.ReadFile(p.path)
 		}
 		if nw != nil && old != nil && !bytes.Equal(old, nw) {
-			d := unifiedDiff(p.path, p.path+" (new)", old, nw)
-			c.Message += "\n" + d
-			if p.env != nil && p.env.Log != nil {
-				p.env.Log.Log(ctx, applier.LevelNotice, "\n"+d, "resource", p.r.Ref())
-			}
+			// The engine logs the message, diff included, at the resource's level.
+			c.Message += "\n" + unifiedDiff(p.path, p.path+" (new)", old, nw)
 		}
 	}
 	return nil
