@@ -5,7 +5,7 @@ RECEIVER := $(BIN)/receiver
 PKGS     := ./...
 FUZZTIME ?= 5m
 
-.PHONY: all build test unit fmt-check vet bench fuzz demo clean oracle
+.PHONY: all build test unit fmt-check vet bench bench-go bench-e2e fuzz demo clean oracle
 
 all: build
 
@@ -42,6 +42,20 @@ oracle: build
 
 # demo: pipe examples/demo.ndjson through the receiver; answers on stdout,
 # Puppet-style log on stderr, files under /tmp/pippet-demo.
+# bench: the in-process hot-path benchmarks, then the end-to-end run of the
+# built binary against a syscall floor (BENCH_N resources per scenario;
+# BENCH_PUPPET=1 adds the `puppet apply` reference row).
+BENCH_N      ?= 10000
+BENCH_RUNS   ?= 5
+BENCH_PUPPET ?= 0
+bench: bench-go bench-e2e
+
+bench-go:
+	$(GO) test -run '^$$' -bench . -benchmem ./bench/ ./protocol/ ./applier/
+
+bench-e2e: build
+	$(GO) run ./bench/e2e -receiver $(RECEIVER) -n $(BENCH_N) -runs $(BENCH_RUNS) $(if $(filter 1,$(BENCH_PUPPET)),-puppet)
+
 demo: build
 	@rm -rf /tmp/pippet-demo && mkdir -p /tmp/pippet-demo
 	./$(RECEIVER) --log-level notice < examples/demo.ndjson

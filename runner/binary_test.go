@@ -299,3 +299,48 @@ func BenchmarkApplyMock(b *testing.B) {
 		}
 	}
 }
+
+// Users come and go while others apply: every apply is answered, and the
+// last Unregister leaves no process behind.
+func TestBinaryRegisterChurn(t *testing.T) {
+	if buildErr != nil {
+		t.Skipf("receiver binary not available: %v", buildErr)
+	}
+	before := len(children(t))
+	r := runner.New(runner.Options{Command: []string{receiverBin}})
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for round := range 5 {
+				if err := r.Register(); err != nil {
+					errs <- err
+					return
+				}
+				for i := range 20 {
+					ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+					_, err := runner.Apply(ctx, r, &runner.Resource{Type: "notify", Title: fmt.Sprintf("%d-%d-%d", w, round, i)})
+					cancel()
+					if err != nil {
+						errs <- err
+						break
+					}
+				}
+				if err := r.Unregister(); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	assert.Zero(t, r.Users())
+	assert.Zero(t, r.Pid())
+	assert.Eventually(t, func() bool { return len(children(t)) <= before }, 5*time.Second, 10*time.Millisecond, "receivers left behind: %v", children(t))
+}

@@ -447,7 +447,6 @@ func (c *child) stop(grace time.Duration) error {
 		return fmt.Errorf("runner: waiting for receiver %d: %w", c.pid, c.waitErr)
 	}
 	if ee != nil && !ee.Success() {
-		c.drainStderr()
 		return fmt.Errorf("runner: receiver %d exited with %s%s", c.pid, exitStatus(c.waitErr), c.stderr.suffix())
 	}
 	return nil
@@ -469,8 +468,10 @@ func (c *child) kill() {
 }
 
 // release closes our end of the child's stdout once its reader has drained
-// it, so nothing of ours outlives the child.
+// it, and lets the stderr logger finish, so nothing of ours outlives the
+// child and everything it said is logged.
 func (c *child) release() {
+	c.drainStderr()
 	select {
 	case <-c.lines.Done():
 	case <-time.After(time.Second):

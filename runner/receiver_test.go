@@ -388,3 +388,36 @@ echo '{"ready":true}'
 	assert.True(t, changed)
 	assert.NotZero(t, r.Pid())
 }
+
+func TestReceiverBesideTheExecutable(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	beside := filepath.Join(filepath.Dir(exe), "receiver")
+	if _, err := os.Stat(beside); err == nil {
+		t.Skipf("%s exists already", beside)
+	}
+	require.NoError(t, os.WriteFile(beside, []byte("#!/bin/sh\n"), 0o755))
+	t.Cleanup(func() { os.Remove(beside) })
+	onPath := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(onPath, "receiver"), []byte("#!/bin/sh\n"), 0o755))
+	t.Setenv("PATH", onPath)
+	t.Setenv(runner.EnvReceiver, "")
+
+	argv, err := runner.New(runner.Options{}).Command()
+	require.NoError(t, err)
+	assert.Equal(t, []string{beside}, argv, "the program's own receiver wins over PATH")
+}
+
+func TestReceiverEnvAndDir(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(t.TempDir(), "seen")
+	body := `printf '%s %s\n' "$PWD" "$PIPPET_TEST_VALUE" > ` + out + `
+echo '{"ready":true}'
+` + echoLoop
+	r := runner.New(runner.Options{Command: script(t, body), Dir: dir, Env: []string{"PIPPET_TEST_VALUE=forty two"}})
+	require.NoError(t, r.Register())
+	require.NoError(t, r.Unregister())
+	seen, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Equal(t, dir+" forty two\n", string(seen))
+}

@@ -34,6 +34,11 @@ type loopConfig struct {
 	Log *slog.Logger
 }
 
+// readAhead is how many lines the reader goroutine may read before the
+// loop has answered them: with a stream of requests the reader and the
+// loop then run side by side instead of waking each other for every line.
+const readAhead = 64
+
 // lineItem is one line read by the reader goroutine.
 type lineItem struct {
 	line    []byte // the line without its newline; a buffer from free
@@ -85,10 +90,11 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 		}
 	}()
 
-	free := make(chan []byte, 2)
-	free <- make([]byte, 0, 4096)
-	free <- make([]byte, 0, 4096)
-	items := make(chan lineItem)
+	free := make(chan []byte, readAhead)
+	for range readAhead {
+		free <- make([]byte, 0, 4096)
+	}
+	items := make(chan lineItem, readAhead)
 	go readLines(in, cfg.MaxLine, free, items, done)
 
 	l := &loop{cfg: cfg, app: app}
@@ -114,7 +120,7 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 		}
 		l.lineNo++
 		res, answer := l.handle(applyCtx, it)
-		if len(it.line) <= 1<<20 {
+		if cap(it.line) <= 64<<10 {
 			free <- it.line[:0]
 		} else {
 			free <- make([]byte, 0, 4096) // don't keep a huge buffer around

@@ -1,0 +1,509 @@
+// Command e2e measures the receiver end to end and reports every figure as
+// a ratio to a floor measured seconds earlier on the same machine.
+//
+// For each scenario it generates N request lines, pipes them through the
+// built receiver binary and divides the wall time from the first line
+// written to the last answer read by N. The floor is a minimal Go loop doing
+// only the system calls the same work needs (for an unchanged file: lstat,
+// open, read, close, compare; for a created file: open a temp file, write,
+// fsync, rename, chmod), plus writing one answer line to a pipe. Absolute
+// times on a shared 2-core machine are noisy; ratios measured back to back
+// hold.
+//
+// Each scenario runs -runs times and the medians are reported. Peak RSS is
+// the child's maximum resident set size (getrusage) over a separate run of
+// -rss-n resources, with its VmHWM sampled after the first tenth to show
+// whether memory grows.
+//
+//	go run ./bench/e2e -receiver bin/receiver -n 10000 -runs 5 [-puppet]
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type options struct {
+	receiver string
+	n        int
+	runs     int
+	rssN     int
+	puppet   bool
+	puppetN  int
+	dir      string
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.receiver, "receiver", "bin/receiver", "receiver binary to measure")
+	flag.IntVar(&o.n, "n", 10000, "resources per scenario")
+	flag.IntVar(&o.runs, "runs", 5, "runs per scenario (the median is reported)")
+	flag.IntVar(&o.rssN, "rss-n", 100000, "resources in the peak-RSS run")
+	flag.BoolVar(&o.puppet, "puppet", false, "also time `puppet apply` on unchanged files as a reference row")
+	flag.IntVar(&o.puppetN, "puppet-n", 1000, "files in the puppet reference row")
+	flag.StringVar(&o.dir, "dir", "", "scratch directory (default: a new temp dir)")
+	flag.Parse()
+	if err := run(context.Background(), o, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		os.Exit(1)
+	}
+}
+
+// scenario is one kind of resource measured against its floor.
+type scenario struct {
+	name string
+	// prepare makes the scratch state before a run (outside the timing).
+	prepare func(dir string, n int) error
+	// line renders request i.
+	line func(dir string, i int) string
+	// floor does the same work with bare system calls for items 0..n-1.
+	floor func(dir string, n int, answer io.Writer) error
+	// want is the "changed" value every answer must carry.
+	want bool
+}
+
+func content(i int, gen string) []byte {
+	return []byte("hello " + gen + " " + strconv.Itoa(i) + "\n")
+}
+
+func fileLine(dir string, i int, gen string) string {
+	// JSON string holding the YAML: content in double quotes so \n is a newline.
+	c := strings.TrimSuffix(string(content(i, gen)), "\n")
+	return `{"type":"file","title":"` + filepath.Join(dir, "f"+strconv.Itoa(i)) +
+		`","params":"{ensure: file, mode: '0644', content: \"` + c + `\\n\"}"}`
+}
+
+func scenarios() []scenario {
+	return []scenario{
+		{
+			name:    "file create",
+			prepare: func(dir string, n int) error { return resetDir(dir) },
+			line:    func(dir string, i int) string { return fileLine(dir, i, "a") },
+			floor:   floorCreate,
+			want:    true,
+		},
+		{
+			name: "file unchanged (content + mode)",
+			prepare: func(dir string, n int) error {
+				return writeAll(dir, n, "a")
+			},
+			line:  func(dir string, i int) string { return fileLine(dir, i, "a") },
+			floor: floorUnchanged,
+			want:  false,
+		},
+		{
+			name: "file content change",
+			prepare: func(dir string, n int) error {
+				return writeAll(dir, n, "b")
+			},
+			line:  func(dir string, i int) string { return fileLine(dir, i, "a") },
+			floor: floorCreate,
+			want:  true,
+		},
+		{
+			name:    "notify",
+			prepare: func(dir string, n int) error { return nil },
+			line: func(dir string, i int) string {
+				return `{"type":"notify","title":"n` + strconv.Itoa(i) + `","params":"{message: hello}"}`
+			},
+			floor: floorAnswerOnly,
+			want:  true,
+		},
+		{
+			name: "exec unchanged (creates)",
+			prepare: func(dir string, n int) error {
+				return writeAll(dir, n, "a")
+			},
+			line: func(dir string, i int) string {
+				return `{"type":"exec","title":"/bin/true ` + strconv.Itoa(i) + `","params":"{creates: ` +
+					filepath.Join(dir, "f"+strconv.Itoa(i)) + `}"}`
+			},
+			floor: floorStat,
+			want:  false,
+		},
+	}
+}
+
+func resetDir(dir string) error {
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("reset %s: %w", dir, err)
+	}
+	return os.MkdirAll(dir, 0o755)
+}
+
+func writeAll(dir string, n int, gen string) error {
+	if err := resetDir(dir); err != nil {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		if err := os.WriteFile(filepath.Join(dir, "f"+strconv.Itoa(i)), content(i, gen), 0o644); err != nil {
+			return fmt.Errorf("prepare: %w", err)
+		}
+	}
+	return nil
+}
+
+var answerLine = []byte(`{"resource":"File[/x]","failed":false,"changed":false,"noop":false,"error":false,"exception":null}` + "\n")
+
+// floorUnchanged: lstat, open, read, close, compare, and one answer write.
+func floorUnchanged(dir string, n int, answer io.Writer) error {
+	buf := make([]byte, 4096)
+	for i := 0; i < n; i++ {
+		p := filepath.Join(dir, "f"+strconv.Itoa(i))
+		want := content(i, "a")
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			return err
+		}
+		fd, err := syscall.Open(p, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		k, err := syscall.Read(fd, buf)
+		syscall.Close(fd)
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(buf[:k], want) || st.Mode&0o7777 != 0o644 {
+			return fmt.Errorf("floor: %s differs", p)
+		}
+		if _, err := answer.Write(answerLine); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// floorCreate: open a temp file, write, fsync, rename, chmod, one answer write.
+func floorCreate(dir string, n int, answer io.Writer) error {
+	for i := 0; i < n; i++ {
+		p := filepath.Join(dir, "f"+strconv.Itoa(i))
+		tmp := filepath.Join(dir, ".f"+strconv.Itoa(i)+".tmp")
+		fd, err := syscall.Open(tmp, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, 0o600)
+		if err != nil {
+			return err
+		}
+		if _, err := syscall.Write(fd, content(i, "a")); err != nil {
+			return err
+		}
+		if err := syscall.Fchmod(fd, 0o644); err != nil {
+			return err
+		}
+		if err := syscall.Fsync(fd); err != nil {
+			return err
+		}
+		syscall.Close(fd)
+		if err := syscall.Rename(tmp, p); err != nil {
+			return err
+		}
+		if _, err := answer.Write(answerLine); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// floorStat: the stat `creates` needs, one answer write.
+func floorStat(dir string, n int, answer io.Writer) error {
+	for i := 0; i < n; i++ {
+		var st syscall.Stat_t
+		if err := syscall.Stat(filepath.Join(dir, "f"+strconv.Itoa(i)), &st); err != nil {
+			return err
+		}
+		if _, err := answer.Write(answerLine); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// floorAnswerOnly: one answer write per resource.
+func floorAnswerOnly(dir string, n int, answer io.Writer) error {
+	for i := 0; i < n; i++ {
+		if _, err := answer.Write(answerLine); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pipeSink is a pipe whose far end is drained, as the receiver's stdout is.
+func pipeSink() (io.WriteCloser, func(), error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	done := make(chan struct{})
+	go func() { io.Copy(io.Discard, r); close(done) }()
+	return w, func() { w.Close(); <-done; r.Close() }, nil
+}
+
+func measureFloor(sc scenario, dir string, n int) (time.Duration, error) {
+	if err := sc.prepare(dir, n); err != nil {
+		return 0, err
+	}
+	w, closeSink, err := pipeSink()
+	if err != nil {
+		return 0, err
+	}
+	defer closeSink()
+	start := time.Now()
+	if err := sc.floor(dir, n, w); err != nil {
+		return 0, fmt.Errorf("floor %s: %w", sc.name, err)
+	}
+	return time.Since(start) / time.Duration(n), nil
+}
+
+// child is one running receiver.
+type child struct {
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+	out   *bufio.Reader
+}
+
+func startReceiver(ctx context.Context, bin string, extra ...string) (*child, time.Duration, error) {
+	cmd := exec.CommandContext(ctx, bin, extra...)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, 0, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, 0, err
+	}
+	cmd.Stderr = os.Stderr
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, 0, fmt.Errorf("start %s: %w", bin, err)
+	}
+	out := bufio.NewReaderSize(stdout, 1<<16)
+	banner, err := out.ReadBytes('\n')
+	ready := time.Since(start)
+	if err != nil {
+		return nil, 0, fmt.Errorf("reading ready banner: %w", err)
+	}
+	if !bytes.Contains(banner, []byte(`"ready":true`)) {
+		return nil, 0, fmt.Errorf("unexpected first line %q", banner)
+	}
+	return &child{cmd: cmd, stdin: stdin, out: out}, ready, nil
+}
+
+func (c *child) wait() (*os.ProcessState, error) {
+	c.stdin.Close()
+	err := c.cmd.Wait()
+	return c.cmd.ProcessState, err
+}
+
+// drive writes n lines from a goroutine and reads n answers, checking each.
+func (c *child) drive(n int, line func(i int) string, want bool, atTenth func()) error {
+	werr := make(chan error, 1)
+	go func() {
+		w := bufio.NewWriterSize(c.stdin, 1<<16)
+		for i := 0; i < n; i++ {
+			if _, err := w.WriteString(line(i) + "\n"); err != nil {
+				werr <- err
+				return
+			}
+		}
+		werr <- w.Flush()
+	}()
+	wantField := []byte(`"changed":` + strconv.FormatBool(want))
+	for i := 0; i < n; i++ {
+		ans, err := c.out.ReadBytes('\n')
+		if err != nil {
+			return fmt.Errorf("answer %d: %w", i, err)
+		}
+		if !bytes.Contains(ans, wantField) || !bytes.Contains(ans, []byte(`"failed":false`)) {
+			return fmt.Errorf("answer %d: %s (want changed=%v)", i, bytes.TrimSpace(ans), want)
+		}
+		if atTenth != nil && i == n/10 {
+			atTenth()
+		}
+	}
+	return <-werr
+}
+
+func measureReceiver(ctx context.Context, o options, sc scenario, dir string) (time.Duration, error) {
+	if err := sc.prepare(dir, o.n); err != nil {
+		return 0, err
+	}
+	c, _, err := startReceiver(ctx, o.receiver)
+	if err != nil {
+		return 0, err
+	}
+	start := time.Now()
+	err = c.drive(o.n, func(i int) string { return sc.line(dir, i) }, sc.want, nil)
+	per := time.Since(start) / time.Duration(o.n)
+	if _, werr := c.wait(); err == nil && werr != nil {
+		err = fmt.Errorf("receiver exit: %w", werr)
+	}
+	return per, err
+}
+
+func median(d []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+func vmHWM(pid int) (int64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0, err
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.Fields(l); len(f) >= 2 && f[0] == "VmHWM:" {
+			return strconv.ParseInt(f[1], 10, 64)
+		}
+	}
+	return 0, errors.New("no VmHWM")
+}
+
+func run(ctx context.Context, o options, w io.Writer) error {
+	if _, err := os.Stat(o.receiver); err != nil {
+		return fmt.Errorf("receiver binary: %w (run `make build` first)", err)
+	}
+	dir := o.dir
+	if dir == "" {
+		d, err := os.MkdirTemp("", "pippet-e2e-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(d)
+		dir = d
+	}
+	work := filepath.Join(dir, "w")
+	fmt.Fprintf(w, "N = %d resources per run, median of %d runs; floor measured just before each receiver run\n\n", o.n, o.runs)
+	fmt.Fprintf(w, "| scenario | receiver µs/resource | floor µs/resource | ratio |\n|---|---:|---:|---:|\n")
+	for _, sc := range scenarios() {
+		var rec, flo []time.Duration
+		for r := 0; r < o.runs; r++ {
+			f, err := measureFloor(sc, work, o.n)
+			if err != nil {
+				return err
+			}
+			p, err := measureReceiver(ctx, o, sc, work)
+			if err != nil {
+				return fmt.Errorf("%s: %w", sc.name, err)
+			}
+			flo, rec = append(flo, f), append(rec, p)
+		}
+		mr, mf := median(rec), median(flo)
+		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f |\n", sc.name, us(mr), us(mf), float64(mr)/float64(mf))
+	}
+
+	// Start to ready banner.
+	var readies []time.Duration
+	for r := 0; r < 21; r++ {
+		c, ready, err := startReceiver(ctx, o.receiver)
+		if err != nil {
+			return err
+		}
+		if _, err := c.wait(); err != nil {
+			return fmt.Errorf("receiver exit: %w", err)
+		}
+		readies = append(readies, ready)
+	}
+	fmt.Fprintf(w, "\nstart to ready banner: median %.2f ms over %d starts\n", us(median(readies))/1000, len(readies))
+
+	// Peak RSS over rssN resources: unchanged files, reusing a pool of
+	// files so the run measures the receiver, not the disk.
+	pool := 1000
+	if err := writeAll(work, pool, "a"); err != nil {
+		return err
+	}
+	c, _, err := startReceiver(ctx, o.receiver)
+	if err != nil {
+		return err
+	}
+	var early int64
+	err = c.drive(o.rssN, func(i int) string { return fileLine(work, i%pool, "a") }, false, func() {
+		early, _ = vmHWM(c.cmd.Process.Pid)
+	})
+	st, werr := c.wait()
+	if err != nil {
+		return err
+	}
+	if werr != nil {
+		return werr
+	}
+	peak := st.SysUsage().(*syscall.Rusage).Maxrss
+	fmt.Fprintf(w, "peak RSS over %d unchanged file resources: %.1f MB (after the first %d: %.1f MB)\n",
+		o.rssN, float64(peak)/1024, o.rssN/10, float64(early)/1024)
+
+	if o.puppet {
+		if err := puppetRow(ctx, o, dir, w); err != nil {
+			fmt.Fprintf(w, "\npuppet reference row: %v\n", err)
+		}
+	}
+	return nil
+}
+
+// puppetRow times `puppet apply` on puppetN unchanged files (the second of
+// two runs) and pippet's receiver on the same files.
+func puppetRow(ctx context.Context, o options, dir string, w io.Writer) error {
+	bin, err := exec.LookPath("puppet")
+	if err != nil {
+		return fmt.Errorf("puppet not installed: %w", err)
+	}
+	pd := filepath.Join(dir, "p")
+	if err := writeAll(pd, o.puppetN, "a"); err != nil {
+		return err
+	}
+	var m strings.Builder
+	for i := 0; i < o.puppetN; i++ {
+		fmt.Fprintf(&m, "file { '%s': ensure => file, mode => '0644', content => \"%s\\n\" }\n",
+			filepath.Join(pd, "f"+strconv.Itoa(i)), strings.TrimSuffix(string(content(i, "a")), "\n"))
+	}
+	manifest := filepath.Join(dir, "site.pp")
+	if err := os.WriteFile(manifest, []byte(m.String()), 0o644); err != nil {
+		return err
+	}
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, bin, "apply", "--detailed-exitcodes", manifest)
+	out, err := cmd.CombinedOutput()
+	elapsed := time.Since(start)
+	var ee *exec.ExitError
+	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 0) {
+		return fmt.Errorf("puppet apply: %w: %s", err, tail(out))
+	}
+	c, _, err := startReceiver(ctx, o.receiver)
+	if err != nil {
+		return err
+	}
+	start = time.Now()
+	err = c.drive(o.puppetN, func(i int) string { return fileLine(pd, i, "a") }, false, nil)
+	ours := time.Since(start)
+	if _, werr := c.wait(); err == nil {
+		err = werr
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n| reference: %d unchanged files | total | per file |\n|---|---:|---:|\n", o.puppetN)
+	fmt.Fprintf(w, "| `puppet apply` (compile + apply, one process) | %.2f s | %.1f µs |\n", elapsed.Seconds(), us(elapsed/time.Duration(o.puppetN)))
+	fmt.Fprintf(w, "| pippet receiver | %.3f s | %.1f µs |\n", ours.Seconds(), us(ours/time.Duration(o.puppetN)))
+	return nil
+}
+
+func tail(b []byte) string {
+	if len(b) > 500 {
+		b = b[len(b)-500:]
+	}
+	return string(b)
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

@@ -1,0 +1,118 @@
+// Package bench holds the benchmarks of pippet's per-resource hot paths,
+// measured in process: the protocol (line decoding, params YAML, answer
+// encoding) and the engine applying the real types to real files. The
+// end-to-end benchmark against the built binary and a syscall floor is the
+// program in bench/e2e; `make bench` runs both.
+package bench
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/pippet/pippet/applier"
+	_ "github.com/pippet/pippet/applier/types/all"
+	"github.com/pippet/pippet/protocol"
+)
+
+var (
+	jsonLine   = []byte(`{"type":"file","title":"/srv/app/conf/a.conf","params":"{ensure: file, mode: '0644', content: \"hello\\n\"}"}`)
+	legacyLine = []byte(`file /srv/app/conf/a.conf {ensure: file, mode: '0644', content: "hello\n"}`)
+	blockLine  = []byte(`{"type":"file","title":"/srv/app/conf/a.conf","params":"ensure: file\nmode: '0644'\ncontent: |\n  hello\n  world\n"}`)
+)
+
+// BenchmarkProtocol is decoding, params YAML and answer encoding together:
+// everything the receiver does per resource besides applying it.
+func BenchmarkProtocol(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		line []byte
+	}{{"json-flow", jsonLine}, {"legacy-flow", legacyLine}, {"json-block", blockLine}} {
+		b.Run(c.name, func(b *testing.B) {
+			var req protocol.Request
+			var out []byte
+			res := protocol.Result{Resource: "File[/srv/app/conf/a.conf]"}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := protocol.DecodeLine(c.line, &req); err != nil {
+					b.Fatal(err)
+				}
+				out = protocol.AppendResult(out[:0], &res, false)
+			}
+		})
+	}
+}
+
+func newEngine(b *testing.B) *applier.Engine {
+	b.Helper()
+	return applier.NewEngine(applier.Default, &applier.Env{Options: applier.Options{StateDir: b.TempDir()}})
+}
+
+func apply(b *testing.B, e *applier.Engine, line []byte, wantChanged bool) {
+	var req protocol.Request
+	if err := protocol.DecodeLine(line, &req); err != nil {
+		b.Fatal(err)
+	}
+	res := e.Apply(context.Background(), &req)
+	if res.Failed || res.Changed != wantChanged {
+		b.Fatalf("%s: %+v", line, res)
+	}
+}
+
+func fileLine(path, content string) []byte {
+	return []byte(`{"type":"file","title":"` + path + `","params":"{ensure: file, mode: '0644', content: \"` + content + `\"}"}`)
+}
+
+// BenchmarkFileUnchanged: a file whose content and mode are already right.
+func BenchmarkFileUnchanged(b *testing.B) {
+	e := newEngine(b)
+	p := filepath.Join(b.TempDir(), "a")
+	if err := os.WriteFile(p, []byte("hello"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	line := fileLine(p, "hello")
+	b.ReportAllocs()
+	for b.Loop() {
+		apply(b, e, line, false)
+	}
+}
+
+// BenchmarkFileChanged: the content flips every time (atomic replace, fsync).
+func BenchmarkFileChanged(b *testing.B) {
+	e := newEngine(b)
+	p := filepath.Join(b.TempDir(), "a")
+	lines := [2][]byte{fileLine(p, "one"), fileLine(p, "two")}
+	apply(b, e, lines[1], true)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		apply(b, e, lines[i%2], true)
+		i++
+	}
+}
+
+// BenchmarkExecCreates: an exec whose `creates` file exists, so nothing runs.
+func BenchmarkExecCreates(b *testing.B) {
+	e := newEngine(b)
+	p := filepath.Join(b.TempDir(), "marker")
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	line := []byte(`{"type":"exec","title":"/bin/true","params":"{creates: ` + p + `}"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		apply(b, e, line, false)
+	}
+}
+
+// BenchmarkNotify: the cheapest real resource.
+func BenchmarkNotify(b *testing.B) {
+	e := newEngine(b)
+	line := []byte(`{"type":"notify","title":"hello","params":"{message: hi}"}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		apply(b, e, line, true)
+	}
+}
+
