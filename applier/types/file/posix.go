@@ -114,10 +114,6 @@ func (p *posix) Get(ctx context.Context) (map[string]any, error) {
 		return out, nil
 	}
 	out["type"] = p.kind
-	out["mtime"] = p.fi.ModTime().Format(time.RFC3339Nano)
-	if st, ok := p.fi.Sys().(*syscall.Stat_t); ok {
-		out["ctime"] = time.Unix(st.Ctim.Sec, st.Ctim.Nsec).Format(time.RFC3339Nano)
-	}
 	ensure, managed := p.r.Values["ensure"].(string)
 	if managed && !p.r.Bool("replace") {
 		// replace: false never changes an existing file's kind.
@@ -219,7 +215,7 @@ func (p *posix) getContent(ctx context.Context, c *Content) (any, error) {
 		return p.compareDigest(c)
 	}
 	if c.Inline {
-		same, err := sameContent(p.path, p.fi.Size(), c.Data, source.IsLite(kind))
+		same, err := sameContent(p.path, p.fi.Size(), c.Data, source.IsLite(kind), p.follow())
 		if err != nil {
 			return nil, err
 		}
@@ -313,8 +309,10 @@ func (p *posix) currentSum(kind string) (string, error) {
 
 // sameContent compares the file at path (of the given size) with want,
 // reading in a stream and stopping at the first difference. lite compares
-// only the first source.LiteSize bytes, as the lite checksums do.
-func sameContent(path string, size int64, want string, lite bool) (bool, error) {
+// only the first source.LiteSize bytes, as the lite checksums do. It uses
+// plain system calls: an *os.File would register with the poller for
+// nothing.
+func sameContent(path string, size int64, want string, lite, follow bool) (bool, error) {
 	if lite {
 		if len(want) > source.LiteSize {
 			want = want[:source.LiteSize]
@@ -326,36 +324,54 @@ func sameContent(path string, size int64, want string, lite bool) (bool, error) 
 	if size != int64(len(want)) {
 		return false, nil
 	}
-	f, err := os.Open(path)
+	fd, err := openRead(path, follow)
 	if err != nil {
-		return false, fmt.Errorf("could not read %s: %w", path, err)
+		return false, fmt.Errorf("could not read %s: %w", path, &os.PathError{Op: "open", Path: path, Err: err})
 	}
-	defer f.Close()
-	n := len(want)
-	if n > 32<<10 {
-		n = 32 << 10
+	defer syscall.Close(fd)
+	var small [4096]byte
+	buf := small[:]
+	if len(want) >= len(small) {
+		buf = make([]byte, min(len(want)+1, 64<<10))
 	}
-	buf := make([]byte, n+1)
 	off := 0
 	for {
-		k, err := f.Read(buf)
-		if k > 0 {
-			if off+k > len(want) {
-				return lite && off < len(want) && want[off:] == string(buf[:len(want)-off]), nil
-			}
-			if want[off:off+k] != string(buf[:k]) {
-				return false, nil
-			}
-			off += k
-		}
-		if errors.Is(err, io.EOF) {
-			return off == len(want), nil
+		k, err := syscall.Read(fd, buf)
+		if err == syscall.EINTR {
+			continue
 		}
 		if err != nil {
-			return false, fmt.Errorf("could not read %s: %w", path, err)
+			return false, fmt.Errorf("could not read %s: %w", path, &os.PathError{Op: "read", Path: path, Err: err})
 		}
-		if lite && off == len(want) {
+		if k == 0 {
+			return off == len(want), nil
+		}
+		if off+k > len(want) {
+			// Longer than its size said (it grew), or past the lite prefix.
+			return lite && want[off:] == string(buf[:len(want)-off]), nil
+		}
+		if want[off:off+k] != string(buf[:k]) {
+			return false, nil
+		}
+		off += k
+		if off == len(want) && (lite || size == int64(len(want))) {
+			// All the bytes lstat promised match: no read for EOF.
 			return true, nil
+		}
+	}
+}
+
+// openRead opens path for reading; unless follow, a symlink that
+// replaced the file since it was lstat'ed is refused (ELOOP).
+func openRead(path string, follow bool) (int, error) {
+	flags := syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NONBLOCK
+	if !follow {
+		flags |= syscall.O_NOFOLLOW
+	}
+	for {
+		fd, err := syscall.Open(path, flags, 0)
+		if err != syscall.EINTR {
+			return fd, err
 		}
 	}
 }
