@@ -81,6 +81,9 @@ func TestHostileInput(t *testing.T) {
 		{"billion laughs legacy", func() io.Reader {
 			return strings.NewReader("notify lol " + billionLaughs() + "\n" + afterLine)
 		}, 1, "more than 100000 values", 5 * time.Second},
+		{"8 MiB flow list", func() io.Reader {
+			return strings.NewReader(`{"type":"notify","title":"wide","params":"{message: [` + strings.Repeat("1,", 4<<20) + `1]}"}` + "\n" + afterLine)
+		}, 1, "document has more than 100000 values", 5 * time.Second},
 		{"invalid UTF-8", func() io.Reader {
 			return strings.NewReader("{\"type\":\"notify\",\"title\":\"caf\xe9\",\"params\":\"{}\"}\nnotify x {message: \xff\xfe}\n" + afterLine)
 		}, 2, "not valid UTF-8 at byte 30 (0xe9)", 5 * time.Second},

@@ -28,6 +28,10 @@ const (
 	MaxParamsValues = 100_000
 )
 
+// estimateAbove is the document size from which parseParamsYAML bounds the
+// node count before parsing (smaller documents cannot cost much).
+const estimateAbove = 16 << 10
+
 // ParamsError says why a params document was refused.
 type ParamsError struct {
 	// Line and Column locate the problem in the document (1-based; 0 when
@@ -58,6 +62,11 @@ func ParseParams(src []byte) (map[string]any, error) {
 
 // parseParamsYAML is the general path through yaml.v3.
 func parseParamsYAML(src []byte) (map[string]any, error) {
+	if len(src) > estimateAbove {
+		if n := estimateNodes(src, MaxParamsValues); n > MaxParamsValues {
+			return nil, &ParamsError{Msg: fmt.Sprintf("document has more than %d values", MaxParamsValues)}
+		}
+	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	if err := dec.Decode(&doc); err != nil {

@@ -39,8 +39,14 @@ type loopConfig struct {
 // loop then run side by side instead of waking each other for every line.
 const readAhead = 64
 
+// bigLine is the buffer size above which a line counts as big: only one
+// big line is read ahead at a time, so read-ahead holds at most two lines
+// of --max-line bytes (one in the loop, one waiting), not readAhead of them.
+const bigLine = 64 << 10
+
 // lineItem is one line read by the reader goroutine.
 type lineItem struct {
+	big     bool   // the line's buffer is over bigLine: give the big token back
 	line    []byte // the line without its newline; a buffer from free
 	tooLong int64  // > 0: the line (this many bytes) was longer than MaxLine and discarded
 	err     error  // io.EOF at the end of input, or the read error
@@ -95,7 +101,9 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 		free <- make([]byte, 0, 4096)
 	}
 	items := make(chan lineItem, readAhead)
-	go readLines(in, cfg.MaxLine, free, items, done)
+	bigTok := make(chan struct{}, 1)
+	bigTok <- struct{}{}
+	go readLines(in, cfg.MaxLine, free, items, bigTok, done)
 
 	l := &loop{cfg: cfg, app: app}
 	var ans []byte
@@ -120,10 +128,11 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 		}
 		l.lineNo++
 		res, answer := l.handle(applyCtx, it)
-		if cap(it.line) <= 64<<10 {
+		if !it.big {
 			free <- it.line[:0]
 		} else {
 			free <- make([]byte, 0, 4096) // don't keep a huge buffer around
+			bigTok <- struct{}{}
 		}
 		if answer {
 			ans = protocol.AppendResult(ans[:0], &res, cfg.Compat)
@@ -141,8 +150,9 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 }
 
 // readLines reads lines into buffers taken from free and sends them on
-// items, until an error (io.EOF included), which it sends last.
-func readLines(in io.Reader, max int, free <-chan []byte, items chan<- lineItem, done <-chan struct{}) {
+// items, until an error (io.EOF included), which it sends last. A big line
+// is sent only with the big token, which the loop returns when done with it.
+func readLines(in io.Reader, max int, free <-chan []byte, items chan<- lineItem, bigTok <-chan struct{}, done <-chan struct{}) {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		var buf []byte
@@ -152,6 +162,14 @@ func readLines(in io.Reader, max int, free <-chan []byte, items chan<- lineItem,
 			return
 		}
 		it := readLine(r, buf, max)
+		if cap(it.line) > bigLine {
+			select {
+			case <-bigTok:
+				it.big = true
+			case <-done:
+				return
+			}
+		}
 		select {
 		case items <- it:
 		case <-done:

@@ -347,3 +347,38 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Read-ahead holds at most one big line beyond the one the loop has: the
+// reader waits for the big token before handing over another.
+func TestReadAheadBoundsBigLines(t *testing.T) {
+	big := strings.Repeat("x", 2*bigLine)
+	in := strings.NewReader(big + "\n" + big + "\n" + big + "\nsmall\n")
+	free := make(chan []byte, 8)
+	for range 8 {
+		free <- make([]byte, 0, 16)
+	}
+	items := make(chan lineItem, 8)
+	bigTok := make(chan struct{}, 1)
+	bigTok <- struct{}{}
+	done := make(chan struct{})
+	defer close(done)
+	go readLines(in, 1<<20, free, items, bigTok, done)
+
+	first := <-items
+	assert.True(t, first.big)
+	assert.Len(t, first.line, 2*bigLine)
+	select {
+	case it := <-items:
+		t.Fatalf("a second big line was read ahead (%d bytes) before the first was done", len(it.line))
+	case <-time.After(100 * time.Millisecond):
+	}
+	bigTok <- struct{}{} // the loop is done with the first
+	second := <-items
+	assert.True(t, second.big)
+	bigTok <- struct{}{}
+	third := <-items
+	assert.True(t, third.big)
+	small := <-items
+	assert.False(t, small.big)
+	assert.Equal(t, "small", string(small.line))
+}
