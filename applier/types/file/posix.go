@@ -97,6 +97,18 @@ func (p *posix) Get(ctx context.Context) (map[string]any, error) {
 	if err := p.stat(); err != nil {
 		return nil, err
 	}
+	if !p.r.Given["ensure"] && p.r.Given["source"] && p.r.String("ensure") == "present" {
+		// As Puppet's source does on retrieve: without ensure, the
+		// source's kind is the desired kind (the engine reads ensure's
+		// desired value after Get).
+		m, err := p.sourceMeta(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if m.Type == source.TypeFile || m.Type == source.TypeDirectory {
+			p.r.Values["ensure"] = m.Type
+		}
+	}
 	out := make(map[string]any, 8)
 	out["ensure"] = p.kind
 	inSync := func(name string) {
@@ -159,6 +171,10 @@ func (p *posix) Get(ctx context.Context) (map[string]any, error) {
 		}
 		if id == cur {
 			out[n] = want
+		} else if n == "owner" && os.Geteuid() != 0 {
+			// As Puppet: ownership can't be managed unless running as root.
+			p.env.Logger().Warn(p.r.Ref() + ": cannot manage ownership unless running as root")
+			out[n] = want
 		} else {
 			out[n] = idName(p.env, cur, n == "group")
 		}
@@ -198,7 +214,9 @@ func (p *posix) getContent(ctx context.Context, c *Content) (any, error) {
 		}
 		return fmt.Sprintf("%d entries out of sync", len(plan)), nil
 	}
-	if p.kind != "file" || !p.r.Bool("replace") {
+	if p.kind != "file" || !p.r.Bool("replace") || (!c.Inline && !p.r.Has("source")) {
+		// Not a file, never replaced, or a recursion without a source:
+		// nothing to compare.
 		return c, nil
 	}
 	kind := p.r.String("checksum")
@@ -492,6 +510,9 @@ func (p *posix) setEnsure(ctx context.Context, c *applier.Change) error {
 		fallthrough
 	case "file":
 		ct, _ := p.r.Values["content"].(*Content)
+		if ct != nil && !ct.Inline && !p.r.Has("source") {
+			ct = nil // a recursion's placeholder: an empty file
+		}
 		if err := p.createFile(ctx, ct); err != nil {
 			return err
 		}
