@@ -824,8 +824,8 @@ func (p *posix) makeDir(ctx context.Context) error {
 			return fmt.Errorf("chown %s: %w", p.path, err)
 		}
 	}
-	if err := syscall.Chmod(p.path, mode); err != nil {
-		return fmt.Errorf("chmod %s: %w", p.path, err)
+	if err := chmod(p.path, mode, false); err != nil {
+		return err
 	}
 	if err := p.stat(); err != nil {
 		return err
@@ -922,9 +922,11 @@ func (p *posix) setOwnership(c *applier.Change) error {
 	if group {
 		uid, gid = -1, id
 	}
-	chown := os.Chown
-	if p.kind == "link" {
-		chown = os.Lchown
+	// Lchown unless links follow: a file swapped for a symlink since
+	// the lstat must not hand its target to someone else.
+	chown := os.Lchown
+	if p.follow() {
+		chown = os.Chown
 	}
 	if err := chown(p.path, uid, gid); err != nil {
 		return fmt.Errorf("chown %s: %w", p.path, err)
@@ -940,8 +942,8 @@ func (p *posix) setMode(c *applier.Change) error {
 	if err != nil {
 		return err
 	}
-	if err := syscall.Chmod(p.path, bits); err != nil {
-		return fmt.Errorf("chmod %s: %w", p.path, &os.PathError{Op: "chmod", Path: p.path, Err: err})
+	if err := chmod(p.path, bits, p.follow()); err != nil {
+		return err
 	}
 	c.Message = fmt.Sprintf("mode changed '%s' to '%s'", formatMode(cur), formatMode(bits))
 	if !isNumericMode(want) {
@@ -957,4 +959,32 @@ func sourceMtime(m *source.Metadata) time.Time {
 		return m.ModTime
 	}
 	return time.Time{}
+}
+
+// chmod sets all twelve mode bits. Unless follow, it goes through a
+// descriptor opened with O_NOFOLLOW, so a file swapped for a symlink since
+// the lstat is refused rather than its target changed.
+func chmod(path string, bits uint32, follow bool) error {
+	if follow {
+		if err := syscall.Chmod(path, bits); err != nil {
+			return &os.PathError{Op: "chmod", Path: path, Err: err}
+		}
+		return nil
+	}
+	fd, err := openRead(path, false)
+	if err == syscall.EACCES {
+		// Not readable by us (not root): fall back to the path.
+		if err := syscall.Chmod(path, bits); err != nil {
+			return &os.PathError{Op: "chmod", Path: path, Err: err}
+		}
+		return nil
+	}
+	if err != nil {
+		return &os.PathError{Op: "chmod", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Fchmod(fd, bits); err != nil {
+		return &os.PathError{Op: "chmod", Path: path, Err: err}
+	}
+	return nil
 }

@@ -290,6 +290,9 @@ func WriteAtomic(ctx context.Context, path string, data []byte) error {
 		dir = "."
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".pippet-*")
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("writing %s: directory %s does not exist: %w", path, dir, fs.ErrNotExist)
+	}
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

@@ -182,7 +182,9 @@ func TestSaveFailureLeavesFileAlone(t *testing.T) {
 
 	f, _ = kvParser.Load(filepath.Join(dir, "missing", "f"), nil)
 	f.Append(kv{"a", "1"})
-	assert.ErrorIs(t, f.Save(context.Background(), stamp, nil), os.ErrNotExist)
+	err = f.Save(context.Background(), stamp, nil)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	assert.EqualError(t, err, "writing "+dir+"/missing/f: directory "+dir+"/missing/ does not exist: file does not exist")
 }
 
 func TestCache(t *testing.T) {
