@@ -259,6 +259,8 @@ func TestExecRuns(t *testing.T) {
 			exception: "Could not evaluate Exec[/bin/sh -c 'echo ran >> " + log + "']: check unless '/nonexistent/check': Could not find command '/nonexistent/check'"},
 		{name: "checks use path", title: "/bin/sh -c 'echo ran >> " + log + "'",
 			params: map[string]any{"onlyif": "test -d /", "path": []any{"/usr/bin", "/bin"}}, changed: true, file: "ran\n"},
+		{name: "a timeout ends the tries", title: "/bin/sh -c 'echo x >> " + log + "; sleep 5'",
+			params: map[string]any{"tries": 3, "timeout": 0.3}, failed: true, exception: "Command exceeded timeout", file: "x\n"},
 		{name: "noop runs checks only", title: "/bin/sh -c 'echo ran >> " + log + "'", params: map[string]any{"noop": true, "onlyif": "/bin/true"}},
 	}
 	for _, tc := range cases {
