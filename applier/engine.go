@@ -154,8 +154,9 @@ func (e *Engine) Converge(ctx context.Context, r *Resource, p Provider) protocol
 		if managed && !insync(a, is, should) {
 			t.sync(a, is, should)
 			synced = true
-		} else if isAbsent(is) {
-			// Nothing to manage: no ensure change and the resource doesn't exist.
+		} else if s, _ := is.(string); s == "absent" {
+			// Nothing to manage: no ensure change and the resource doesn't
+			// exist. (An unreported ensure counts as present, as in Puppet.)
 			synced = true
 		}
 	}
