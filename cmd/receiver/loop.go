@@ -81,7 +81,9 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 			case <-done:
 				return
 			case <-ctx.Done():
-				close(stop)
+				if n == 0 {
+					close(stop)
+				}
 				return
 			case s := <-sigs:
 				n++

@@ -382,3 +382,25 @@ func TestReadAheadBoundsBigLines(t *testing.T) {
 	assert.False(t, small.big)
 	assert.Equal(t, "small", string(small.line))
 }
+
+// A signal, then the parent context ending: the loop ends once, cleanly.
+func TestLoopSignalThenContextCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	release := make(chan struct{})
+	app := &mock.Applier{Func: func(_ context.Context, req *protocol.Request) protocol.Result {
+		close(started)
+		<-release
+		return protocol.Result{Resource: "Notify[x]"}
+	}}
+	sigs := make(chan os.Signal, 1)
+	done := make(chan int)
+	go func() { done <- runLoop(ctx, loopConfig{}, app, strings.NewReader("notify x {}\n"), io.Discard, sigs) }()
+	<-started
+	sigs <- syscall.SIGTERM
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	time.Sleep(20 * time.Millisecond)
+	close(release)
+	assert.Equal(t, exitOK, <-done)
+}
