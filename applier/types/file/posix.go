@@ -209,6 +209,7 @@ func (p *posix) getContent(ctx context.Context, c *Content) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		c.Summary = "all entries in sync"
 		if len(plan) == 0 {
 			return c, nil
 		}
