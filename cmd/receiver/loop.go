@@ -32,6 +32,9 @@ type loopConfig struct {
 	Banner bool
 	// Log receives Puppet-style log records.
 	Log *slog.Logger
+	// Decode decodes one line; nil means protocol.DecodeLine (tests
+	// replace it).
+	Decode func(line []byte, req *protocol.Request) error
 }
 
 // readAhead is how many lines the reader goroutine may read before the
@@ -67,6 +70,9 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Decode == nil {
+		cfg.Decode = protocol.DecodeLine
 	}
 	done := make(chan struct{})
 	defer close(done)
@@ -137,7 +143,7 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 			bigTok <- struct{}{}
 		}
 		if answer {
-			ans = protocol.AppendResult(ans[:0], &res, cfg.Compat)
+			ans = l.encode(ans[:0], &res)
 			if _, err := out.Write(ans); err != nil {
 				// Nobody reads the answers any more: end quietly.
 				return exitOutput
@@ -248,7 +254,20 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 		return res, false
 	}
 	req := &l.req
-	if err := protocol.DecodeLine(it.line, req); err != nil {
+	defer func() {
+		// A panic while decoding (apply has its own recover): answer, go on.
+		if p := recover(); p != nil {
+			ref := ""
+			if req.Type != "" && req.Title != "" {
+				ref = applier.Ref(req.Type, req.Title)
+			}
+			msg := fmt.Sprintf("request line %d: internal error (panic) while decoding: %v", l.lineNo, p)
+			l.cfg.Log.Debug(string(debug.Stack()))
+			l.cfg.Log.Error(msg)
+			res, answer = protocol.ErrorResult(ref, msg), true
+		}
+	}()
+	if err := l.cfg.Decode(it.line, req); err != nil {
 		var de *protocol.DecodeError
 		ref := ""
 		var id []byte
@@ -275,6 +294,21 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 		l.cfg.Log.Error(res.Exception, "resource", res.Resource)
 	}
 	return res, true
+}
+
+// encode appends the answer line; should encoding panic (an event value it
+// cannot handle), the answer is an error naming the resource instead.
+func (l *loop) encode(dst []byte, res *protocol.Result) (out []byte) {
+	defer func() {
+		if p := recover(); p != nil {
+			msg := fmt.Sprintf("request line %d: internal error (panic) while encoding the answer: %v", l.lineNo, p)
+			l.cfg.Log.Error(msg)
+			r := protocol.ErrorResult(res.Resource, msg)
+			r.ID = res.ID
+			out = protocol.AppendResult(dst[:0], &r, l.cfg.Compat)
+		}
+	}()
+	return protocol.AppendResult(dst, res, l.cfg.Compat)
 }
 
 // apply runs the applier, turning a panic into an error answer.

@@ -419,3 +419,45 @@ func TestLoopLogsErrorsNotFailures(t *testing.T) {
 	assert.Equal(t, "Error: (Applying Notify[err]) it broke\n"+
 		"Error: request line 3: invalid request: invalid JSON at byte 2: expected a member name in double quotes, found 'b'\n", logs.String())
 }
+
+// A panic in the decoder is answered too, and the next line is read.
+func TestLoopDecoderPanic(t *testing.T) {
+	decode := func(line []byte, req *protocol.Request) error {
+		if strings.Contains(string(line), "boom") {
+			panic("decoder bug")
+		}
+		return protocol.DecodeLine(line, req)
+	}
+	out, code := runString(t, loopConfig{Decode: decode}, &mock.Applier{}, "notify boom {}\nnotify fine {}\n")
+	assert.Equal(t, exitOK, code)
+	as := decodeAnswers(t, out)
+	require.Len(t, as, 2)
+	assert.True(t, as[0].Error)
+	assert.Contains(t, *as[0].Exception, "request line 1: internal error (panic) while decoding: decoder bug")
+	assert.Equal(t, "Notify[fine]", *as[1].Resource)
+	assert.False(t, as[1].Error)
+}
+
+// panicky is an event value whose String method panics.
+type panicky struct{}
+
+func (panicky) String() string { panic("cannot print") }
+
+func TestLoopEncoderPanic(t *testing.T) {
+	app := &mock.Applier{Func: func(_ context.Context, req *protocol.Request) protocol.Result {
+		r := protocol.Result{Resource: applier.Ref(req.Type, req.Title), Changed: true}
+		if req.Title == "odd" {
+			r.Events = []protocol.Event{{Property: "p", Desired: panicky{}}}
+		}
+		return r
+	}}
+	out, code := runString(t, loopConfig{}, app, `{"type":"notify","title":"odd","params":"{}","id":5}`+"\nnotify fine {}\n")
+	assert.Equal(t, exitOK, code)
+	as := decodeAnswers(t, out)
+	require.Len(t, as, 2)
+	assert.Equal(t, "Notify[odd]", *as[0].Resource)
+	assert.True(t, as[0].Error)
+	assert.Equal(t, "5", string(as[0].ID))
+	assert.Contains(t, *as[0].Exception, "while encoding the answer: cannot print")
+	assert.False(t, as[1].Error)
+}
