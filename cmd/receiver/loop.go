@@ -269,10 +269,10 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 		return res, true
 	}
 	res = l.apply(ctx, req)
-	if res.Error || res.Failed {
-		if res.Exception != "" {
-			l.cfg.Log.Error(res.Exception, "resource", res.Resource)
-		}
+	// A request that could not be evaluated is logged here; a failure while
+	// applying was logged by the engine where it happened.
+	if res.Error && res.Exception != "" {
+		l.cfg.Log.Error(res.Exception, "resource", res.Resource)
 	}
 	return res, true
 }

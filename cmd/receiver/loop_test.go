@@ -404,3 +404,18 @@ func TestLoopSignalThenContextCancel(t *testing.T) {
 	close(release)
 	assert.Equal(t, exitOK, <-done)
 }
+
+// Errors are logged once by the loop; failures are left to the engine,
+// which logs them where they happen.
+func TestLoopLogsErrorsNotFailures(t *testing.T) {
+	app := &mock.Applier{Func: func(_ context.Context, req *protocol.Request) protocol.Result {
+		r := protocol.Result{Resource: applier.Ref(req.Type, req.Title), Failed: true, Exception: "it broke"}
+		r.Error = req.Title == "err"
+		return r
+	}}
+	var logs bytes.Buffer
+	runLoop(context.Background(), loopConfig{Log: slog.New(newPuppetHandler(&logs, slog.LevelDebug))}, app,
+		strings.NewReader("notify err {}\nnotify fail {}\n{bad\n"), io.Discard, nil)
+	assert.Equal(t, "Error: (Applying Notify[err]) it broke\n"+
+		"Error: request line 3: invalid request: invalid JSON at byte 2: expected a member name in double quotes, found 'b'\n", logs.String())
+}
