@@ -241,6 +241,9 @@ func (p *posix) getContent(ctx context.Context, c *Content) (any, error) {
 		if same {
 			return c, nil
 		}
+		if p.r.Noop {
+			p.logNoopDiff(ctx, []byte(c.Data))
+		}
 		return p.currentSum(c.Kind)
 	}
 	m, err := p.sourceMeta(ctx)
@@ -297,6 +300,19 @@ func (p *posix) describeSource(c *Content, m *source.Metadata) {
 	case !m.ModTime.IsZero():
 		c.Kind, c.Sum = source.MTime, m.ModTime.UTC().Format(time.RFC3339)
 	}
+}
+
+// logNoopDiff logs, in noop mode, the diff a content change would make
+// (the event's message is the engine's; Puppet shows the diff either way).
+func (p *posix) logNoopDiff(ctx context.Context, nw []byte) {
+	if !p.r.Bool("show_diff") || p.fi == nil || p.fi.Size() > maxDiffInput {
+		return
+	}
+	old, err := os.ReadFile(p.path)
+	if err != nil {
+		return
+	}
+	p.env.Logger().Log(ctx, p.r.LogLevel, p.r.Ref()+"/content: would change (noop)\n"+unifiedDiff(p.path, p.path+" (new)", old, nw))
 }
 
 // compareDigest compares the file's digest (of c.Kind) with c.Sum.

@@ -162,6 +162,11 @@ func TestShowDiff(t *testing.T) {
 	require.Equal(t, changed, outcomeOf(res), "%+v", res)
 	assert.NotContains(t, fmt.Sprintf("%+v", res), "secret")
 	assert.NotContains(t, logs.String(), "secret")
+	// Noop logs the diff it would make, unless show_diff is false.
+	logs.Reset()
+	res = apply(t, e, p, "{noop: true, content: \"secret-noop\"}")
+	assert.False(t, res.Changed)
+	assert.Contains(t, logs.String(), "+secret-noop")
 	// Noop shows checksums, not content.
 	logs.Reset()
 	res = apply(t, e, p, "{show_diff: false, noop: true, content: \"secret-four\"}")
