@@ -34,9 +34,6 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLine$$' -fuzztime $(FUZZTIME) ./protocol
 	$(GO) test -run '^$$' -fuzz '^FuzzParseParams$$' -fuzztime $(FUZZTIME) ./protocol
 
-bench:
-	$(GO) test -run '^$$' -bench . -benchmem ./protocol
-
 oracle: build
 	../shared/puppet-oracle/score -v ./$(RECEIVER)
 

@@ -1,16 +1,20 @@
 // Command e2e measures the receiver end to end and reports every figure as
 // a ratio to a floor measured seconds earlier on the same machine.
 //
-// For each scenario it generates N request lines, pipes them through the
-// built receiver binary and divides the wall time from the first line
-// written to the last answer read by N. The floor is a minimal Go loop doing
-// only the system calls the same work needs (for an unchanged file: lstat,
-// open, read, close, compare; for a created file: open a temp file, write,
-// fsync, rename, chmod), plus writing one answer line to a pipe. Absolute
-// times on a shared 2-core machine are noisy; ratios measured back to back
-// hold.
+// For each scenario it renders N request lines (before the clock starts),
+// pipes them through the built receiver binary and divides the wall time
+// from the first line written to the last answer read by N. The floor is a
+// minimal Go loop doing only the system calls the same work needs (for an
+// unchanged file: lstat, open, read, close, compare; for a created file:
+// open a temp file, write, fchmod, fsync, close, rename), plus writing one
+// answer line to a drained pipe, which the protocol needs too: each answer
+// is delivered as soon as it is made. The floor's paths and contents are
+// also made before its clock starts, so it times system calls only.
+// Absolute times on a shared 2-core machine are noisy; ratios measured back
+// to back hold.
 //
-// Each scenario runs -runs times and the medians are reported. Peak RSS is
+// Each scenario runs -runs times; the ratio reported is the median of the
+// per-run ratios, each run against the floor measured just before it. Peak RSS is
 // the child's maximum resident set size (getrusage) over a separate run of
 // -rss-n resources, with its VmHWM sampled after the first tenth to show
 // whether memory grows.
@@ -44,7 +48,10 @@ type options struct {
 	puppet   bool
 	puppetN  int
 	dir      string
+	stateDir string // the receiver's --state-dir, inside the scratch dir
 }
+
+func (o options) receiverArgs() []string { return []string{"--state-dir", o.stateDir} }
 
 func main() {
 	var o options
@@ -69,8 +76,9 @@ type scenario struct {
 	prepare func(dir string, n int) error
 	// line renders request i.
 	line func(dir string, i int) string
-	// floor does the same work with bare system calls for items 0..n-1.
-	floor func(dir string, n int, answer io.Writer) error
+	// floor does the same work with bare system calls for items 0..n-1;
+	// paths and contents are rendered before the clock starts.
+	floor func(f *floorInput, answer io.Writer) error
 	// want is the "changed" value every answer must carry.
 	want bool
 }
@@ -156,14 +164,30 @@ func writeAll(dir string, n int, gen string) error {
 	return nil
 }
 
+// floorInput is what a floor needs, made before its clock starts: the
+// paths, the temp paths and the wanted contents of items 0..n-1.
+type floorInput struct {
+	paths, tmps []string
+	contents    [][]byte
+}
+
+func newFloorInput(dir string, n int) *floorInput {
+	f := &floorInput{paths: make([]string, n), tmps: make([]string, n), contents: make([][]byte, n)}
+	for i := 0; i < n; i++ {
+		f.paths[i] = filepath.Join(dir, "f"+strconv.Itoa(i))
+		f.tmps[i] = filepath.Join(dir, ".f"+strconv.Itoa(i)+".tmp")
+		f.contents[i] = content(i, "a")
+	}
+	return f
+}
+
 var answerLine = []byte(`{"resource":"File[/x]","failed":false,"changed":false,"noop":false,"error":false,"exception":null}` + "\n")
 
 // floorUnchanged: lstat, open, read, close, compare, and one answer write.
-func floorUnchanged(dir string, n int, answer io.Writer) error {
+func floorUnchanged(f *floorInput, answer io.Writer) error {
 	buf := make([]byte, 4096)
-	for i := 0; i < n; i++ {
-		p := filepath.Join(dir, "f"+strconv.Itoa(i))
-		want := content(i, "a")
+	for i, p := range f.paths {
+		want := f.contents[i]
 		var st syscall.Stat_t
 		if err := syscall.Lstat(p, &st); err != nil {
 			return err
@@ -188,15 +212,14 @@ func floorUnchanged(dir string, n int, answer io.Writer) error {
 }
 
 // floorCreate: open a temp file, write, fsync, rename, chmod, one answer write.
-func floorCreate(dir string, n int, answer io.Writer) error {
-	for i := 0; i < n; i++ {
-		p := filepath.Join(dir, "f"+strconv.Itoa(i))
-		tmp := filepath.Join(dir, ".f"+strconv.Itoa(i)+".tmp")
+func floorCreate(f *floorInput, answer io.Writer) error {
+	for i, p := range f.paths {
+		tmp := f.tmps[i]
 		fd, err := syscall.Open(tmp, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, 0o600)
 		if err != nil {
 			return err
 		}
-		if _, err := syscall.Write(fd, content(i, "a")); err != nil {
+		if _, err := syscall.Write(fd, f.contents[i]); err != nil {
 			return err
 		}
 		if err := syscall.Fchmod(fd, 0o644); err != nil {
@@ -217,10 +240,10 @@ func floorCreate(dir string, n int, answer io.Writer) error {
 }
 
 // floorStat: the stat `creates` needs, one answer write.
-func floorStat(dir string, n int, answer io.Writer) error {
-	for i := 0; i < n; i++ {
+func floorStat(f *floorInput, answer io.Writer) error {
+	for _, p := range f.paths {
 		var st syscall.Stat_t
-		if err := syscall.Stat(filepath.Join(dir, "f"+strconv.Itoa(i)), &st); err != nil {
+		if err := syscall.Stat(p, &st); err != nil {
 			return err
 		}
 		if _, err := answer.Write(answerLine); err != nil {
@@ -231,8 +254,8 @@ func floorStat(dir string, n int, answer io.Writer) error {
 }
 
 // floorAnswerOnly: one answer write per resource.
-func floorAnswerOnly(dir string, n int, answer io.Writer) error {
-	for i := 0; i < n; i++ {
+func floorAnswerOnly(f *floorInput, answer io.Writer) error {
+	for range f.paths {
 		if _, err := answer.Write(answerLine); err != nil {
 			return err
 		}
@@ -255,13 +278,14 @@ func measureFloor(sc scenario, dir string, n int) (time.Duration, error) {
 	if err := sc.prepare(dir, n); err != nil {
 		return 0, err
 	}
+	in := newFloorInput(dir, n)
 	w, closeSink, err := pipeSink()
 	if err != nil {
 		return 0, err
 	}
 	defer closeSink()
 	start := time.Now()
-	if err := sc.floor(dir, n, w); err != nil {
+	if err := sc.floor(in, w); err != nil {
 		return 0, fmt.Errorf("floor %s: %w", sc.name, err)
 	}
 	return time.Since(start) / time.Duration(n), nil
@@ -307,18 +331,24 @@ func (c *child) wait() (*os.ProcessState, error) {
 	return c.cmd.ProcessState, err
 }
 
-// drive writes n lines from a goroutine and reads n answers, checking each.
-func (c *child) drive(n int, line func(i int) string, want bool, atTenth func()) error {
+// render makes the n request lines, so that making them costs nothing
+// while the receiver is timed.
+func render(n int, line func(i int) string) []byte {
+	var b bytes.Buffer
+	for i := 0; i < n; i++ {
+		b.WriteString(line(i))
+		b.WriteByte('\n')
+	}
+	return b.Bytes()
+}
+
+// drive writes the n rendered lines from a goroutine and reads n answers,
+// checking each.
+func (c *child) drive(n int, input []byte, want bool, atTenth func()) error {
 	werr := make(chan error, 1)
 	go func() {
-		w := bufio.NewWriterSize(c.stdin, 1<<16)
-		for i := 0; i < n; i++ {
-			if _, err := w.WriteString(line(i) + "\n"); err != nil {
-				werr <- err
-				return
-			}
-		}
-		werr <- w.Flush()
+		_, err := c.stdin.Write(input)
+		werr <- err
 	}()
 	wantField := []byte(`"changed":` + strconv.FormatBool(want))
 	for i := 0; i < n; i++ {
@@ -340,12 +370,13 @@ func measureReceiver(ctx context.Context, o options, sc scenario, dir string) (t
 	if err := sc.prepare(dir, o.n); err != nil {
 		return 0, err
 	}
-	c, _, err := startReceiver(ctx, o.receiver)
+	input := render(o.n, func(i int) string { return sc.line(dir, i) })
+	c, _, err := startReceiver(ctx, o.receiver, o.receiverArgs()...)
 	if err != nil {
 		return 0, err
 	}
 	start := time.Now()
-	err = c.drive(o.n, func(i int) string { return sc.line(dir, i) }, sc.want, nil)
+	err = c.drive(o.n, input, sc.want, nil)
 	per := time.Since(start) / time.Duration(o.n)
 	if _, werr := c.wait(); err == nil && werr != nil {
 		err = fmt.Errorf("receiver exit: %w", werr)
@@ -386,10 +417,13 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		dir = d
 	}
 	work := filepath.Join(dir, "w")
-	fmt.Fprintf(w, "N = %d resources per run, median of %d runs; floor measured just before each receiver run\n\n", o.n, o.runs)
+	o.stateDir = filepath.Join(dir, "state")
+	fmt.Fprintf(w, "N = %d resources per run, %d runs; the floor is measured just before each receiver run and\n", o.n, o.runs)
+	fmt.Fprintf(w, "the ratio is the median of the per-run ratios (times are the medians of each column)\n\n")
 	fmt.Fprintf(w, "| scenario | receiver µs/resource | floor µs/resource | ratio |\n|---|---:|---:|---:|\n")
 	for _, sc := range scenarios() {
 		var rec, flo []time.Duration
+		var ratios []float64
 		for r := 0; r < o.runs; r++ {
 			f, err := measureFloor(sc, work, o.n)
 			if err != nil {
@@ -400,15 +434,16 @@ func run(ctx context.Context, o options, w io.Writer) error {
 				return fmt.Errorf("%s: %w", sc.name, err)
 			}
 			flo, rec = append(flo, f), append(rec, p)
+			ratios = append(ratios, float64(p)/float64(f))
 		}
-		mr, mf := median(rec), median(flo)
-		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f |\n", sc.name, us(mr), us(mf), float64(mr)/float64(mf))
+		sort.Float64s(ratios)
+		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f |\n", sc.name, us(median(rec)), us(median(flo)), ratios[len(ratios)/2])
 	}
 
 	// Start to ready banner.
 	var readies []time.Duration
 	for r := 0; r < 21; r++ {
-		c, ready, err := startReceiver(ctx, o.receiver)
+		c, ready, err := startReceiver(ctx, o.receiver, o.receiverArgs()...)
 		if err != nil {
 			return err
 		}
@@ -425,12 +460,13 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	if err := writeAll(work, pool, "a"); err != nil {
 		return err
 	}
-	c, _, err := startReceiver(ctx, o.receiver)
+	input := render(o.rssN, func(i int) string { return fileLine(work, i%pool, "a") })
+	c, _, err := startReceiver(ctx, o.receiver, o.receiverArgs()...)
 	if err != nil {
 		return err
 	}
 	var early int64
-	err = c.drive(o.rssN, func(i int) string { return fileLine(work, i%pool, "a") }, false, func() {
+	err = c.drive(o.rssN, input, false, func() {
 		early, _ = vmHWM(c.cmd.Process.Pid)
 	})
 	st, werr := c.wait()
@@ -452,8 +488,9 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	return nil
 }
 
-// puppetRow times `puppet apply` on puppetN unchanged files (the second of
-// two runs) and pippet's receiver on the same files.
+// puppetRow times `puppet apply` on puppetN files that are already as the
+// manifest wants them (so nothing changes: --detailed-exitcodes must say 0)
+// and pippet's receiver on the same files.
 func puppetRow(ctx context.Context, o options, dir string, w io.Writer) error {
 	bin, err := exec.LookPath("puppet")
 	if err != nil {
@@ -480,12 +517,13 @@ func puppetRow(ctx context.Context, o options, dir string, w io.Writer) error {
 	if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 0) {
 		return fmt.Errorf("puppet apply: %w: %s", err, tail(out))
 	}
-	c, _, err := startReceiver(ctx, o.receiver)
+	input := render(o.puppetN, func(i int) string { return fileLine(pd, i, "a") })
+	c, _, err := startReceiver(ctx, o.receiver, o.receiverArgs()...)
 	if err != nil {
 		return err
 	}
 	start = time.Now()
-	err = c.drive(o.puppetN, func(i int) string { return fileLine(pd, i, "a") }, false, nil)
+	err = c.drive(o.puppetN, input, false, nil)
 	ours := time.Since(start)
 	if _, werr := c.wait(); err == nil {
 		err = werr
