@@ -242,7 +242,7 @@ func decodeJSONRequest(line []byte, req *Request) error {
 					return fail(err)
 				}
 				if bit == seenType {
-					req.Type = string(v)
+					req.Type = internType(v)
 				} else {
 					req.Title = string(v)
 				}
@@ -253,7 +253,9 @@ func decodeJSONRequest(line []byte, req *Request) error {
 					if err != nil {
 						return fail(err)
 					}
-					params = append([]byte(nil), v...)
+					// v is parsed before DecodeLine returns; a later
+					// string gets a buffer of its own.
+					params, s.buf = v, nil
 				case s.i < len(s.b) && s.b[s.i] == '{':
 					v, err := s.value(0)
 					if err != nil {

@@ -70,6 +70,8 @@ func FuzzParseParams(f *testing.F) {
 		"{a: &x [1, *x]}", "{a: 2001-12-14}", "{this: will: not: parse}", "{a: !!binary aGk=}",
 		"{ ensure : file , owner : root }", "{a: -.5, b: +1, c: 0b1, d: 09, e: '', f: ''''}",
 		"{a: b c, d: e#f, g: h #i}", "{a: :sym}", "{'a': b, \"c\": d}",
+		"{a: \"\\x41\\u00e9\\U0001F600\\0\\e\\N\\_\\L\\P\\ \\'\\\"\\t\"}", "{a: 'caf\u00e9 \u65e5'}",
+		"ensure: file\nmode: '0644'\ncontent: |-\n  a\n    b\towner: \"x\\ny\"\n", "a: |\n  \tx\nb: 1\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -117,6 +117,9 @@ func TestFastParams(t *testing.T) {
 		"{ensure: file, mode: '0644'}", "{}", " { } ", "{ensure: file}", "{message: hi there}",
 		"{a: yes, b: 0644, c: 1.5, e: -3, f: /etc/motd, g: 'it''s', h: \"q\", i: .inf}",
 		"{ ensure : present , owner : root }",
+		"ensure: file", "{a: \"x\\ty\"}", "{a: 'caf\u00e9'}",
+		"ensure: file\nmode: '0644'\ncontent: |\n  hello\n    world\n", "content: |-\n  a\n  b\nowner: root\n",
+		"{a: \"\\x41\\u00e9\\U0001F600\\0\\e\\N\\_\\L\\P\\ \\'\\\"\"}",
 	}
 	for _, s := range takes {
 		fast, ok := fastParams([]byte(s))
@@ -126,9 +129,11 @@ func TestFastParams(t *testing.T) {
 		assert.True(t, equalValues(fast, slow), "%q: fast %#v, slow %#v", s, fast, slow)
 	}
 	declines := []string{
-		"", "ensure: file", "{a: [1]}", "{a: {b: c}}", "{a: b,}", "{a: 2001-12-14}", "{a:b}", "{a: b #c}",
-		"{a: \"x\\ty\"}", "{a: 'caf\u00e9'}", "{<<: {a: 1}}", "{a: &x b}", "{a: b} x", "{'a': b}", "{a: }",
+		"", "{a: [1]}", "{a: {b: c}}", "{a: b,}", "{a: 2001-12-14}", "{a:b}", "{a: b #c}",
+		"{<<: {a: 1}}", "{a: &x b}", "{a: b} x", "{'a': b}", "{a: }",
 		"{a: http://x}", "{a: -}", "{a: b\tc}",
+		"a: |\n  x\n\n  y\n", "a: |\n  x", "a: |2\n  x\n", "a: >\n  x\n", "a: b\n  c\n", "a:\n  b: c\n",
+		"{a: \"\\/\"}", "{a: \"\\ud800\"}", "{a: \"\u2028\"}", "# c\na: b\n", "a: b # c\n",
 	}
 	for _, s := range declines {
 		_, ok := fastParams([]byte(s))
