@@ -57,8 +57,8 @@ bench-e2e: build
 	$(GO) run ./bench/e2e -receiver $(RECEIVER) -n $(BENCH_N) -runs $(BENCH_RUNS) $(if $(filter 1,$(BENCH_PUPPET)),-puppet)
 
 demo: build
-	@rm -rf /tmp/pippet-demo && mkdir -p /tmp/pippet-demo
-	./$(RECEIVER) --log-level notice < examples/demo.ndjson
+	@rm -rf /tmp/pippet-demo /tmp/pippet-demo-state && mkdir -p /tmp/pippet-demo
+	./$(RECEIVER) --log-level notice --state-dir /tmp/pippet-demo-state < examples/demo.ndjson
 	@echo "--- /tmp/pippet-demo:"; ls -lR /tmp/pippet-demo
 
 clean:

@@ -66,6 +66,19 @@ func Describe(w io.Writer, t *Type) error {
 	return err
 }
 
+// DescribeMeta documents the metaparameters every type accepts, like
+// `puppet describe --meta`.
+func DescribeMeta(w io.Writer) error {
+	var b strings.Builder
+	b.WriteString("\nMeta Parameters\n---------------\n")
+	for _, name := range MetaparamNames() {
+		b.WriteString("\n- **" + name + "**\n")
+		wrap(&b, metaparamDocs[name], "    ")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
 // DescribeList writes one line per registered type, like `puppet describe --list`.
 func DescribeList(w io.Writer, reg *Registry) error {
 	var b strings.Builder

@@ -42,3 +42,13 @@ func TestDescribe(t *testing.T) {
 	require.NoError(t, applier.DescribeList(&b, reg))
 	assert.Equal(t, "These are the types known to pippet:\nwidget          - A test type\n", b.String())
 }
+
+func TestDescribeMeta(t *testing.T) {
+	var b strings.Builder
+	require.NoError(t, applier.DescribeMeta(&b))
+	out := b.String()
+	assert.True(t, strings.HasPrefix(out, "\nMeta Parameters\n---------------\n"))
+	for _, m := range applier.MetaparamNames() {
+		assert.Contains(t, out, "\n- **"+m+"**\n    ")
+	}
+}

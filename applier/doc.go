@@ -16,7 +16,9 @@
 // on PATH, files, features) and when it is the default (Defaults, by fact).
 // Its New binds a Provider to one Resource. The Provider reads the current
 // state (Get) and moves one property at a time (Set); it may also implement
-// Flusher to apply collected changes once.
+// Flusher to apply collected changes once. A provider that can read many
+// instances at once (a parsed file, a package database) prefetches them on
+// first use into Env.Cache and drops the entry when it changes the system.
 //
 // # One transaction
 //

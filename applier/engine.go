@@ -8,6 +8,8 @@ import (
 	"os"
 	"reflect"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/pippet/pippet/protocol"
@@ -152,8 +154,9 @@ func (e *Engine) Converge(ctx context.Context, r *Resource, p Provider) protocol
 		if managed && !insync(a, is, should) {
 			t.sync(a, is, should)
 			synced = true
-		} else if isAbsent(is) {
-			// Nothing to manage: no ensure change and the resource doesn't exist.
+		} else if s, _ := is.(string); s == "absent" {
+			// Nothing to manage: no ensure change and the resource doesn't
+			// exist. (An unreported ensure counts as present, as in Puppet.)
 			synced = true
 		}
 	}
@@ -349,4 +352,53 @@ func toList(v any) ([]any, bool) {
 		return out, true
 	}
 	return nil, false
+}
+
+// FoldInSync is an Attr.InSync for values compared case-insensitively
+// (host names, hex digests): strings by strings.EqualFold, arrays element
+// by element in order.
+func FoldInSync(is, should any) bool {
+	switch s := should.(type) {
+	case string:
+		i, ok := is.(string)
+		return ok && strings.EqualFold(i, s)
+	case []any:
+		il, ok := toList(is)
+		if !ok || len(il) != len(s) {
+			return false
+		}
+		for k := range s {
+			if !FoldInSync(il[k], s[k]) {
+				return false
+			}
+		}
+		return true
+	}
+	return ValuesEqual(is, should, false)
+}
+
+// NumericInSync is an Attr.InSync for values that may be read back in
+// another numeric form: 3, "3", "03" and 3.0 are all in sync.
+func NumericInSync(is, should any) bool {
+	a, okA := asNumber(is)
+	b, okB := asNumber(should)
+	if okA && okB {
+		return a == b
+	}
+	return ValuesEqual(is, should, false)
+}
+
+func asNumber(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case int:
+		return float64(x), true
+	case float64:
+		return x, true
+	case string:
+		f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+		return f, err == nil
+	}
+	return 0, false
 }

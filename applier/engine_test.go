@@ -101,6 +101,14 @@ func TestApplyTransaction(t *testing.T) {
 			calls:  []string{"get"},
 		},
 		{
+			name:   "unreported ensure counts as present",
+			state:  map[string]any{"size": int64(3), "colour": "red"},
+			params: map[string]any{"size": 4},
+			want: protocol.Result{Resource: "Widget[/a]", Changed: true, Events: []protocol.Event{
+				{Property: "size", Previous: int64(3), Desired: int64(4), Message: "size changed '3' to '4'", Status: "success"}}},
+			calls: []string{"get", "set size", "flush"},
+		},
+		{
 			name:   "properties in declaration order, default property managed",
 			state:  map[string]any{"ensure": "present", "size": int64(3), "colour": "blue"},
 			params: map[string]any{"ensure": "present", "size": 4, "tags": "x"},

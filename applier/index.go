@@ -181,6 +181,23 @@ var logLevels = map[string]slog.Level{
 	"crit":    slog.LevelError,
 }
 
+// metaparamDocs documents the metaparameters for `receiver describe --meta`.
+var metaparamDocs = map[string]string{
+	"noop": "Evaluate this resource without changing anything: its events are recorded with status noop. " +
+		"Given, it overrides the receiver's --noop either way, as in Puppet. Valid values are true, false.",
+	"loglevel": "The level the resource's change messages are logged at: debug, info, notice (the default), " +
+		"warning, err, alert, emerg, crit, verbose.",
+	"alias":     "Other names for the resource. Accepted and ignored: references are the caller's business.",
+	"tag":       "Tags for the resource. Accepted and ignored.",
+	"audit":     "Attributes to audit. Accepted and ignored.",
+	"before":    "Ordering: accepted and ignored (logged at debug); the caller orders requests.",
+	"require":   "Ordering: accepted and ignored (logged at debug); the caller orders requests.",
+	"notify":    "Ordering and refresh: accepted and ignored (logged at debug); nothing sends refresh events.",
+	"subscribe": "Ordering and refresh: accepted and ignored (logged at debug); nothing sends refresh events.",
+	"schedule":  "Accepted and ignored: the caller decides when to send a request.",
+	"stage":     "Accepted and ignored: the caller orders requests.",
+}
+
 // MetaparamNames lists the metaparameters every type accepts.
 func MetaparamNames() []string {
 	return []string{"alias", "audit", "before", "loglevel", "noop", "notify", "require", "schedule", "stage", "subscribe", "tag"}

@@ -118,3 +118,35 @@ func TestValuesEqual(t *testing.T) {
 		assert.Equal(t, tc.want, applier.ValuesEqual(tc.is, tc.should, tc.unordered), "%v vs %v", tc.is, tc.should)
 	}
 }
+
+func TestInSyncHelpers(t *testing.T) {
+	fold := []struct {
+		is, should any
+		want       bool
+	}{
+		{"ABC", "abc", true},
+		{"abc", "abd", false},
+		{[]any{"A", "b"}, []any{"a", "B"}, true},
+		{[]any{"A"}, []any{"a", "b"}, false},
+		{nil, "a", false},
+		{int64(1), int64(1), true},
+	}
+	for _, tc := range fold {
+		assert.Equal(t, tc.want, applier.FoldInSync(tc.is, tc.should), "fold %v %v", tc.is, tc.should)
+	}
+	num := []struct {
+		is, should any
+		want       bool
+	}{
+		{"3", int64(3), true},
+		{"03", int64(3), true},
+		{3.0, "3", true},
+		{"3.5", int64(3), false},
+		{"abc", "abc", true},
+		{"abc", int64(3), false},
+		{nil, int64(0), false},
+	}
+	for _, tc := range num {
+		assert.Equal(t, tc.want, applier.NumericInSync(tc.is, tc.should), "num %v %v", tc.is, tc.should)
+	}
+}

@@ -115,4 +115,3 @@ func BenchmarkNotify(b *testing.B) {
 		apply(b, e, line, true)
 	}
 }
-

@@ -64,6 +64,25 @@ func TestHostileInput(t *testing.T) {
 		random.Write(line)
 		random.WriteByte('\n')
 	}
+	// Random text made of the characters requests are made of: it gets past
+	// the byte checks into the JSON, legacy and YAML readers.
+	const alphabet = `{}[]":,'\\ #&*!|>-?~0123456789abcdefxyz{}":`
+	var texty bytes.Buffer
+	for i := 0; i < 10000; i++ {
+		n := 1 + rng.Intn(60)
+		line := make([]byte, 0, n+1)
+		if rng.Intn(2) == 0 {
+			line = append(line, '{')
+		}
+		for len(line) < n {
+			line = append(line, alphabet[rng.Intn(len(alphabet))])
+		}
+		if protocol.Skip(line) {
+			line = append([]byte("x"), line...)
+		}
+		texty.Write(line)
+		texty.WriteByte('\n')
+	}
 	tests := []struct {
 		name    string
 		input   func() io.Reader
@@ -81,6 +100,9 @@ func TestHostileInput(t *testing.T) {
 		{"billion laughs legacy", func() io.Reader {
 			return strings.NewReader("notify lol " + billionLaughs() + "\n" + afterLine)
 		}, 1, "more than 100000 values", 5 * time.Second},
+		{"8 MiB flow list", func() io.Reader {
+			return strings.NewReader(`{"type":"notify","title":"wide","params":"{message: [` + strings.Repeat("1,", 4<<20) + `1]}"}` + "\n" + afterLine)
+		}, 1, "document has more than 100000 values", 5 * time.Second},
 		{"invalid UTF-8", func() io.Reader {
 			return strings.NewReader("{\"type\":\"notify\",\"title\":\"caf\xe9\",\"params\":\"{}\"}\nnotify x {message: \xff\xfe}\n" + afterLine)
 		}, 2, "not valid UTF-8 at byte 30 (0xe9)", 5 * time.Second},
@@ -88,6 +110,9 @@ func TestHostileInput(t *testing.T) {
 			return strings.NewReader("{\"type\":\"notify\",\"title\":\"a\x00b\",\"params\":\"{}\"}\n\x00\x00\x00\n" +
 				`{"type":"notify","title":"a\u0000b","params":"{}"}` + "\n" + afterLine)
 		}, 3, "NUL byte at byte 28", 5 * time.Second},
+		{"10000 lines of random request-like text", func() io.Reader {
+			return io.MultiReader(bytes.NewReader(texty.Bytes()), strings.NewReader(afterLine))
+		}, 10000, "", 60 * time.Second},
 		{"10000 lines of random bytes", func() io.Reader {
 			return io.MultiReader(bytes.NewReader(random.Bytes()), strings.NewReader(afterLine))
 		}, 10000, "", 60 * time.Second},

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"gopkg.in/yaml.v3"
 )
 
 // FuzzDecodeLine: no input panics, every error is a *DecodeError whose
@@ -73,6 +76,7 @@ func FuzzParseParams(f *testing.F) {
 	f.Fuzz(func(t *testing.T, src []byte) {
 		defer watchdog(src)()
 		got, err := ParseParams(src)
+		checkEstimate(t, src)
 		if fast, ok := fastParams(src); ok {
 			slow, serr := parseParamsYAML(src)
 			if serr != nil {
@@ -94,6 +98,30 @@ func FuzzParseParams(f *testing.F) {
 		}
 		checkTypes(t, got, 0)
 	})
+}
+
+// checkEstimate: whatever yaml.v3 builds from src has at most twice the
+// estimated nodes (plus one): the estimate is a sound bound.
+func checkEstimate(t *testing.T, src []byte) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(src, &doc); err != nil {
+		return
+	}
+	nodes := countNodes(&doc)
+	if est := estimateNodes(src, math.MaxInt); nodes > 2*est+1 {
+		t.Fatalf("yaml.v3 built %d nodes, estimate %d for %q", nodes, est, src)
+	}
+}
+
+func countNodes(n *yaml.Node) int {
+	c := 1
+	if n.Kind == yaml.DocumentNode {
+		c = 0
+	}
+	for _, e := range n.Content {
+		c += countNodes(e)
+	}
+	return c
 }
 
 // watchdog crashes the fuzz worker when one input takes more than two

@@ -28,6 +28,10 @@ const (
 	MaxParamsValues = 100_000
 )
 
+// estimateAbove is the document size from which parseParamsYAML bounds the
+// node count before parsing (smaller documents cannot cost much).
+const estimateAbove = 16 << 10
+
 // ParamsError says why a params document was refused.
 type ParamsError struct {
 	// Line and Column locate the problem in the document (1-based; 0 when
@@ -58,6 +62,11 @@ func ParseParams(src []byte) (map[string]any, error) {
 
 // parseParamsYAML is the general path through yaml.v3.
 func parseParamsYAML(src []byte) (map[string]any, error) {
+	if len(src) > estimateAbove {
+		if n := estimateNodes(src, MaxParamsValues); n > MaxParamsValues {
+			return nil, &ParamsError{Msg: fmt.Sprintf("document has more than %d values", MaxParamsValues)}
+		}
+	}
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(src))
 	if err := dec.Decode(&doc); err != nil {
@@ -174,16 +183,19 @@ func (c *converter) value(n *yaml.Node, depth int) (any, error) {
 	return nil, &ParamsError{Line: n.Line, Column: n.Column, Msg: "unsupported YAML node"}
 }
 
-// checkTag refuses explicitly tagged collections other than the plain ones,
-// as safe loading refuses !ruby/object and friends.
+// checkTag refuses the tags on collections that Psych's safe loading
+// refuses (Ruby classes, sets, ordered maps); any other tag, !foo or !!foo
+// alike, leaves a plain list or mapping, as in Psych.
 func checkTag(n *yaml.Node, plain string) error {
 	if n.Style&yaml.TaggedStyle == 0 || n.Tag == plain || n.Tag == "" {
 		return nil
 	}
-	if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") && !strings.HasPrefix(n.Tag, "!ruby/") {
-		return nil // a local tag: Psych ignores it
+	switch t := n.Tag; {
+	case strings.HasPrefix(t, "!ruby/"), t == "!!set", t == "!set", t == "!!omap", t == "!omap", t == "!!pairs",
+		strings.HasPrefix(t, "!seq:"), strings.HasPrefix(t, "!map:"):
+		return &ParamsError{Line: n.Line, Column: n.Column, Msg: fmt.Sprintf("tag %s is not allowed", n.Tag)}
 	}
-	return &ParamsError{Line: n.Line, Column: n.Column, Msg: fmt.Sprintf("tag %s is not allowed", n.Tag)}
+	return nil
 }
 
 func (c *converter) mapping(n *yaml.Node, depth int) (map[string]any, error) {
@@ -265,6 +277,10 @@ func (c *converter) key(k *yaml.Node) (string, error) {
 
 func scalar(n *yaml.Node) (any, error) {
 	s := n.Value
+	if n.Style&yaml.TaggedStyle != 0 && strings.ContainsAny(n.Tag, ",[]{}") {
+		// libyaml (Psych) ends a tag at a flow indicator and then fails.
+		return nil, &ParamsError{Line: n.Line, Column: n.Column, Msg: fmt.Sprintf("invalid tag %s", n.Tag)}
+	}
 	if n.Style&yaml.TaggedStyle != 0 {
 		return taggedScalar(n)
 	}
@@ -278,60 +294,61 @@ func scalar(n *yaml.Node) (any, error) {
 	return v, nil
 }
 
+// taggedScalar follows Psych's deserialize for an explicitly tagged scalar
+// (quoted or not): binary is base64, str is the text, float is Float() of
+// the resolved value, Ruby classes are refused, and any other tag (!!int,
+// !!bool, !foo, ...) resolves the text as if it were plain.
 func taggedScalar(n *yaml.Node) (any, error) {
 	s := n.Value
-	bad := func(what string) error {
-		return &ParamsError{Line: n.Line, Column: n.Column, Msg: fmt.Sprintf("%q is not a valid %s", s, what)}
-	}
-	switch n.Tag {
-	case "!!str":
+	at := func(err error) error { return &ParamsError{Line: n.Line, Column: n.Column, Msg: err.Error()} }
+	switch t := n.Tag; {
+	case t == "!!binary" || t == "!binary":
+		b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(s), ""))
+		if err != nil {
+			return nil, at(fmt.Errorf("%q is not valid base64", s))
+		}
+		if !utf8.Valid(b) {
+			return nil, at(errors.New("!!binary value is not UTF-8 text"))
+		}
+		return string(b), nil
+	case t == "!!str" || t == "!str" || t == "!ruby/string":
 		return s, nil
-	case "!!null":
-		return nil, nil
-	case "!!bool":
-		switch v, _ := resolvePlain(s); b := v.(type) {
-		case bool:
-			return b, nil
-		}
-		return nil, bad("boolean")
-	case "!!int":
+	case t == "!!float" || t == "!float":
 		v, err := resolvePlain(s)
 		if err != nil {
-			return nil, &ParamsError{Line: n.Line, Column: n.Column, Msg: err.Error()}
-		}
-		if i, ok := v.(int64); ok {
-			return i, nil
-		}
-		return nil, bad("integer")
-	case "!!float":
-		v, err := resolvePlain(s)
-		if err != nil {
-			return nil, &ParamsError{Line: n.Line, Column: n.Column, Msg: err.Error()}
+			return nil, at(err)
 		}
 		switch x := v.(type) {
 		case float64:
 			return x, nil
 		case int64:
 			return float64(x), nil
+		case string:
+			if f, err := strconv.ParseFloat(x, 64); err == nil && !strings.ContainsAny(x, "_ \t") {
+				return f, nil
+			}
 		}
-		if f, err := strconv.ParseFloat(strings.ReplaceAll(s, "_", ""), 64); err == nil {
-			return f, nil
-		}
-		return nil, bad("float")
-	case "!!binary":
-		b, err := base64.StdEncoding.DecodeString(strings.Join(strings.Fields(s), ""))
-		if err != nil {
-			return nil, bad("base64 binary")
-		}
-		if !utf8.Valid(b) {
-			return nil, &ParamsError{Line: n.Line, Column: n.Column, Msg: "!!binary value is not UTF-8 text"}
-		}
-		return string(b), nil
+		return nil, at(fmt.Errorf("%q is not a valid float", s))
+	case rubyScalarTag(t):
+		return nil, at(fmt.Errorf("tag %s is not allowed", t))
 	}
-	if strings.HasPrefix(n.Tag, "!") && !strings.HasPrefix(n.Tag, "!!") && !strings.HasPrefix(n.Tag, "!ruby/") {
-		return s, nil // a local tag: Psych keeps the string
+	v, err := resolvePlain(s)
+	if err != nil {
+		return nil, at(err)
 	}
-	return nil, &ParamsError{Line: n.Line, Column: n.Column, Msg: fmt.Sprintf("tag %s is not allowed", n.Tag)}
+	return v, nil
+}
+
+// rubyScalarTag: the scalar tags for which Psych makes a Ruby object
+// (refused by safe loading, or no value Puppet could use). Other !ruby/
+// tags, like unknown ones, just resolve the text.
+func rubyScalarTag(t string) bool {
+	switch t {
+	case "!ruby/object:BigDecimal", "!ruby/object:DateTime", "!ruby/encoding", "!ruby/object:Complex",
+		"!ruby/object:Rational", "!ruby/class", "!ruby/module", "!ruby/regexp", "!ruby/range":
+		return true
+	}
+	return strings.HasPrefix(t, "!ruby/sym") || strings.HasPrefix(t, "!ruby/string:") || strings.HasPrefix(t, "!str:")
 }
 
 // resolvePlain reads a plain (unquoted) scalar as Psych's ScalarScanner

@@ -135,3 +135,43 @@ func TestFastParams(t *testing.T) {
 		assert.False(t, ok, "fast path took %q", s)
 	}
 }
+
+// Big documents: many values are refused before yaml.v3 builds them; a big
+// string is fine whichever way it is written.
+func TestParseParamsBigDocuments(t *testing.T) {
+	// 14,000 lines with 112,000 indicator bytes: over the limit unless the
+	// scan skips the scalar (kept small: yaml.v3 is slow under -race).
+	text := strings.Repeat("a line, with: commas - and [brackets] {braces} 'quotes'\n", 14_000)
+	quoted := strings.ReplaceAll(strings.ReplaceAll(text, `\`, `\\`), "\n", `\n`)
+	tests := []struct {
+		name string
+		doc  string
+		err  string
+		want string // content, when accepted
+	}{
+		{"flow list", "{a: [" + strings.Repeat("1,", 4<<20) + "1]}", "document has more than 100000 values", ""},
+		{"block list", "a:\n" + strings.Repeat("- 1\n", 2<<20), "document has more than 100000 values", ""},
+		{"many keys", strings.Repeat("k: v\n", 1<<20), "document has more than 100000 values", ""},
+		{"block literal", "ensure: file\ncontent: |\n  " + strings.ReplaceAll(strings.TrimSuffix(text, "\n"), "\n", "\n  ") + "\n", "", text},
+		{"double quoted", `{ensure: file, content: "` + quoted + `"}`, "", text},
+		{"single quoted", "{ensure: file, content: '" + strings.ReplaceAll(strings.ReplaceAll(text, "'", "''"), "\n", "\n\n") + "'}", "", text},
+		{"plain text is not a quote", "a: x, \"\nb: [" + strings.Repeat("1,", 1<<20) + "1]\nc: \"", "document has more than 100000 values", ""},
+		{"quote in a continuation line", "a: x\n  - \"\nb: [" + strings.Repeat("1,", 1<<20) + "1]\nc: \"", "document has more than 100000 values", ""},
+		{"quote at a line start", "a: x\n  \"\nb: [" + strings.Repeat("1,", 1<<20) + "1]\nc: \"", "document has more than 100000 values", ""},
+		{"block header in a plain scalar", "a: x |\nb: [" + strings.Repeat("1,", 1<<20) + "1]", "document has more than 100000 values", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			start := time.Now()
+			got, err := ParseParams([]byte(tt.doc))
+			if tt.err != "" {
+				assert.Less(t, time.Since(start), time.Second)
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got["content"])
+		})
+	}
+}

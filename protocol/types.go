@@ -27,8 +27,8 @@ type Request struct {
 	// params name it.
 	Title string
 	// Params holds the decoded YAML (or JSON) mapping. Values are what the
-	// YAML 1.1 reading gives: string, int, int64, uint64, float64, bool,
-	// nil, []any and map[string]any.
+	// YAML 1.1 reading gives: string, int64, float64, bool, nil, []any and
+	// map[string]any.
 	Params map[string]any
 	// ID is the raw JSON of the request's "id" member, echoed verbatim in
 	// the answer; nil when the request had none.

@@ -88,6 +88,9 @@ func (Local) Open(ctx context.Context, u *url.URL) (io.ReadCloser, error) {
 	return f, err
 }
 
+// maxWalkDepth stops a walk that follows links round a loop.
+const maxWalkDepth = 128
+
 // Walk lists the tree at u in lexical order, root first.
 func (l Local) Walk(ctx context.Context, u *url.URL, q Query, opts WalkOptions, fn WalkFunc) error {
 	root := localPath(u)
@@ -106,6 +109,9 @@ func (l Local) Walk(ctx context.Context, u *url.URL, q Query, opts WalkOptions, 
 	walk = func(dir, rel string, depth int) error {
 		if opts.Limit > 0 && depth > opts.Limit {
 			return nil
+		}
+		if depth > maxWalkDepth {
+			return fmt.Errorf("%s: more than %d levels deep (a link loop?)", dir, maxWalkDepth)
 		}
 		entries, err := os.ReadDir(dir)
 		if err != nil {

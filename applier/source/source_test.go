@@ -346,3 +346,18 @@ func TestHTTPSWithOwnCA(t *testing.T) {
 	_, err = source.New(source.Options{CAFile: filepath.Join(t.TempDir(), "missing.pem")})
 	assert.Error(t, err)
 }
+
+func TestLocalWalkLinkLoop(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "d"), 0o755))
+	require.NoError(t, os.Symlink("..", filepath.Join(dir, "d", "up")))
+	f := newFetcher(t, source.Options{})
+	n := 0
+	count := func(string, *source.Metadata) error { n++; return nil }
+	// Managed links are entries, not directories to enter.
+	require.NoError(t, f.Walk(context.Background(), dir, source.Query{}, source.WalkOptions{}, count))
+	assert.Equal(t, 3, n) // ".", "d", "d/up"
+	// Followed, the loop is cut instead of running forever.
+	err := f.Walk(context.Background(), dir, source.Query{FollowLinks: true}, source.WalkOptions{}, count)
+	assert.ErrorContains(t, err, "levels")
+}

@@ -25,8 +25,9 @@ func describeMain(_ context.Context, args []string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("receiver describe", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	list := fs.Bool("list", false, "list the types with a one-line summary each")
+	meta := fs.Bool("meta", false, "also document the metaparameters every type accepts")
 	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: receiver describe [--list] [TYPE...]\n\nPrints each type's attributes (kind, valid values, default, doc) and\nproviders from the declarations; every type when none is named.")
+		fmt.Fprintln(fs.Output(), "usage: receiver describe [--list] [--meta] [TYPE...]\n\nPrints each type's attributes (kind, valid values, default, doc) and\nproviders from the declarations; every type when none is named.")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -56,6 +57,12 @@ func describeMain(_ context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	for _, t := range types {
 		if err := applier.Describe(stdout, t); err != nil {
+			fmt.Fprintf(stderr, "receiver describe: %v\n", err)
+			return exitOutput
+		}
+	}
+	if *meta {
+		if err := applier.DescribeMeta(stdout); err != nil {
 			fmt.Fprintf(stderr, "receiver describe: %v\n", err)
 			return exitOutput
 		}

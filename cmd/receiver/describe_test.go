@@ -34,6 +34,7 @@ func TestDescribeSubcommand(t *testing.T) {
 		{"case-insensitive", []string{"describe", "Notify"}, 0, []string{"\nnotify\n======\n", "- **withpath**"}, ""},
 		{"every type", []string{"describe"}, 0, []string{"\nexec\n====\n", "\nnotify\n======\n", "\nfile\n====\n"}, ""},
 		{"list", []string{"describe", "--list"}, 0, []string{"exec            - Executes external commands\n", "notify          - "}, ""},
+		{"meta", []string{"describe", "--meta", "notify"}, 0, []string{"\nnotify\n======\n", "\nMeta Parameters\n", "- **loglevel**"}, ""},
 		{"unknown", []string{"describe", "starship"}, 2, nil, "unknown resource type 'starship'"},
 	}
 	for _, tc := range cases {

@@ -18,6 +18,11 @@ var logLevels = map[string]slog.Level{
 	"notice":  applier.LevelNotice,
 	"warning": slog.LevelWarn,
 	"err":     slog.LevelError,
+	// Puppet's levels above err: nothing pippet logs is that severe, so
+	// they silence the log.
+	"alert": slog.LevelError + 4,
+	"emerg": slog.LevelError + 4,
+	"crit":  slog.LevelError + 4,
 }
 
 // puppetHandler writes records the way Puppet prints its log:

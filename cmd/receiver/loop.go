@@ -32,6 +32,9 @@ type loopConfig struct {
 	Banner bool
 	// Log receives Puppet-style log records.
 	Log *slog.Logger
+	// Decode decodes one line; nil means protocol.DecodeLine (tests
+	// replace it).
+	Decode func(line []byte, req *protocol.Request) error
 }
 
 // readAhead is how many lines the reader goroutine may read before the
@@ -39,8 +42,14 @@ type loopConfig struct {
 // loop then run side by side instead of waking each other for every line.
 const readAhead = 64
 
+// bigLine is the buffer size above which a line counts as big: only one
+// big line is read ahead at a time, so read-ahead holds at most two lines
+// of --max-line bytes (one in the loop, one waiting), not readAhead of them.
+const bigLine = 64 << 10
+
 // lineItem is one line read by the reader goroutine.
 type lineItem struct {
+	big     bool   // the line's buffer is over bigLine: give the big token back
 	line    []byte // the line without its newline; a buffer from free
 	tooLong int64  // > 0: the line (this many bytes) was longer than MaxLine and discarded
 	err     error  // io.EOF at the end of input, or the read error
@@ -62,6 +71,9 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Decode == nil {
+		cfg.Decode = protocol.DecodeLine
+	}
 	done := make(chan struct{})
 	defer close(done)
 
@@ -75,7 +87,9 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 			case <-done:
 				return
 			case <-ctx.Done():
-				close(stop)
+				if n == 0 {
+					close(stop)
+				}
 				return
 			case s := <-sigs:
 				n++
@@ -95,7 +109,9 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 		free <- make([]byte, 0, 4096)
 	}
 	items := make(chan lineItem, readAhead)
-	go readLines(in, cfg.MaxLine, free, items, done)
+	bigTok := make(chan struct{}, 1)
+	bigTok <- struct{}{}
+	go readLines(in, cfg.MaxLine, free, items, bigTok, done)
 
 	l := &loop{cfg: cfg, app: app}
 	var ans []byte
@@ -120,13 +136,14 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 		}
 		l.lineNo++
 		res, answer := l.handle(applyCtx, it)
-		if cap(it.line) <= 64<<10 {
+		if !it.big {
 			free <- it.line[:0]
 		} else {
 			free <- make([]byte, 0, 4096) // don't keep a huge buffer around
+			bigTok <- struct{}{}
 		}
 		if answer {
-			ans = protocol.AppendResult(ans[:0], &res, cfg.Compat)
+			ans = l.encode(ans[:0], &res)
 			if _, err := out.Write(ans); err != nil {
 				// Nobody reads the answers any more: end quietly.
 				return exitOutput
@@ -141,8 +158,9 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 }
 
 // readLines reads lines into buffers taken from free and sends them on
-// items, until an error (io.EOF included), which it sends last.
-func readLines(in io.Reader, max int, free <-chan []byte, items chan<- lineItem, done <-chan struct{}) {
+// items, until an error (io.EOF included), which it sends last. A big line
+// is sent only with the big token, which the loop returns when done with it.
+func readLines(in io.Reader, max int, free <-chan []byte, items chan<- lineItem, bigTok <-chan struct{}, done <-chan struct{}) {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
 		var buf []byte
@@ -152,6 +170,14 @@ func readLines(in io.Reader, max int, free <-chan []byte, items chan<- lineItem,
 			return
 		}
 		it := readLine(r, buf, max)
+		if cap(it.line) > bigLine {
+			select {
+			case <-bigTok:
+				it.big = true
+			case <-done:
+				return
+			}
+		}
 		select {
 		case items <- it:
 		case <-done:
@@ -228,7 +254,20 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 		return res, false
 	}
 	req := &l.req
-	if err := protocol.DecodeLine(it.line, req); err != nil {
+	defer func() {
+		// A panic while decoding (apply has its own recover): answer, go on.
+		if p := recover(); p != nil {
+			ref := ""
+			if req.Type != "" && req.Title != "" {
+				ref = applier.Ref(req.Type, req.Title)
+			}
+			msg := fmt.Sprintf("request line %d: internal error (panic) while decoding: %v", l.lineNo, p)
+			l.cfg.Log.Debug(string(debug.Stack()))
+			l.cfg.Log.Error(msg)
+			res, answer = protocol.ErrorResult(ref, msg), true
+		}
+	}()
+	if err := l.cfg.Decode(it.line, req); err != nil {
 		var de *protocol.DecodeError
 		ref := ""
 		var id []byte
@@ -249,12 +288,27 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 		return res, true
 	}
 	res = l.apply(ctx, req)
-	if res.Error || res.Failed {
-		if res.Exception != "" {
-			l.cfg.Log.Error(res.Exception, "resource", res.Resource)
-		}
+	// A request that could not be evaluated is logged here; a failure while
+	// applying was logged by the engine where it happened.
+	if res.Error && res.Exception != "" {
+		l.cfg.Log.Error(res.Exception, "resource", res.Resource)
 	}
 	return res, true
+}
+
+// encode appends the answer line; should encoding panic (an event value it
+// cannot handle), the answer is an error naming the resource instead.
+func (l *loop) encode(dst []byte, res *protocol.Result) (out []byte) {
+	defer func() {
+		if p := recover(); p != nil {
+			msg := fmt.Sprintf("request line %d: internal error (panic) while encoding the answer: %v", l.lineNo, p)
+			l.cfg.Log.Error(msg)
+			r := protocol.ErrorResult(res.Resource, msg)
+			r.ID = res.ID
+			out = protocol.AppendResult(dst[:0], &r, l.cfg.Compat)
+		}
+	}()
+	return protocol.AppendResult(dst, res, l.cfg.Compat)
 }
 
 // apply runs the applier, turning a panic into an error answer.

@@ -347,3 +347,117 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// Read-ahead holds at most one big line beyond the one the loop has: the
+// reader waits for the big token before handing over another.
+func TestReadAheadBoundsBigLines(t *testing.T) {
+	big := strings.Repeat("x", 2*bigLine)
+	in := strings.NewReader(big + "\n" + big + "\n" + big + "\nsmall\n")
+	free := make(chan []byte, 8)
+	for range 8 {
+		free <- make([]byte, 0, 16)
+	}
+	items := make(chan lineItem, 8)
+	bigTok := make(chan struct{}, 1)
+	bigTok <- struct{}{}
+	done := make(chan struct{})
+	defer close(done)
+	go readLines(in, 1<<20, free, items, bigTok, done)
+
+	first := <-items
+	assert.True(t, first.big)
+	assert.Len(t, first.line, 2*bigLine)
+	select {
+	case it := <-items:
+		t.Fatalf("a second big line was read ahead (%d bytes) before the first was done", len(it.line))
+	case <-time.After(100 * time.Millisecond):
+	}
+	bigTok <- struct{}{} // the loop is done with the first
+	second := <-items
+	assert.True(t, second.big)
+	bigTok <- struct{}{}
+	third := <-items
+	assert.True(t, third.big)
+	small := <-items
+	assert.False(t, small.big)
+	assert.Equal(t, "small", string(small.line))
+}
+
+// A signal, then the parent context ending: the loop ends once, cleanly.
+func TestLoopSignalThenContextCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	release := make(chan struct{})
+	app := &mock.Applier{Func: func(_ context.Context, req *protocol.Request) protocol.Result {
+		close(started)
+		<-release
+		return protocol.Result{Resource: "Notify[x]"}
+	}}
+	sigs := make(chan os.Signal, 1)
+	done := make(chan int)
+	go func() { done <- runLoop(ctx, loopConfig{}, app, strings.NewReader("notify x {}\n"), io.Discard, sigs) }()
+	<-started
+	sigs <- syscall.SIGTERM
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	time.Sleep(20 * time.Millisecond)
+	close(release)
+	assert.Equal(t, exitOK, <-done)
+}
+
+// Errors are logged once by the loop; failures are left to the engine,
+// which logs them where they happen.
+func TestLoopLogsErrorsNotFailures(t *testing.T) {
+	app := &mock.Applier{Func: func(_ context.Context, req *protocol.Request) protocol.Result {
+		r := protocol.Result{Resource: applier.Ref(req.Type, req.Title), Failed: true, Exception: "it broke"}
+		r.Error = req.Title == "err"
+		return r
+	}}
+	var logs bytes.Buffer
+	runLoop(context.Background(), loopConfig{Log: slog.New(newPuppetHandler(&logs, slog.LevelDebug))}, app,
+		strings.NewReader("notify err {}\nnotify fail {}\n{bad\n"), io.Discard, nil)
+	assert.Equal(t, "Error: (Applying Notify[err]) it broke\n"+
+		"Error: request line 3: invalid request: invalid JSON at byte 2: expected a member name in double quotes, found 'b'\n", logs.String())
+}
+
+// A panic in the decoder is answered too, and the next line is read.
+func TestLoopDecoderPanic(t *testing.T) {
+	decode := func(line []byte, req *protocol.Request) error {
+		if strings.Contains(string(line), "boom") {
+			panic("decoder bug")
+		}
+		return protocol.DecodeLine(line, req)
+	}
+	out, code := runString(t, loopConfig{Decode: decode}, &mock.Applier{}, "notify boom {}\nnotify fine {}\n")
+	assert.Equal(t, exitOK, code)
+	as := decodeAnswers(t, out)
+	require.Len(t, as, 2)
+	assert.True(t, as[0].Error)
+	assert.Contains(t, *as[0].Exception, "request line 1: internal error (panic) while decoding: decoder bug")
+	assert.Equal(t, "Notify[fine]", *as[1].Resource)
+	assert.False(t, as[1].Error)
+}
+
+// panicky is an event value whose String method panics.
+type panicky struct{}
+
+func (panicky) String() string { panic("cannot print") }
+
+func TestLoopEncoderPanic(t *testing.T) {
+	app := &mock.Applier{Func: func(_ context.Context, req *protocol.Request) protocol.Result {
+		r := protocol.Result{Resource: applier.Ref(req.Type, req.Title), Changed: true}
+		if req.Title == "odd" {
+			r.Events = []protocol.Event{{Property: "p", Desired: panicky{}}}
+		}
+		return r
+	}}
+	out, code := runString(t, loopConfig{}, app, `{"type":"notify","title":"odd","params":"{}","id":5}`+"\nnotify fine {}\n")
+	assert.Equal(t, exitOK, code)
+	as := decodeAnswers(t, out)
+	require.Len(t, as, 2)
+	assert.Equal(t, "Notify[odd]", *as[0].Resource)
+	assert.True(t, as[0].Error)
+	assert.Equal(t, "5", string(as[0].ID))
+	assert.Contains(t, *as[0].Exception, "while encoding the answer: cannot print")
+	assert.False(t, as[1].Error)
+}

@@ -252,6 +252,15 @@ func TestExecRuns(t *testing.T) {
 			params: map[string]any{"tries": 4, "try_sleep": 0.01}, changed: true, file: "x\nx\nx\n"},
 		{name: "tries exhausted", title: "/bin/sh -c 'echo x >> " + log + "; exit 1'",
 			params: map[string]any{"tries": 2}, failed: true, file: "x\nx\n"},
+		{name: "check exceeding the timeout means not run", title: "/bin/sh -c 'echo ran >> " + log + "'",
+			params: map[string]any{"onlyif": "/bin/sleep 5", "timeout": 0.3}, logged: "check '/bin/sleep 5' exceeded timeout"},
+		{name: "missing check command fails the evaluation", title: "/bin/sh -c 'echo ran >> " + log + "'",
+			params: map[string]any{"unless": "/nonexistent/check"}, failed: true,
+			exception: "Could not evaluate Exec[/bin/sh -c 'echo ran >> " + log + "']: check unless '/nonexistent/check': Could not find command '/nonexistent/check'"},
+		{name: "checks use path", title: "/bin/sh -c 'echo ran >> " + log + "'",
+			params: map[string]any{"onlyif": "test -d /", "path": []any{"/usr/bin", "/bin"}}, changed: true, file: "ran\n"},
+		{name: "a timeout ends the tries", title: "/bin/sh -c 'echo x >> " + log + "; sleep 5'",
+			params: map[string]any{"tries": 3, "timeout": 0.3}, failed: true, exception: "Command exceeded timeout", file: "x\n"},
 		{name: "noop runs checks only", title: "/bin/sh -c 'echo ran >> " + log + "'", params: map[string]any{"noop": true, "onlyif": "/bin/true"}},
 	}
 	for _, tc := range cases {

@@ -304,7 +304,8 @@ func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 		if err != nil && !errors.Is(err, errTimeout) {
 			return err
 		}
-		if err == nil && accepted(o.code) {
+		// A timeout ends the tries, as in Puppet.
+		if err != nil || accepted(o.code) {
 			break
 		}
 		if try < tries && sleep > 0 {

@@ -180,3 +180,24 @@ func TestSequences(t *testing.T) {
 		})
 	}
 }
+
+func TestRecurseWithoutSourceOnAFile(t *testing.T) {
+	root := t.TempDir()
+	e := newEngine(t)
+	for i, s := range []struct {
+		params string
+		want   outcome
+	}{
+		{"{content: x}", changed},
+		{"{recurse: true, mode: '0600'}", changed},
+		{"{recurse: true, mode: '0600'}", unchanged},
+		{"{ensure: file, recurse: true}", unchanged},
+	} {
+		res := apply(t, e, root+"/a", s.params)
+		assert.Equal(t, s.want, outcomeOf(res), "step %d %s: %+v", i+1, s.params, res)
+	}
+	assert.Equal(t, "x", readFile(t, root+"/a"))
+	res := apply(t, e, root+"/b", "{ensure: file, recurse: true}")
+	assert.Equal(t, changed, outcomeOf(res), "%+v", res)
+	assert.Equal(t, "", readFile(t, root+"/b"))
+}

@@ -97,6 +97,18 @@ func (p *posix) Get(ctx context.Context) (map[string]any, error) {
 	if err := p.stat(); err != nil {
 		return nil, err
 	}
+	if !p.r.Given["ensure"] && p.r.Given["source"] && p.r.String("ensure") == "present" {
+		// As Puppet's source does on retrieve: without ensure, the
+		// source's kind is the desired kind (the engine reads ensure's
+		// desired value after Get).
+		m, err := p.sourceMeta(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if m.Type == source.TypeFile || m.Type == source.TypeDirectory {
+			p.r.Values["ensure"] = m.Type
+		}
+	}
 	out := make(map[string]any, 8)
 	out["ensure"] = p.kind
 	inSync := func(name string) {
@@ -114,10 +126,6 @@ func (p *posix) Get(ctx context.Context) (map[string]any, error) {
 		return out, nil
 	}
 	out["type"] = p.kind
-	out["mtime"] = p.fi.ModTime().Format(time.RFC3339Nano)
-	if st, ok := p.fi.Sys().(*syscall.Stat_t); ok {
-		out["ctime"] = time.Unix(st.Ctim.Sec, st.Ctim.Nsec).Format(time.RFC3339Nano)
-	}
 	ensure, managed := p.r.Values["ensure"].(string)
 	if managed && !p.r.Bool("replace") {
 		// replace: false never changes an existing file's kind.
@@ -163,6 +171,10 @@ func (p *posix) Get(ctx context.Context) (map[string]any, error) {
 		}
 		if id == cur {
 			out[n] = want
+		} else if n == "owner" && os.Geteuid() != 0 {
+			// As Puppet: ownership can't be managed unless running as root.
+			p.env.Logger().Warn(p.r.Ref() + ": cannot manage ownership unless running as root")
+			out[n] = want
 		} else {
 			out[n] = idName(p.env, cur, n == "group")
 		}
@@ -197,12 +209,15 @@ func (p *posix) getContent(ctx context.Context, c *Content) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		c.Summary = "all entries in sync"
 		if len(plan) == 0 {
 			return c, nil
 		}
 		return fmt.Sprintf("%d entries out of sync", len(plan)), nil
 	}
-	if p.kind != "file" || !p.r.Bool("replace") {
+	if p.kind != "file" || !p.r.Bool("replace") || (!c.Inline && !p.r.Has("source")) {
+		// Not a file, never replaced, or a recursion without a source:
+		// nothing to compare.
 		return c, nil
 	}
 	kind := p.r.String("checksum")
@@ -219,12 +234,15 @@ func (p *posix) getContent(ctx context.Context, c *Content) (any, error) {
 		return p.compareDigest(c)
 	}
 	if c.Inline {
-		same, err := sameContent(p.path, p.fi.Size(), c.Data, source.IsLite(kind))
+		same, err := sameContent(p.path, p.fi.Size(), c.Data, source.IsLite(kind), p.follow())
 		if err != nil {
 			return nil, err
 		}
 		if same {
 			return c, nil
+		}
+		if p.r.Noop {
+			p.logNoopDiff(ctx, []byte(c.Data))
 		}
 		return p.currentSum(c.Kind)
 	}
@@ -284,6 +302,19 @@ func (p *posix) describeSource(c *Content, m *source.Metadata) {
 	}
 }
 
+// logNoopDiff logs, in noop mode, the diff a content change would make
+// (the event's message is the engine's; Puppet shows the diff either way).
+func (p *posix) logNoopDiff(ctx context.Context, nw []byte) {
+	if !p.r.Bool("show_diff") || p.fi == nil || p.fi.Size() > maxDiffInput {
+		return
+	}
+	old, err := os.ReadFile(p.path)
+	if err != nil {
+		return
+	}
+	p.env.Logger().Log(ctx, p.r.LogLevel, p.r.Ref()+"/content: would change (noop)\n"+unifiedDiff(p.path, p.path+" (new)", old, nw))
+}
+
 // compareDigest compares the file's digest (of c.Kind) with c.Sum.
 func (p *posix) compareDigest(c *Content) (any, error) {
 	cur, err := p.currentSum(c.Kind)
@@ -313,8 +344,10 @@ func (p *posix) currentSum(kind string) (string, error) {
 
 // sameContent compares the file at path (of the given size) with want,
 // reading in a stream and stopping at the first difference. lite compares
-// only the first source.LiteSize bytes, as the lite checksums do.
-func sameContent(path string, size int64, want string, lite bool) (bool, error) {
+// only the first source.LiteSize bytes, as the lite checksums do. It uses
+// plain system calls: an *os.File would register with the poller for
+// nothing.
+func sameContent(path string, size int64, want string, lite, follow bool) (bool, error) {
 	if lite {
 		if len(want) > source.LiteSize {
 			want = want[:source.LiteSize]
@@ -326,36 +359,54 @@ func sameContent(path string, size int64, want string, lite bool) (bool, error) 
 	if size != int64(len(want)) {
 		return false, nil
 	}
-	f, err := os.Open(path)
+	fd, err := openRead(path, follow)
 	if err != nil {
-		return false, fmt.Errorf("could not read %s: %w", path, err)
+		return false, fmt.Errorf("could not read %s: %w", path, &os.PathError{Op: "open", Path: path, Err: err})
 	}
-	defer f.Close()
-	n := len(want)
-	if n > 32<<10 {
-		n = 32 << 10
+	defer syscall.Close(fd)
+	var small [4096]byte
+	buf := small[:]
+	if len(want) >= len(small) {
+		buf = make([]byte, min(len(want)+1, 64<<10))
 	}
-	buf := make([]byte, n+1)
 	off := 0
 	for {
-		k, err := f.Read(buf)
-		if k > 0 {
-			if off+k > len(want) {
-				return lite && off < len(want) && want[off:] == string(buf[:len(want)-off]), nil
-			}
-			if want[off:off+k] != string(buf[:k]) {
-				return false, nil
-			}
-			off += k
-		}
-		if errors.Is(err, io.EOF) {
-			return off == len(want), nil
+		k, err := syscall.Read(fd, buf)
+		if err == syscall.EINTR {
+			continue
 		}
 		if err != nil {
-			return false, fmt.Errorf("could not read %s: %w", path, err)
+			return false, fmt.Errorf("could not read %s: %w", path, &os.PathError{Op: "read", Path: path, Err: err})
 		}
-		if lite && off == len(want) {
+		if k == 0 {
+			return off == len(want), nil
+		}
+		if off+k > len(want) {
+			// Longer than its size said (it grew), or past the lite prefix.
+			return lite && want[off:] == string(buf[:len(want)-off]), nil
+		}
+		if want[off:off+k] != string(buf[:k]) {
+			return false, nil
+		}
+		off += k
+		if off == len(want) && (lite || size == int64(len(want))) {
+			// All the bytes lstat promised match: no read for EOF.
 			return true, nil
+		}
+	}
+}
+
+// openRead opens path for reading; unless follow, a symlink that
+// replaced the file since it was lstat'ed is refused (ELOOP).
+func openRead(path string, follow bool) (int, error) {
+	flags := syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NONBLOCK
+	if !follow {
+		flags |= syscall.O_NOFOLLOW
+	}
+	for {
+		fd, err := syscall.Open(path, flags, 0)
+		if err != syscall.EINTR {
+			return fd, err
 		}
 	}
 }
@@ -476,6 +527,9 @@ func (p *posix) setEnsure(ctx context.Context, c *applier.Change) error {
 		fallthrough
 	case "file":
 		ct, _ := p.r.Values["content"].(*Content)
+		if ct != nil && !ct.Inline && !p.r.Has("source") {
+			ct = nil // a recursion's placeholder: an empty file
+		}
 		if err := p.createFile(ctx, ct); err != nil {
 			return err
 		}
@@ -787,8 +841,8 @@ func (p *posix) makeDir(ctx context.Context) error {
 			return fmt.Errorf("chown %s: %w", p.path, err)
 		}
 	}
-	if err := syscall.Chmod(p.path, mode); err != nil {
-		return fmt.Errorf("chmod %s: %w", p.path, err)
+	if err := chmod(p.path, mode, false); err != nil {
+		return err
 	}
 	if err := p.stat(); err != nil {
 		return err
@@ -885,9 +939,11 @@ func (p *posix) setOwnership(c *applier.Change) error {
 	if group {
 		uid, gid = -1, id
 	}
-	chown := os.Chown
-	if p.kind == "link" {
-		chown = os.Lchown
+	// Lchown unless links follow: a file swapped for a symlink since
+	// the lstat must not hand its target to someone else.
+	chown := os.Lchown
+	if p.follow() {
+		chown = os.Chown
 	}
 	if err := chown(p.path, uid, gid); err != nil {
 		return fmt.Errorf("chown %s: %w", p.path, err)
@@ -903,8 +959,8 @@ func (p *posix) setMode(c *applier.Change) error {
 	if err != nil {
 		return err
 	}
-	if err := syscall.Chmod(p.path, bits); err != nil {
-		return fmt.Errorf("chmod %s: %w", p.path, &os.PathError{Op: "chmod", Path: p.path, Err: err})
+	if err := chmod(p.path, bits, p.follow()); err != nil {
+		return err
 	}
 	c.Message = fmt.Sprintf("mode changed '%s' to '%s'", formatMode(cur), formatMode(bits))
 	if !isNumericMode(want) {
@@ -920,4 +976,32 @@ func sourceMtime(m *source.Metadata) time.Time {
 		return m.ModTime
 	}
 	return time.Time{}
+}
+
+// chmod sets all twelve mode bits. Unless follow, it goes through a
+// descriptor opened with O_NOFOLLOW, so a file swapped for a symlink since
+// the lstat is refused rather than its target changed.
+func chmod(path string, bits uint32, follow bool) error {
+	if follow {
+		if err := syscall.Chmod(path, bits); err != nil {
+			return &os.PathError{Op: "chmod", Path: path, Err: err}
+		}
+		return nil
+	}
+	fd, err := openRead(path, false)
+	if err == syscall.EACCES {
+		// Not readable by us (not root): fall back to the path.
+		if err := syscall.Chmod(path, bits); err != nil {
+			return &os.PathError{Op: "chmod", Path: path, Err: err}
+		}
+		return nil
+	}
+	if err != nil {
+		return &os.PathError{Op: "chmod", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Fchmod(fd, bits); err != nil {
+		return &os.PathError{Op: "chmod", Path: path, Err: err}
+	}
+	return nil
 }

@@ -128,6 +128,7 @@ func ensureGroup(t *testing.T, name string) {
 	}
 	out, err := exec.Command("groupadd", "--system", name).CombinedOutput()
 	require.NoError(t, err, string(out))
+	t.Cleanup(func() { _ = exec.Command("groupdel", name).Run() })
 }
 
 func ensureUser(t *testing.T, name, group string) {
@@ -136,6 +137,8 @@ func ensureUser(t *testing.T, name, group string) {
 	}
 	out, err := exec.Command("useradd", "--system", "--no-create-home", "-g", group, name).CombinedOutput()
 	require.NoError(t, err, string(out))
+	// Registered after the group's cleanup, so it runs first.
+	t.Cleanup(func() { _ = exec.Command("userdel", name).Run() })
 }
 
 func TestShowDiff(t *testing.T) {
@@ -159,6 +162,11 @@ func TestShowDiff(t *testing.T) {
 	require.Equal(t, changed, outcomeOf(res), "%+v", res)
 	assert.NotContains(t, fmt.Sprintf("%+v", res), "secret")
 	assert.NotContains(t, logs.String(), "secret")
+	// Noop logs the diff it would make, unless show_diff is false.
+	logs.Reset()
+	res = apply(t, e, p, "{noop: true, content: \"secret-noop\"}")
+	assert.False(t, res.Changed)
+	assert.Contains(t, logs.String(), "+secret-noop")
 	// Noop shows checksums, not content.
 	logs.Reset()
 	res = apply(t, e, p, "{show_diff: false, noop: true, content: \"secret-four\"}")

@@ -22,8 +22,8 @@ type Content struct {
 	// Inline: Data is the desired content (the request gave `content`).
 	Inline bool
 	// Kind and Sum are the checksum kind and hex digest of the desired
-	// content, computed once per request (from the source's metadata when
-	// the content comes from a source).
+	// content: for inline content computed at most once per request, when
+	// first needed (a message); for a source, from its metadata.
 	Kind, Sum string
 	// Summary replaces the checksum in messages for a recursive copy.
 	Summary string
@@ -36,6 +36,9 @@ func (c *Content) String() string {
 	}
 	if c.Summary != "" {
 		return c.Summary
+	}
+	if c.Sum == "" && c.Inline && source.IsDigest(c.Kind) {
+		c.Sum = source.SumString(c.Kind, c.Data)
 	}
 	if c.Sum == "" {
 		return "{" + c.Kind + "}"
@@ -346,9 +349,6 @@ func validate(r *applier.Resource) error {
 	}
 	if c, ok := r.Values["content"].(*Content); ok {
 		c.Kind = sum
-		if c.Inline {
-			c.Sum = source.SumString(sum, c.Data)
-		}
 	}
 	return nil
 }

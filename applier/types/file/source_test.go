@@ -228,3 +228,30 @@ func TestHTTPSSourceWithCAFile(t *testing.T) {
 	res = apply(t, e, root+"/a", "{source: '"+srv.URL+"/f'}")
 	assert.Equal(t, unchanged, outcomeOf(res), "%+v", res)
 }
+
+func TestSourceKindIsDesiredKind(t *testing.T) {
+	root := t.TempDir()
+	mkTree(t, root, "src/f", "srcdir/g", "dest-dir/x")
+	e := newEngine(t)
+	res := apply(t, e, root+"/dest-dir", "{source: "+root+"/src/f}")
+	assert.Equal(t, failed, outcomeOf(res), "a file source does not replace a directory without force: %+v", res)
+	assert.DirExists(t, root+"/dest-dir")
+	res = apply(t, e, root+"/dest-dir", "{source: "+root+"/src/f, force: true}")
+	assert.Equal(t, changed, outcomeOf(res), "%+v", res)
+	assert.Equal(t, "src/f", readFile(t, root+"/dest-dir"))
+	require.Len(t, res.Events, 1)
+	assert.Equal(t, "file", res.Events[0].Desired)
+
+	res = apply(t, e, root+"/copy", "{source: "+root+"/srcdir, recurse: true}")
+	assert.Equal(t, changed, outcomeOf(res), "%+v", res)
+	assert.Equal(t, "srcdir/g", readFile(t, root+"/copy/g"))
+	require.Len(t, res.Events, 1)
+	assert.Equal(t, "directory", res.Events[0].Desired)
+
+	res = apply(t, e, root+"/noop", "{source: "+root+"/src/f, noop: true}")
+	assert.True(t, res.Noop)
+	assert.False(t, res.Changed)
+	require.Len(t, res.Events, 1)
+	assert.Equal(t, "noop", res.Events[0].Status)
+	assert.NoFileExists(t, root+"/noop")
+}

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/pippet/pippet/applier/source"
 )
@@ -434,7 +433,7 @@ func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string) erro
 			}
 		}
 		if bits != cur {
-			return syscall.Chmod(full, bits)
+			return chmod(full, bits, false)
 		}
 	}
 	return nil

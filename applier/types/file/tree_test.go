@@ -1,6 +1,7 @@
 package file_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -146,4 +147,20 @@ func TestRecursiveModes(t *testing.T) {
 	assert.Equal(t, os.ModeDir|0o750, modeOf(t, root+"/d"))
 	res = apply(t, e, root+"/d", "{ensure: directory, recurse: true, mode: '0640'}")
 	assert.Equal(t, unchanged, outcomeOf(res), "%+v", res)
+}
+
+func TestRecursiveEvent(t *testing.T) {
+	root := t.TempDir()
+	mkTree(t, root, "src/a", "src/sub/b", "dest/a", "dest/stale")
+	e := newEngine(t)
+	res := apply(t, e, root+"/dest", "{ensure: directory, recurse: true, purge: true, source: "+root+"/src}")
+	require.Equal(t, changed, outcomeOf(res), "%+v", res)
+	require.Len(t, res.Events, 1)
+	ev := res.Events[0]
+	assert.Equal(t, "content", ev.Property)
+	assert.Equal(t, "4 entries out of sync", ev.Previous)
+	assert.Equal(t, "all entries in sync", fmt.Sprint(ev.Desired))
+	// mkTree writes each file's own path: dest/a differs from src/a.
+	assert.Equal(t, "synced 4 entries: a content; sub created; sub/b created; stale removed", ev.Message)
+	assert.Equal(t, "src/a", readFile(t, root+"/dest/a"))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/types/file"
 	"github.com/pippet/pippet/applier/types/host"
 	"github.com/pippet/pippet/protocol"
 )
@@ -33,8 +34,9 @@ func body(t *testing.T, path string) string {
 func TestRequests(t *testing.T) {
 	reg := applier.NewRegistry()
 	reg.Add(host.Type)
-	eng := applier.NewEngine(reg, nil)
 	dir := t.TempDir()
+	state := t.TempDir()
+	eng := applier.NewEngine(reg, &applier.Env{Options: applier.Options{StateDir: state}})
 	target := filepath.Join(dir, "hosts")
 	apply := func(title string, params map[string]any) protocol.Result {
 		if params != nil {
@@ -105,4 +107,8 @@ func TestRequests(t *testing.T) {
 			assert.Equal(t, s.file, body(t, target))
 		})
 	}
+	// Every rewrite of the existing file backed its old content up.
+	entries, err := (&file.Bucket{Dir: file.BucketDir(state)}).List()
+	require.NoError(t, err)
+	assert.Len(t, entries, 3, "three rewrites of the existing file (change, alias, removal); creating it backs nothing up")
 }

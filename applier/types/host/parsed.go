@@ -181,5 +181,5 @@ func (p *parsed) Flush(ctx context.Context) error {
 		return nil
 	}
 	p.dirty = false
-	return p.file.Save(ctx, p.now(), p.cache())
+	return p.file.Save(ctx, p.now(), p.env)
 }

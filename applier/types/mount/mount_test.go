@@ -32,10 +32,10 @@ func body(t *testing.T, path string) string {
 	return string(b[loc[1]:])
 }
 
-func engine() *applier.Engine {
+func engine(t *testing.T) *applier.Engine {
 	reg := applier.NewRegistry()
 	reg.Add(Type)
-	return applier.NewEngine(reg, nil)
+	return applier.NewEngine(reg, &applier.Env{Options: applier.Options{StateDir: t.TempDir()}})
 }
 
 func apply(eng *applier.Engine, title string, params map[string]any) protocol.Result {
@@ -49,10 +49,10 @@ func TestOracleMountDefined(t *testing.T) {
 	params := map[string]any{"ensure": "defined", "device": "/dev/vdb1", "fstype": "ext4", "options": "defaults,noatime", "target": target}
 	r, err := Type.NewResource("/mnt/data", params, false)
 	require.NoError(t, err)
-	p, err := newParsed(r, &applier.Env{Cache: &applier.Cache{}})
+	p, err := newParsed(r, &applier.Env{Cache: &applier.Cache{}, Options: applier.Options{StateDir: t.TempDir()}})
 	require.NoError(t, err)
 	p.(*parsed).now = func() time.Time { return time.Date(2026, 11, 21, 23, 45, 21, 0, time.UTC) }
-	res := engine().Converge(context.Background(), r, p)
+	res := engine(t).Converge(context.Background(), r, p)
 	assert.Equal(t, protocol.Result{Resource: "Mount[/mnt/data]", Changed: true, Events: []protocol.Event{{
 		Property: "ensure", Previous: "absent", Desired: "defined", Message: "defined 'ensure' as 'defined'", Status: "success"}}}, res)
 	data, err := os.ReadFile(target)
@@ -63,7 +63,7 @@ func TestOracleMountDefined(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 
-	res = apply(engine(), "/mnt/data", params)
+	res = apply(engine(t), "/mnt/data", params)
 	assert.Equal(t, protocol.Result{Resource: "Mount[/mnt/data]"}, res, "second run: in sync")
 }
 
@@ -146,7 +146,7 @@ func TestRequests(t *testing.T) {
 			if tc.in != "-" {
 				require.NoError(t, os.WriteFile(target, []byte(tc.in), 0o644))
 			}
-			eng := engine()
+			eng := engine(t)
 			prev := tc.in
 			for i, s := range tc.steps {
 				s.params["target"] = target
@@ -229,7 +229,7 @@ func TestMountedUnmounted(t *testing.T) {
 		}
 	})
 	target := filepath.Join(dir, "fstab")
-	eng := engine()
+	eng := engine(t)
 	params := func(ensure, opts string) map[string]any {
 		return map[string]any{"ensure": ensure, "device": "none", "fstype": "tmpfs", "options": opts, "target": target}
 	}

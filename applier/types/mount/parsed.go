@@ -329,7 +329,7 @@ func (p *parsed) save(ctx context.Context) error {
 	if !p.dirty {
 		return nil
 	}
-	if err := p.file.Save(ctx, p.now(), p.cache()); err != nil {
+	if err := p.file.Save(ctx, p.now(), p.env); err != nil {
 		return err
 	}
 	p.dirty = false

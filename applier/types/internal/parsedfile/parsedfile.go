@@ -17,7 +17,7 @@
 //   - every record is rendered again from its fields when the file is
 //     written, so records are normalised (fields joined by tabs);
 //   - a new file is created with mode 0600; an existing file keeps its mode
-//     and owner.
+//     and owner, and its old content is first backed up to the filebucket.
 //
 // Unlike Puppet, which copies over the file in place, Save writes a
 // temporary file in the same directory, fsyncs it and renames it over the
@@ -44,6 +44,7 @@ import (
 	"time"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/types/file"
 )
 
 // Parser describes one file format.
@@ -228,14 +229,23 @@ func (f *File[R]) Bytes(now time.Time) ([]byte, error) {
 }
 
 // Save writes the file (see the package doc) with a header stamped with
-// now, and drops the cache entry. cache may be nil.
-func (f *File[R]) Save(ctx context.Context, now time.Time, cache *applier.Cache) error {
-	if cache != nil {
-		defer cache.Drop(f.p.key(f.Path))
+// now. An existing file is first backed up to the filebucket under
+// env.Options.StateDir, as Puppet backs a ParsedFile target up to its
+// clientbucket before rewriting it; env's cache entry is dropped. env may
+// be nil: no backup, no cache.
+func (f *File[R]) Save(ctx context.Context, now time.Time, env *applier.Env) error {
+	if env != nil && env.Cache != nil {
+		defer env.Cache.Drop(f.p.key(f.Path))
 	}
 	data, err := f.Bytes(now)
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", f.Path, err)
+	}
+	if env != nil && f.Exists {
+		b := &file.Bucket{Dir: file.BucketDir(env.Options.StateDir)}
+		if _, err := b.Backup(ctx, f.Path, "puppet"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("could not back up %s to filebucket puppet: %w", f.Path, err)
+		}
 	}
 	if err := WriteAtomic(ctx, f.Path, data); err != nil {
 		return err
@@ -280,6 +290,9 @@ func WriteAtomic(ctx context.Context, path string, data []byte) error {
 		dir = "."
 	}
 	tmp, err := os.CreateTemp(dir, "."+base+".pippet-*")
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("writing %s: directory %s does not exist: %w", path, dir, fs.ErrNotExist)
+	}
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

@@ -3,6 +3,7 @@ package parsedfile
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/types/file"
 )
 
 // kv is a toy format: "key value" records; lines starting with # and
@@ -180,7 +182,9 @@ func TestSaveFailureLeavesFileAlone(t *testing.T) {
 
 	f, _ = kvParser.Load(filepath.Join(dir, "missing", "f"), nil)
 	f.Append(kv{"a", "1"})
-	assert.ErrorIs(t, f.Save(context.Background(), stamp, nil), os.ErrNotExist)
+	err = f.Save(context.Background(), stamp, nil)
+	assert.ErrorIs(t, err, os.ErrNotExist)
+	assert.EqualError(t, err, "writing "+dir+"/missing/f: directory "+dir+"/missing/ does not exist: file does not exist")
 }
 
 func TestCache(t *testing.T) {
@@ -213,7 +217,7 @@ func TestCache(t *testing.T) {
 
 	// Save drops the entry.
 	f3.Append(kv{"c", "3"})
-	require.NoError(t, f3.Save(context.Background(), stamp, cache))
+	require.NoError(t, f3.Save(context.Background(), stamp, &applier.Env{Cache: cache}))
 	_, ok := cache.Get(kvParser.key(path))
 	assert.False(t, ok)
 	f4, err := kvParser.Load(path, cache)
@@ -245,4 +249,42 @@ func TestSaveBindMountedFile(t *testing.T) {
 	assert.Equal(t, hdr()+"a\t1\nb\t2\n", string(got))
 	entries, _ := os.ReadDir(dir)
 	assert.Len(t, entries, 2, "no temporary file is left behind")
+}
+
+// An existing file's old content goes to the filebucket before it is
+// rewritten; a new file has nothing to back up.
+func TestSaveBacksUp(t *testing.T) {
+	dir, state := t.TempDir(), t.TempDir()
+	env := &applier.Env{Options: applier.Options{StateDir: state}}
+	bucket := &file.Bucket{Dir: file.BucketDir(state)}
+	path := filepath.Join(dir, "f")
+
+	f, err := kvParser.Load(path, nil)
+	require.NoError(t, err)
+	f.Append(kv{"a", "1"})
+	require.NoError(t, f.Save(context.Background(), stamp, env))
+	entries, err := bucket.List()
+	require.NoError(t, err)
+	assert.Empty(t, entries)
+
+	f.Append(kv{"b", "2"})
+	require.NoError(t, f.Save(context.Background(), stamp, env))
+	entries, err = bucket.List()
+	require.NoError(t, err)
+	require.Len(t, entries, 1)
+	assert.Equal(t, path, entries[0].Path)
+	r, err := bucket.Open(entries[0].Checksum)
+	require.NoError(t, err)
+	defer r.Close()
+	old, err := io.ReadAll(r)
+	require.NoError(t, err)
+	assert.Equal(t, hdr()+"a\t1\n", string(old))
+
+	// A bucket that can't be written stops the write.
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "notadir"), nil, 0o644))
+	f.Append(kv{"c", "3"})
+	err = f.Save(context.Background(), stamp, &applier.Env{Options: applier.Options{StateDir: filepath.Join(dir, "notadir")}})
+	require.ErrorContains(t, err, "could not back up "+path)
+	got, _ := os.ReadFile(path)
+	assert.Equal(t, hdr()+"a\t1\nb\t2\n", string(got))
 }
