@@ -324,8 +324,16 @@ func TestReceiverCommandResolution(t *testing.T) {
 	require.ErrorContains(t, err, "no receiver command")
 }
 
+// getUsed: the process-wide Receiver exists (from an earlier -count run).
+var getUsed bool
+
 func TestGetAndConfigure(t *testing.T) {
-	require.NoError(t, runner.Configure(runner.Options{Command: []string{"/bin/false"}}))
+	if err := runner.Configure(runner.Options{Command: []string{"/bin/false"}}); getUsed {
+		require.ErrorIs(t, err, runner.ErrConfigured)
+	} else {
+		require.NoError(t, err)
+	}
+	getUsed = true
 	var wg sync.WaitGroup
 	got := make([]*runner.Receiver, 8)
 	for i := range got {
