@@ -34,8 +34,11 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLine$$' -fuzztime $(FUZZTIME) ./protocol
 	$(GO) test -run '^$$' -fuzz '^FuzzParseParams$$' -fuzztime $(FUZZTIME) ./protocol
 
+# oracle: the Puppet oracle's own score script against the built binary
+# (it runs each case in a scratch directory, hence the absolute path).
+ORACLE ?= ../shared/puppet-oracle
 oracle: build
-	../shared/puppet-oracle/score -v ./$(RECEIVER)
+	$(ORACLE)/score -v $(CURDIR)/$(RECEIVER)
 
 # demo: pipe examples/demo.ndjson through the receiver; answers on stdout,
 # Puppet-style log on stderr, files under /tmp/pippet-demo.

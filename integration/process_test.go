@@ -94,6 +94,40 @@ func TestSIGTERMFinishesResource(t *testing.T) {
 	assert.Contains(t, stderr.String(), "finishing the resource in progress")
 }
 
+// A second signal cancels the resource in progress: a long exec ends at
+// once, answered as failed, and the receiver exits 0.
+func TestSecondSignalCancels(t *testing.T) {
+	if !registered("exec") {
+		t.Skip("needs the exec type")
+	}
+	cmd := exec.Command(receiverBin, "--state-dir", t.TempDir(), "--no-banner", "--log-level", "notice")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	_, err = io.WriteString(stdin, `{"type":"exec","title":"/bin/sleep 30","params":"{}"}`+"\n")
+	require.NoError(t, err)
+	time.Sleep(300 * time.Millisecond)
+	start := time.Now()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	time.Sleep(100 * time.Millisecond)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	out, err := io.ReadAll(stdout)
+	require.NoError(t, err)
+	require.NoError(t, cmd.Wait(), "stderr: %s", stderr.String())
+	assert.Less(t, time.Since(start), 10*time.Second)
+	_, as := answers(t, string(out))
+	require.Len(t, as, 1)
+	assert.True(t, as[0].Failed)
+	assert.Contains(t, *as[0].Exception, "cancel")
+	assert.Contains(t, stderr.String(), "Notice: Caught TERM; finishing the resource in progress, then exiting")
+	assert.Contains(t, stderr.String(), "Notice: Caught TERM again; cancelling the resource in progress")
+}
+
 // A controller that goes away: the receiver's writes fail with EPIPE and
 // it ends quietly with status 3, not killed by SIGPIPE.
 func TestClosedStdout(t *testing.T) {

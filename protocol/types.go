@@ -14,6 +14,35 @@
 //	{"resource":"File[/etc/motd]","failed":false,"changed":true,"noop":false,"error":false,"exception":null}
 //
 // followed by the extensions "id" and "events" when they are present.
+//
+// # Decoding
+//
+// DecodeLine first refuses invalid UTF-8 and control characters, then reads
+// a JSON request with a small strict reader of its own (exact byte offsets
+// in its errors, no reflection, unknown or repeated members refused) or
+// splits the legacy form. Params go through ParseParams, which reads YAML
+// the way Puppet does through Ruby's Psych: yaml.v3 parses the document
+// into nodes, and the conversion to Go values is ours, so plain scalars
+// resolve by Psych's YAML 1.1 rules (yes/no/on/off, octal 0644, base 60,
+// dates and symbols refused) and every alias expansion is counted. Two
+// shapes that make up nearly all real requests, a one-line flow mapping and
+// a block mapping with literal blocks, are read by a fast path that never
+// builds a tree; the fuzz target FuzzParseParams holds it to the general
+// path's answers.
+//
+// # Limits
+//
+// Nothing a line holds can cost more than bounded work: nesting is at most
+// MaxParamsDepth, values (alias expansions included) at most
+// MaxParamsValues, and a large document is scanned once (estimateNodes)
+// before yaml.v3 may build anything. The line length limit is the
+// reader's (cmd/receiver).
+//
+// # Encoding
+//
+// AppendResult appends the answer line to a caller's buffer without
+// reflection; strings are escaped by hand (invalid UTF-8 becomes U+FFFD,
+// so an answer is always valid JSON).
 package protocol
 
 import "context"

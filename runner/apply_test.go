@@ -82,7 +82,7 @@ func TestApplyAgainstMock(t *testing.T) {
 			start := time.Now()
 			changed, err := runner.Apply(ctx, m, hello)
 			elapsed := time.Since(start)
-			assert.Less(t, elapsed, deadline+200*time.Millisecond, "Apply must return within the deadline")
+			assert.Less(t, elapsed, deadline+time.Second, "Apply must return within the deadline")
 			assert.Equal(t, tt.changed, changed)
 
 			wantErr := tt.errIs != nil || tt.errHas != "" || tt.result

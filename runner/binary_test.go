@@ -142,15 +142,15 @@ func TestBinaryKilledDuringApply(t *testing.T) {
 	}
 	first := r.Pid()
 
-	// An exec that takes 2 s is in flight when the child is killed.
+	// An exec that takes 5 s is in flight when the child is killed.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	time.AfterFunc(300*time.Millisecond, func() { syscall.Kill(first, syscall.SIGKILL) })
 	start := time.Now()
-	_, err := runner.Apply(ctx, r, &runner.Resource{Type: "exec", Title: "/bin/sleep 2"})
+	_, err := runner.Apply(ctx, r, &runner.Resource{Type: "exec", Title: "/bin/sleep 5"})
 	require.ErrorIs(t, err, runner.ErrReceiverDied)
-	assert.Contains(t, err.Error(), "Exec[/bin/sleep 2]: receiver died")
-	assert.Less(t, time.Since(start), 1500*time.Millisecond, "the apply ends when the child dies, not when the command would have")
+	assert.Contains(t, err.Error(), "Exec[/bin/sleep 5]: receiver died")
+	assert.Less(t, time.Since(start), 4*time.Second, "the apply ends when the child dies, not when the command would have")
 
 	changed, err := apply(t, r, "after")
 	require.NoError(t, err)

@@ -78,12 +78,19 @@ func failedLineReader(err error) *LineReader {
 }
 
 func (l *LineReader) loop(r io.Reader, max int) {
-	defer close(l.done)
+	// done closes first, so that whoever sees lines closed sees Err too.
 	defer close(l.lines)
+	defer close(l.done)
 	br := bufio.NewReaderSize(r, 64<<10)
 	for {
 		line, err := readLine(br, max)
 		if line != nil {
+			select {
+			case <-l.stop: // broken: nobody wants more lines
+				l.end = errors.New("reader stopped")
+				return
+			default:
+			}
 			select {
 			case l.lines <- line:
 			case <-l.stop:

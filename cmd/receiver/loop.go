@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"syscall"
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/protocol"
@@ -94,10 +95,10 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 			case s := <-sigs:
 				n++
 				if n == 1 {
-					cfg.Log.Log(ctx, applier.LevelNotice, fmt.Sprintf("Caught %v; finishing the resource in progress, then exiting", s))
+					cfg.Log.Log(ctx, applier.LevelNotice, fmt.Sprintf("Caught %s; finishing the resource in progress, then exiting", sigName(s)))
 					close(stop)
 				} else {
-					cfg.Log.Log(ctx, applier.LevelNotice, fmt.Sprintf("Caught %v again; cancelling the resource in progress", s))
+					cfg.Log.Log(ctx, applier.LevelNotice, fmt.Sprintf("Caught %s again; cancelling the resource in progress", sigName(s)))
 					cancel()
 				}
 			}
@@ -155,6 +156,17 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 		default:
 		}
 	}
+}
+
+// sigName names a signal as Puppet's messages do ("Caught TERM").
+func sigName(s os.Signal) string {
+	switch s {
+	case syscall.SIGTERM:
+		return "TERM"
+	case syscall.SIGINT:
+		return "INT"
+	}
+	return s.String()
 }
 
 // readLines reads lines into buffers taken from free and sends them on

@@ -6,6 +6,16 @@
 // real applier.Engine with every registered type. Subcommands (describe,
 // facts, filebucket, ...) register themselves in the subcommands map from
 // their own files and are dispatched on the first argument.
+//
+// A reader goroutine reads lines (bufio.Reader.ReadSlice, so a line over
+// --max-line is read to its end without being held) a few lines ahead of
+// the loop, with at most one big line waiting; the loop decodes, applies
+// and writes each answer with its own write, so an answer is readable
+// before the next line is read. Signals go to their own goroutine: the
+// first lets the resource in progress finish and be answered, the second
+// cancels its context. A panic while decoding, applying or encoding
+// becomes an error answer naming the resource. Logging is log/slog with a
+// handler that prints Puppet's format (log.go).
 package main
 
 import (

@@ -22,4 +22,4 @@ JSON.parse(File.read(ARGV[0])).each do |s|
   end
   out << [s, r]
 end
-puts JSON.pretty_generate(out)
+puts "[\n" + out.map { |r| JSON.generate(r) }.join(",\n") + "\n]"

@@ -201,3 +201,22 @@ func TestRecurseWithoutSourceOnAFile(t *testing.T) {
 	assert.Equal(t, changed, outcomeOf(res), "%+v", res)
 	assert.Equal(t, "", readFile(t, root+"/b"))
 }
+
+// A content change and a symbolic mode change in one request: the mode
+// event names the mode the file had before this run, not the one the new
+// content was already written with.
+func TestModeEventNamesPreviousMode(t *testing.T) {
+	e := newEngine(t)
+	p := filepath.Join(t.TempDir(), "a")
+	require.Equal(t, changed, outcomeOf(apply(t, e, p, "{ensure: file, content: hi, mode: '0640'}")))
+	r := apply(t, e, p, "{ensure: file, content: bye, mode: 'u+x'}")
+	require.Equal(t, changed, outcomeOf(r))
+	var msg string
+	for _, ev := range r.Events {
+		if ev.Property == "mode" {
+			msg = ev.Message
+		}
+	}
+	require.Equal(t, "mode changed '0640' to '0740' (u+x)", msg)
+	require.Equal(t, os.FileMode(0o740), modeOf(t, p).Perm())
+}

@@ -962,7 +962,9 @@ func (p *posix) setMode(c *applier.Change) error {
 	if err := chmod(p.path, bits, p.follow()); err != nil {
 		return err
 	}
-	c.Message = fmt.Sprintf("mode changed '%s' to '%s'", formatMode(cur), formatMode(bits))
+	// The message names the mode read before any change of this run (a
+	// content change may already have carried the new mode along).
+	c.Message = fmt.Sprintf("mode changed '%v' to '%s'", c.Is, formatMode(bits))
 	if !isNumericMode(want) {
 		c.Message += " (" + want + ")"
 	}
