@@ -66,7 +66,9 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.caFile, "ca-file", "", "PEM bundle to verify HTTPS sources against instead of the system roots")
 	fs.DurationVar(&o.httpTimeout, "http-timeout", 60*time.Second, "time limit for one HTTP(S) source request")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
-	fs.Usage = func() { usage(fs) }
+	// Parse reports a bad flag itself; --help is printed once, to stdout,
+	// by realMain.
+	fs.Usage = func() {}
 	return fs
 }
 
@@ -84,6 +86,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			usage(fs)
 			return exitOK
 		}
+		fmt.Fprintln(stderr, "Run 'receiver --help' for the protocol and the flags.")
 		return exitUsage
 	}
 	if fs.NArg() > 0 {

@@ -43,8 +43,10 @@ func TestRealMainFlags(t *testing.T) {
 }
 
 func TestHelpDocumentsProtocol(t *testing.T) {
-	var out bytes.Buffer
-	assert.Equal(t, exitOK, realMain(context.Background(), []string{"--help"}, strings.NewReader(""), &out, io.Discard))
+	var out, errb bytes.Buffer
+	assert.Equal(t, exitOK, realMain(context.Background(), []string{"--help"}, strings.NewReader(""), &out, &errb))
+	assert.Empty(t, errb.String(), "help goes to stdout only")
+	assert.Equal(t, 1, strings.Count(out.String(), "Usage:"))
 	for _, want := range []string{`"params"`, "TYPE TITLE YAML", protocol.Banner[:len(protocol.Banner)-1], "--max-line", "SIGTERM", "-compat", "Exit status"} {
 		assert.Contains(t, out.String(), want)
 	}
