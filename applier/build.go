@@ -25,9 +25,17 @@ func (t *Type) NewResource(title string, params map[string]any, noop bool) (*Res
 
 	// Unknown attributes and metaparameters first. Report the
 	// alphabetically first unknown one so the answer is deterministic.
+	// The given declared attributes are collected on the way, to be set in
+	// declaration order below (a request names a few of a type's many
+	// attributes: sorting those beats a lookup per declared attribute).
 	var unknown string
+	var givenBuf [16]givenAttr
+	given := givenBuf[:0]
 	for name, raw := range params {
-		if ix.attr(name) != nil {
+		if a := ix.attr(name); a != nil {
+			if pos, declared := ix.order[a]; declared && raw != nil {
+				given = append(given, givenAttr{pos: pos, a: a, raw: raw})
+			}
 			continue
 		}
 		kind, meta := metaparams[name]
@@ -66,13 +74,14 @@ func (t *Type) NewResource(title string, params map[string]any, noop bool) (*Res
 		sort.Strings(r.Ignored)
 	}
 
-	// Given attributes, in declaration order.
-	for _, a := range t.Attrs {
-		raw, ok := params[a.Name]
-		if !ok || raw == nil {
-			continue
+	// Given attributes, in declaration order (insertion sort: a few).
+	for i := 1; i < len(given); i++ {
+		for j := i; j > 0 && given[j].pos < given[j-1].pos; j-- {
+			given[j], given[j-1] = given[j-1], given[j]
 		}
-		if err := r.setRaw(a, raw, true); err != nil {
+	}
+	for _, g := range given {
+		if err := r.setRaw(g.a, g.raw, true); err != nil {
 			return nil, err
 		}
 	}
@@ -152,6 +161,14 @@ func (t *Type) NewResource(title string, params map[string]any, noop bool) (*Res
 		}
 	}
 	return r, nil
+}
+
+// givenAttr is a declared attribute a request gives, with its position in
+// the declaration.
+type givenAttr struct {
+	pos int
+	a   *Attr
+	raw any
 }
 
 // setRaw munges raw for a and stores it.

@@ -12,6 +12,7 @@ import (
 // static defaults.
 type typeIndex struct {
 	byName     map[string]*Attr
+	order      map[*Attr]int // declaration index of each attribute in byName
 	namevar    *Attr
 	ensure     *Attr
 	properties []*Attr // properties other than ensure, in declaration order
@@ -50,6 +51,7 @@ func (t *Type) Check() error {
 func buildIndex(t *Type) (*typeIndex, error) {
 	ix := &typeIndex{
 		byName:   make(map[string]*Attr, len(t.Attrs)),
+		order:    make(map[*Attr]int, len(t.Attrs)),
 		defaults: map[string]any{},
 		display:  capitalise(t.Name),
 	}
@@ -64,6 +66,7 @@ func buildIndex(t *Type) (*typeIndex, error) {
 			return nil, fmt.Errorf("type %s: attribute %q is a metaparameter", t.Name, a.Name)
 		}
 		ix.byName[a.Name] = a
+		ix.order[a] = len(ix.order)
 		switch a.Behaviour {
 		case Namevar:
 			if ix.namevar != nil {

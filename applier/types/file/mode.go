@@ -20,6 +20,9 @@ func mungeMode(v any) (any, error) {
 	if !ok {
 		return nil, fmt.Errorf("the file mode specification must be a string, not '%s'", kindName(v))
 	}
+	if len(s) == 4 && s[0] == '0' && isOctal(s[1]) && isOctal(s[2]) && isOctal(s[3]) {
+		return v, nil // the usual '0644': already normal
+	}
 	s = strings.TrimSpace(s)
 	if octalMode.MatchString(s) {
 		n, _ := strconv.ParseUint(s, 8, 32)
@@ -34,6 +37,8 @@ func mungeMode(v any) (any, error) {
 	}
 	return s, nil
 }
+
+func isOctal(c byte) bool { return c >= '0' && c <= '7' }
 
 func kindName(v any) string {
 	switch v.(type) {
