@@ -40,8 +40,6 @@ ORACLE ?= ../shared/puppet-oracle
 oracle: build
 	$(ORACLE)/score -v $(CURDIR)/$(RECEIVER)
 
-# demo: pipe examples/demo.ndjson through the receiver; answers on stdout,
-# Puppet-style log on stderr, files under /tmp/pippet-demo.
 # bench: the in-process hot-path benchmarks, then the end-to-end run of the
 # built binary against a syscall floor (BENCH_N resources per scenario;
 # BENCH_PUPPET=1 adds the `puppet apply` reference row).
@@ -56,6 +54,8 @@ bench-go:
 bench-e2e: build
 	$(GO) run ./bench/e2e -receiver $(RECEIVER) -n $(BENCH_N) -runs $(BENCH_RUNS) $(if $(filter 1,$(BENCH_PUPPET)),-puppet)
 
+# demo: pipe examples/demo.ndjson through the receiver; answers on stdout,
+# Puppet-style log on stderr, files under /tmp/pippet-demo.
 demo: build
 	@rm -rf /tmp/pippet-demo /tmp/pippet-demo-state && mkdir -p /tmp/pippet-demo
 	./$(RECEIVER) --log-level notice --state-dir /tmp/pippet-demo-state < examples/demo.ndjson

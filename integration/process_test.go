@@ -76,10 +76,11 @@ func TestSIGTERMFinishesResource(t *testing.T) {
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	defer cmd.Process.Kill()
-	slow := `{"type":"exec","title":"/bin/sh -c 'sleep 1; touch ` + marker + `'","params":"{}"}` + "\n"
+	started := filepath.Join(root, "started")
+	slow := `{"type":"exec","title":"/bin/sh -c 'touch ` + started + `; sleep 1; touch ` + marker + `'","params":"{}"}` + "\n"
 	_, err = io.WriteString(stdin, slow+`{"type":"notify","title":"never","params":"{}"}`+"\n")
 	require.NoError(t, err)
-	time.Sleep(300 * time.Millisecond) // the exec is running
+	waitFor(t, started) // the exec is running
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	out, err := io.ReadAll(bufio.NewReader(stdout))
 	require.NoError(t, err)
@@ -109,9 +110,10 @@ func TestSecondSignalCancels(t *testing.T) {
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	defer cmd.Process.Kill()
-	_, err = io.WriteString(stdin, `{"type":"exec","title":"/bin/sleep 30","params":"{}"}`+"\n")
+	started := filepath.Join(t.TempDir(), "started")
+	_, err = io.WriteString(stdin, `{"type":"exec","title":"/bin/sh -c 'touch `+started+`; sleep 30'","params":"{}"}`+"\n")
 	require.NoError(t, err)
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, started)
 	start := time.Now()
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
 	time.Sleep(100 * time.Millisecond)
@@ -126,6 +128,19 @@ func TestSecondSignalCancels(t *testing.T) {
 	assert.Contains(t, *as[0].Exception, "cancel")
 	assert.Contains(t, stderr.String(), "Notice: Caught TERM; finishing the resource in progress, then exiting")
 	assert.Contains(t, stderr.String(), "Notice: Caught TERM again; cancelling the resource in progress")
+}
+
+// waitFor waits until path exists (a command under test has started).
+func waitFor(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("%s did not appear", path)
 }
 
 // A controller that goes away: the receiver's writes fail with EPIPE and
