@@ -70,6 +70,20 @@ func (c *Cache) Put(key string, v any) { c.m.Store(key, v) }
 // Drop forgets key (call it when a change invalidates what was cached).
 func (c *Cache) Drop(key string) { c.m.Delete(key) }
 
+// DropPrefix forgets every key starting with prefix.
+func (c *Cache) DropPrefix(prefix string) {
+	c.m.Range(func(k, _ any) bool {
+		if s, ok := k.(string); ok && strings.HasPrefix(s, prefix) {
+			c.m.Delete(k)
+		}
+		return true
+	})
+}
+
+// Clear forgets everything: for a change that may invalidate anything
+// cached, such as an arbitrary command having run.
+func (c *Cache) Clear() { c.m.Clear() }
+
 // FormatValue renders a munged value the way event messages and describe
 // print it: strings as they are, arrays as ['a', 'b'].
 func FormatValue(v any) string {

@@ -458,3 +458,25 @@ func TestExecNotRootCannotSwitchUser(t *testing.T) {
 	}
 	assert.Equal(t, protocol.ErrorResult("Exec[/bin/true]", "Parameter user failed on Exec[/bin/true]: Only root can execute commands as other users"), res)
 }
+
+// A command that runs may have changed anything cached (a useradd moves
+// what an owner name means): the process cache is cleared; an exec that
+// does not run (creates exists) leaves it.
+func TestExecRunClearsCache(t *testing.T) {
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "m")
+	require.NoError(t, os.WriteFile(marker, nil, 0o644))
+	e, _ := newEngine(t)
+	cache := e.Env().Cache
+
+	cache.Put("file:uid:alice", 1001)
+	res := apply(t, e, "/bin/true", map[string]any{"creates": marker})
+	require.False(t, res.Changed)
+	_, ok := cache.Get("file:uid:alice")
+	assert.True(t, ok, "an exec that did not run keeps the cache")
+
+	res = apply(t, e, "/bin/true", nil)
+	require.True(t, res.Changed, res.Exception)
+	_, ok = cache.Get("file:uid:alice")
+	assert.False(t, ok, "an exec that ran clears the cache")
+}

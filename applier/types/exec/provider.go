@@ -279,6 +279,11 @@ func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 	if c.Property != "returns" {
 		return fmt.Errorf("exec has no property %s", c.Property)
 	}
+	if p.env != nil && p.env.Cache != nil {
+		// The command may change anything other resources cached (a
+		// useradd changes what a file's owner name means).
+		defer p.env.Cache.Clear()
+	}
 	codes, _ := p.r.Values["returns"].([]any)
 	accepted := func(code int) bool {
 		for _, a := range codes {

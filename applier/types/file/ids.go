@@ -12,7 +12,9 @@ import (
 
 // Owner and group lookups are cached for the process in env.Cache: names
 // do not move under a running receiver often enough to matter, and a
-// change made by this process (a user resource) drops its keys.
+// change made by this process drops them: a file resource rewriting
+// /etc/passwd or /etc/group drops the ids, an exec that runs drops the
+// whole cache (its command may have been a useradd).
 
 func cacheGet(env *applier.Env, key string) (any, bool) {
 	if env == nil || env.Cache == nil {
@@ -24,6 +26,17 @@ func cacheGet(env *applier.Env, key string) (any, bool) {
 func cachePut(env *applier.Env, key string, v any) {
 	if env != nil && env.Cache != nil {
 		env.Cache.Put(key, v)
+	}
+}
+
+// idDatabase: the files whose change drops the cached owner and group ids.
+var idDatabase = map[string]bool{"/etc/passwd": true, "/etc/group": true}
+
+// dropIDs forgets the cached owner and group lookups.
+func dropIDs(env *applier.Env) {
+	if env != nil && env.Cache != nil {
+		env.Cache.DropPrefix("file:uid:")
+		env.Cache.DropPrefix("file:gid:")
 	}
 }
 

@@ -470,6 +470,11 @@ func (p *posix) fetchSum(ctx context.Context, src, kind string) (string, error) 
 
 // Set moves one property.
 func (p *posix) Set(ctx context.Context, c *applier.Change) error {
+	if idDatabase[p.path] {
+		// Rewriting the user or group database may move the names the
+		// owner and group lookups cached.
+		defer dropIDs(p.env)
+	}
 	var err error
 	switch c.Property {
 	case "ensure":

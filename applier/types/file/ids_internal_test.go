@@ -1,0 +1,59 @@
+package file
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/protocol"
+)
+
+// A change to the user or group database drops the cached owner and group
+// ids (and nothing else); a change to another file keeps them.
+func TestIDCacheDroppedWhenDatabaseChanges(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "passwd") // stands in for /etc/passwd
+	other := filepath.Join(dir, "other")
+	idDatabase[db] = true
+	defer delete(idDatabase, db)
+
+	reg := applier.NewRegistry()
+	reg.Add(Type)
+	env := &applier.Env{Options: applier.Options{StateDir: t.TempDir()}}
+	e := applier.NewEngine(reg, env)
+	fill := func() {
+		env.Cache.Put("file:uid:alice", 1001)
+		env.Cache.Put("file:gid:staff", 50)
+		env.Cache.Put("parsedfile:host:/etc/hosts", "kept")
+	}
+	cached := func(k string) bool { _, ok := env.Cache.Get(k); return ok }
+
+	tests := []struct {
+		name    string
+		path    string
+		dropped bool
+	}{
+		{"another file keeps the ids", other, false},
+		{"the database drops them", db, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fill()
+			res := e.Apply(context.Background(), &protocol.Request{Type: "file", Title: tt.path,
+				Params: map[string]any{"ensure": "file", "content": "x:1:1::/:/bin/sh\n"}})
+			require.False(t, res.Failed, res.Exception)
+			require.True(t, res.Changed)
+			b, err := os.ReadFile(tt.path)
+			require.NoError(t, err)
+			assert.Equal(t, "x:1:1::/:/bin/sh\n", string(b))
+			assert.Equal(t, !tt.dropped, cached("file:uid:alice"))
+			assert.Equal(t, !tt.dropped, cached("file:gid:staff"))
+			assert.True(t, cached("parsedfile:host:/etc/hosts"), "other types' entries stay")
+		})
+	}
+}
