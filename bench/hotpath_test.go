@@ -9,7 +9,9 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/pippet/pippet/applier"
 	_ "github.com/pippet/pippet/applier/types/all"
@@ -34,6 +36,8 @@ func BenchmarkProtocol(b *testing.B) {
 			var out []byte
 			res := protocol.Result{Resource: "File[/srv/app/conf/a.conf]"}
 			b.ReportAllocs()
+			reportCPU(b)
+	reportCPU(b)
 			for b.Loop() {
 				if err := protocol.DecodeLine(c.line, &req); err != nil {
 					b.Fatal(err)
@@ -42,6 +46,25 @@ func BenchmarkProtocol(b *testing.B) {
 			}
 		})
 	}
+}
+
+// cpuTime is the process' user + system time so far.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reportCPU adds cpu-ns/op, the process' CPU time per iteration (GC
+// included): unlike ns/op it does not grow when other processes load the
+// machine. Call it first; it reports when the benchmark ends.
+func reportCPU(b *testing.B) {
+	start := cpuTime()
+	b.Cleanup(func() {
+		if b.N > 0 {
+			b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+		}
+	})
 }
 
 func newEngine(b *testing.B) *applier.Engine {
@@ -73,6 +96,7 @@ func BenchmarkFileUnchanged(b *testing.B) {
 	}
 	line := fileLine(p, "hello")
 	b.ReportAllocs()
+	reportCPU(b)
 	for b.Loop() {
 		apply(b, e, line, false)
 	}
@@ -85,6 +109,7 @@ func BenchmarkFileChanged(b *testing.B) {
 	lines := [2][]byte{fileLine(p, "one"), fileLine(p, "two")}
 	apply(b, e, lines[1], true)
 	b.ReportAllocs()
+	reportCPU(b)
 	i := 0
 	for b.Loop() {
 		apply(b, e, lines[i%2], true)
@@ -101,6 +126,7 @@ func BenchmarkExecCreates(b *testing.B) {
 	}
 	line := []byte(`{"type":"exec","title":"/bin/true","params":"{creates: ` + p + `}"}`)
 	b.ReportAllocs()
+	reportCPU(b)
 	for b.Loop() {
 		apply(b, e, line, false)
 	}
@@ -111,6 +137,7 @@ func BenchmarkNotify(b *testing.B) {
 	e := newEngine(b)
 	line := []byte(`{"type":"notify","title":"hello","params":"{message: hi}"}`)
 	b.ReportAllocs()
+	reportCPU(b)
 	for b.Loop() {
 		apply(b, e, line, true)
 	}

@@ -274,21 +274,37 @@ func pipeSink() (io.WriteCloser, func(), error) {
 	return w, func() { w.Close(); <-done; r.Close() }, nil
 }
 
-func measureFloor(sc scenario, dir string, n int) (time.Duration, error) {
+// measurement is one run's wall time and CPU time (user + system) per
+// resource. CPU time does not grow when other processes load the machine,
+// so it shows the cost of the work itself where wall times are noisy.
+type measurement struct{ wall, cpu time.Duration }
+
+func cpuSelf() time.Duration {
+	var ru syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return rusageCPU(&ru)
+}
+
+func rusageCPU(ru *syscall.Rusage) time.Duration {
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func measureFloor(sc scenario, dir string, n int) (measurement, error) {
 	if err := sc.prepare(dir, n); err != nil {
-		return 0, err
+		return measurement{}, err
 	}
 	in := newFloorInput(dir, n)
 	w, closeSink, err := pipeSink()
 	if err != nil {
-		return 0, err
+		return measurement{}, err
 	}
 	defer closeSink()
+	cpu0 := cpuSelf()
 	start := time.Now()
 	if err := sc.floor(in, w); err != nil {
-		return 0, fmt.Errorf("floor %s: %w", sc.name, err)
+		return measurement{}, fmt.Errorf("floor %s: %w", sc.name, err)
 	}
-	return time.Since(start) / time.Duration(n), nil
+	return measurement{time.Since(start) / time.Duration(n), (cpuSelf() - cpu0) / time.Duration(n)}, nil
 }
 
 // child is one running receiver.
@@ -366,22 +382,28 @@ func (c *child) drive(n int, input []byte, want bool, atTenth func()) error {
 	return <-werr
 }
 
-func measureReceiver(ctx context.Context, o options, sc scenario, dir string) (time.Duration, error) {
+// measureReceiver times one receiver run; its CPU time is the child's
+// whole life (start-up included) divided by N.
+func measureReceiver(ctx context.Context, o options, sc scenario, dir string) (measurement, error) {
 	if err := sc.prepare(dir, o.n); err != nil {
-		return 0, err
+		return measurement{}, err
 	}
 	input := render(o.n, func(i int) string { return sc.line(dir, i) })
 	c, _, err := startReceiver(ctx, o.receiver, o.receiverArgs()...)
 	if err != nil {
-		return 0, err
+		return measurement{}, err
 	}
 	start := time.Now()
 	err = c.drive(o.n, input, sc.want, nil)
-	per := time.Since(start) / time.Duration(o.n)
-	if _, werr := c.wait(); err == nil && werr != nil {
+	m := measurement{wall: time.Since(start) / time.Duration(o.n)}
+	st, werr := c.wait()
+	if err == nil && werr != nil {
 		err = fmt.Errorf("receiver exit: %w", werr)
 	}
-	return per, err
+	if st != nil {
+		m.cpu = rusageCPU(st.SysUsage().(*syscall.Rusage)) / time.Duration(o.n)
+	}
+	return m, err
 }
 
 func median(d []time.Duration) time.Duration {
@@ -419,10 +441,12 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	work := filepath.Join(dir, "w")
 	o.stateDir = filepath.Join(dir, "state")
 	fmt.Fprintf(w, "N = %d resources per run, %d runs; the floor is measured just before each receiver run and\n", o.n, o.runs)
-	fmt.Fprintf(w, "the ratio is the median of the per-run ratios (times are the medians of each column)\n\n")
-	fmt.Fprintf(w, "| scenario | receiver µs/resource | floor µs/resource | ratio |\n|---|---:|---:|---:|\n")
+	fmt.Fprintf(w, "the ratio is the median of the per-run ratios of wall times (times are the medians of each column).\n")
+	fmt.Fprintf(w, "CPU is user + system time per resource: the receiver's whole life, start-up included; the floor's process\n")
+	fmt.Fprintf(w, "(its loop and the goroutine draining its answer pipe).\n\n")
+	fmt.Fprintf(w, "| scenario | receiver µs/resource | floor µs/resource | ratio | receiver CPU µs | floor CPU µs |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, sc := range scenarios() {
-		var rec, flo []time.Duration
+		var rec, flo, recCPU, floCPU []time.Duration
 		var ratios []float64
 		for r := 0; r < o.runs; r++ {
 			f, err := measureFloor(sc, work, o.n)
@@ -433,11 +457,13 @@ func run(ctx context.Context, o options, w io.Writer) error {
 			if err != nil {
 				return fmt.Errorf("%s: %w", sc.name, err)
 			}
-			flo, rec = append(flo, f), append(rec, p)
-			ratios = append(ratios, float64(p)/float64(f))
+			flo, rec = append(flo, f.wall), append(rec, p.wall)
+			floCPU, recCPU = append(floCPU, f.cpu), append(recCPU, p.cpu)
+			ratios = append(ratios, float64(p.wall)/float64(f.wall))
 		}
 		sort.Float64s(ratios)
-		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f |\n", sc.name, us(median(rec)), us(median(flo)), ratios[len(ratios)/2])
+		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", sc.name, us(median(rec)), us(median(flo)), ratios[len(ratios)/2],
+			us(median(recCPU)), us(median(floCPU)))
 	}
 
 	// Start to ready banner.

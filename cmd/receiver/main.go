@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"time"
@@ -51,6 +52,7 @@ type options struct {
 	caFile      string
 	httpTimeout time.Duration
 	version     bool
+	cpuProfile  string
 }
 
 func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
@@ -66,6 +68,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.caFile, "ca-file", "", "PEM bundle to verify HTTPS sources against instead of the system roots")
 	fs.DurationVar(&o.httpTimeout, "http-timeout", 60*time.Second, "time limit for one HTTP(S) source request")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
 	// Parse reports a bad flag itself; --help is printed once, to stdout,
 	// by realMain.
 	fs.Usage = func() {}
@@ -108,6 +111,19 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if o.maxLine < 1 {
 		fmt.Fprintf(stderr, "receiver: --max-line must be positive\n")
 		return exitUsage
+	}
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "receiver: --cpuprofile: %v\n", err)
+			return exitUsage
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "receiver: --cpuprofile: %v\n", err)
+			return exitUsage
+		}
+		defer pprof.StopCPUProfile()
 	}
 	logger := slog.New(newPuppetHandler(stderr, level))
 	engine := applier.NewEngine(applier.Default, &applier.Env{
