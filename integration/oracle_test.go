@@ -74,7 +74,10 @@ func TestOracle(t *testing.T) {
 		if os.Getenv("CI") != "" {
 			t.Fatal(err)
 		}
-		t.Skip(err)
+		// A clone on its own: the protocol cases, copied from the oracle
+		// into testdata, still run.
+		t.Logf("%v; running the copy of its proto-* cases", err)
+		path = "testdata/oracle-proto.json"
 	}
 	raw, err := os.ReadFile(path)
 	require.NoError(t, err)

@@ -201,9 +201,10 @@ func readLines(in io.Reader, max int, free <-chan []byte, items chan<- lineItem,
 	}
 }
 
-// readLine reads one line into buf without holding more than max+1 bytes of
-// it: a longer line is read to its end and dropped, and reported by its
-// length. A last line without a newline is a line; io.EOF comes after it.
+// readLine reads one line into buf without holding more than max+2 bytes
+// of it (the line, CR, LF): a longer line is read to its end and dropped,
+// and reported by its length. A last line without a newline is a line;
+// io.EOF comes after it.
 func readLine(r *bufio.Reader, buf []byte, max int) lineItem {
 	buf = buf[:0]
 	var total int64
@@ -212,7 +213,7 @@ func readLine(r *bufio.Reader, buf []byte, max int) lineItem {
 		frag, err := r.ReadSlice('\n')
 		total += int64(len(frag))
 		if !long {
-			if len(buf)+len(frag) > max+1 {
+			if len(buf)+len(frag) > max+2 { // the line, CR, LF
 				long = true
 				buf = buf[:0]
 			} else {
@@ -231,7 +232,8 @@ func readLine(r *bufio.Reader, buf []byte, max int) lineItem {
 		if n := len(buf); n > 0 && buf[n-1] == '\n' {
 			buf = buf[:n-1]
 		}
-		if !long && len(buf) > max {
+		// A CR before the newline does not count against the limit.
+		if !long && len(buf) > max && !(len(buf) == max+1 && buf[max] == '\r') {
 			long = true
 			buf = buf[:0]
 		}

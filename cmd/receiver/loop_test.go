@@ -461,3 +461,39 @@ func TestLoopEncoderPanic(t *testing.T) {
 	assert.Contains(t, *as[0].Exception, "while encoding the answer: cannot print")
 	assert.False(t, as[1].Error)
 }
+
+func TestReadLine(t *testing.T) {
+	const max = 8
+	tests := []struct {
+		name    string
+		in      string
+		lines   []string
+		tooLong []int64
+	}{
+		{"exact", "12345678\n", []string{"12345678"}, []int64{0}},
+		{"exact with CRLF", "12345678\r\n", []string{"12345678\r"}, []int64{0}},
+		{"one over", "123456789\n", []string{""}, []int64{9}},
+		{"one over with CRLF", "123456789\r\nok\n", []string{"", "ok"}, []int64{10, 0}},
+		{"no final newline", "abc", []string{"abc"}, []int64{0}},
+		{"empty lines", "\n\nx\n", []string{"", "", "x"}, []int64{0, 0, 0}},
+		{"long without newline", "0123456789abcdef", []string{""}, []int64{16}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := bufio.NewReaderSize(strings.NewReader(tt.in), 16)
+			var lines []string
+			var long []int64
+			for {
+				it := readLine(r, nil, max)
+				if it.err != nil {
+					require.ErrorIs(t, it.err, io.EOF)
+					break
+				}
+				lines = append(lines, string(it.line))
+				long = append(long, it.tooLong)
+			}
+			assert.Equal(t, tt.lines, lines)
+			assert.Equal(t, tt.tooLong, long)
+		})
+	}
+}
