@@ -37,7 +37,6 @@ func BenchmarkProtocol(b *testing.B) {
 			res := protocol.Result{Resource: "File[/srv/app/conf/a.conf]"}
 			b.ReportAllocs()
 			reportCPU(b)
-			reportCPU(b)
 			for b.Loop() {
 				if err := protocol.DecodeLine(c.line, &req); err != nil {
 					b.Fatal(err)
