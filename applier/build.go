@@ -15,13 +15,31 @@ import (
 //
 // Every error names the resource, and the attribute when one is at fault.
 func (t *Type) NewResource(title string, params map[string]any, noop bool) (*Resource, error) {
-	r := &Resource{Type: t, Title: title, Noop: noop, LogLevel: LevelNotice}
+	return t.buildResource(nil, title, params, noop)
+}
+
+// buildResource is NewResource building into reuse, when not nil: a
+// Resource nothing refers to any more, whose maps are cleared and reused
+// (the engine recycles them: Values with its defaults is most of what a
+// request allocates).
+func (t *Type) buildResource(reuse *Resource, title string, params map[string]any, noop bool) (*Resource, error) {
+	r := reuse
+	if r != nil {
+		values, given := r.Values, r.Given
+		clear(values)
+		clear(given)
+		*r = Resource{Type: t, Title: title, Noop: noop, LogLevel: LevelNotice, Values: values, Given: given}
+	} else {
+		r = &Resource{Type: t, Title: title, Noop: noop, LogLevel: LevelNotice}
+	}
 	ix, err := t.index()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.Ref(), err)
 	}
-	r.Values = make(map[string]any, len(params)+len(ix.staticDefaults)+len(ix.defaultFuncs)+1)
-	r.Given = make(map[string]bool, len(params))
+	if r.Values == nil {
+		r.Values = make(map[string]any, len(params)+len(ix.staticDefaults)+len(ix.defaultFuncs)+1)
+		r.Given = make(map[string]bool, len(params))
+	}
 
 	// Unknown attributes and metaparameters first. Report the
 	// alphabetically first unknown one so the answer is deterministic.

@@ -22,6 +22,9 @@ type Engine struct {
 	env *Env
 	// prov caches per-provider confinement verdicts (*ProviderSpec → *provInfo).
 	prov sync.Map
+	// spare holds *Resource values done with, whose maps the next request
+	// reuses.
+	spare sync.Pool
 }
 
 // DefaultStateDir is where pippet keeps its own state unless told otherwise.
@@ -103,7 +106,8 @@ func (e *Engine) apply(ctx context.Context, req *protocol.Request) protocol.Resu
 	if !ok {
 		return protocol.ErrorResult(Ref(req.Type, req.Title), fmt.Sprintf("unknown resource type '%s'", req.Type))
 	}
-	r, err := t.NewResource(req.Title, req.Params, e.env.Options.Noop)
+	reuse, _ := e.spare.Get().(*Resource)
+	r, err := t.buildResource(reuse, req.Title, req.Params, e.env.Options.Noop)
 	if err != nil {
 		return protocol.ErrorResult(Ref(t.Name, req.Title), err.Error())
 	}
@@ -126,7 +130,11 @@ func (e *Engine) apply(ctx context.Context, req *protocol.Request) protocol.Resu
 		}
 		return protocol.ErrorResult(ref, fmt.Sprintf("%s: provider %s: %v", ref, spec.Name, err))
 	}
-	return e.Converge(ctx, r, p)
+	res := e.Converge(ctx, r, p)
+	// Nothing refers to r any more: the result holds values, not the
+	// maps, and the provider p is dropped here.
+	e.spare.Put(r)
+	return res
 }
 
 // Converge runs one resource's transaction with a bound provider: read the
