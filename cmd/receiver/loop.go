@@ -115,6 +115,7 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 	go readLines(in, cfg.MaxLine, free, items, bigTok, done)
 
 	l := &loop{cfg: cfg, app: app}
+	spare := make([][]byte, 0, readAhead)
 	var ans []byte
 	if cfg.Banner {
 		if _, err := io.WriteString(out, protocol.Banner); err != nil {
@@ -138,7 +139,9 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 		l.lineNo++
 		res, answer := l.handle(applyCtx, it)
 		if !it.big {
-			free <- it.line[:0]
+			// Buffers go back in batches (below): one wake-up of a
+			// waiting reader per batch, not per line.
+			spare = append(spare, it.line[:0])
 		} else {
 			free <- make([]byte, 0, 4096) // don't keep a huge buffer around
 			bigTok <- struct{}{}
@@ -149,6 +152,14 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 				// Nobody reads the answers any more: end quietly.
 				return exitOutput
 			}
+		}
+		if len(spare) >= readAhead/4 || len(items) == 0 {
+			// A batch, or the loop is about to wait for the reader (which
+			// may be waiting for a buffer): give the buffers back.
+			for _, b := range spare {
+				free <- b
+			}
+			spare = spare[:0]
 		}
 		select {
 		case <-stop:
