@@ -364,11 +364,25 @@ func sameContent(path string, size int64, want string, lite, follow bool) (bool,
 		return false, fmt.Errorf("could not read %s: %w", path, &os.PathError{Op: "open", Path: path, Err: err})
 	}
 	defer syscall.Close(fd)
-	var small [4096]byte
-	buf := small[:]
-	if len(want) >= len(small) {
-		buf = make([]byte, min(len(want)+1, 64<<10))
+	// A buffer just big enough (the stack's is zeroed on every call: 4 KiB
+	// of it cost more than the read of a small file).
+	switch {
+	case len(want) < 256:
+		var small [256]byte
+		return compareRead(fd, path, size, want, lite, small[:])
+	case len(want) < 4096:
+		return compareRead4K(fd, path, size, want, lite)
 	}
+	return compareRead(fd, path, size, want, lite, make([]byte, min(len(want)+1, 64<<10)))
+}
+
+func compareRead4K(fd int, path string, size int64, want string, lite bool) (bool, error) {
+	var buf [4096]byte
+	return compareRead(fd, path, size, want, lite, buf[:])
+}
+
+// compareRead reads fd into buf and compares it with want (see sameContent).
+func compareRead(fd int, path string, size int64, want string, lite bool, buf []byte) (bool, error) {
 	off := 0
 	for {
 		k, err := syscall.Read(fd, buf)
