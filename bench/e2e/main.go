@@ -104,6 +104,16 @@ func scenarios() []scenario {
 			want:    true,
 		},
 		{
+			// The receiver also fsyncs the directory after the rename, so
+			// that an answered change survives a crash (Puppet does not);
+			// this row puts that fsync in the floor too.
+			name:    "file create, floor + directory fsync",
+			prepare: func(dir string, n int) error { return resetDir(dir) },
+			line:    func(dir string, i int) string { return fileLine(dir, i, "a") },
+			floor:   floorCreateSyncDir,
+			want:    true,
+		},
+		{
 			name: "file unchanged (content + mode)",
 			prepare: func(dir string, n int) error {
 				return writeAll(dir, n, "a")
@@ -167,12 +177,13 @@ func writeAll(dir string, n int, gen string) error {
 // floorInput is what a floor needs, made before its clock starts: the
 // paths, the temp paths and the wanted contents of items 0..n-1.
 type floorInput struct {
+	dir         string
 	paths, tmps []string
 	contents    [][]byte
 }
 
 func newFloorInput(dir string, n int) *floorInput {
-	f := &floorInput{paths: make([]string, n), tmps: make([]string, n), contents: make([][]byte, n)}
+	f := &floorInput{dir: dir, paths: make([]string, n), tmps: make([]string, n), contents: make([][]byte, n)}
 	for i := 0; i < n; i++ {
 		f.paths[i] = filepath.Join(dir, "f"+strconv.Itoa(i))
 		f.tmps[i] = filepath.Join(dir, ".f"+strconv.Itoa(i)+".tmp")
@@ -232,6 +243,43 @@ func floorCreate(f *floorInput, answer io.Writer) error {
 		if err := syscall.Rename(tmp, p); err != nil {
 			return err
 		}
+		if _, err := answer.Write(answerLine); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// floorCreateSyncDir: floorCreate plus an fsync of the directory after
+// each rename (open, fsync, close).
+func floorCreateSyncDir(f *floorInput, answer io.Writer) error {
+	for i, p := range f.paths {
+		tmp := f.tmps[i]
+		fd, err := syscall.Open(tmp, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, 0o600)
+		if err != nil {
+			return err
+		}
+		if _, err := syscall.Write(fd, f.contents[i]); err != nil {
+			return err
+		}
+		if err := syscall.Fchmod(fd, 0o644); err != nil {
+			return err
+		}
+		if err := syscall.Fsync(fd); err != nil {
+			return err
+		}
+		syscall.Close(fd)
+		if err := syscall.Rename(tmp, p); err != nil {
+			return err
+		}
+		d, err := syscall.Open(f.dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+		if err != nil {
+			return err
+		}
+		if err := syscall.Fsync(d); err != nil {
+			return err
+		}
+		syscall.Close(d)
 		if _, err := answer.Write(answerLine); err != nil {
 			return err
 		}
