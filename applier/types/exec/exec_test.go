@@ -35,34 +35,6 @@ func apply(t *testing.T, e *applier.Engine, title string, params map[string]any)
 	return e.Apply(context.Background(), &protocol.Request{Type: "exec", Title: title, Params: params})
 }
 
-func TestShellMeta(t *testing.T) {
-	cases := map[string]bool{
-		"/bin/echo a b":          false,
-		"/bin/echo  a\tb":        false,
-		"/bin/echo a'b":          true,
-		`/bin/echo "a b"`:        true,
-		"/bin/echo a; ls":        true,
-		"/bin/echo $HOME":        true,
-		"/bin/ls *":              true,
-		"/bin/echo a > /tmp/x":   true,
-		"/bin/echo a | cat":      true,
-		"/bin/true && /bin/true": true,
-		"FOO=bar /bin/env":       true,
-		"/usr/bin/env FOO=bar":   false,
-		"/opt/a=b/run":           false,
-		"exit 3":                 true,
-		"if":                     true,
-		"test -f /x":             false,
-		"/bin/echo ~":            true,
-		"/bin/echo # hi":         true,
-		"/bin/echo 100%":         false,
-		"  set -e":               true,
-	}
-	for cmd, want := range cases {
-		assert.Equal(t, want, shellMeta(cmd), cmd)
-	}
-}
-
 func TestExtractExe(t *testing.T) {
 	cases := []struct {
 		cmd  any
