@@ -63,9 +63,9 @@ func findOracle() (string, error) {
 }
 
 // TestOracle runs every case of cases.json (a case using a type that is not
-// registered fails),
-// comparing as the oracle's score script does: each answer's error, failed
-// and changed (and resource where both name one), then the scratch tree.
+// registered fails), comparing as the oracle's score script does: each
+// answer's error, failed and changed (and resource where both name one),
+// then the scratch tree.
 func TestOracle(t *testing.T) {
 	path, err := findOracle()
 	if err != nil {

@@ -1,7 +1,6 @@
 package runner_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"os"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pippet/pippet/internal/testutil"
 	"github.com/pippet/pippet/runner"
 )
 
@@ -37,25 +37,7 @@ func script(t *testing.T, body string) []string {
 const echoLoop = `while IFS= read -r line; do printf '%s\n' '` + answerChanged + `'; done
 `
 
-// syncBuffer is a log destination safe for the logging goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func testLogger(buf *syncBuffer) *slog.Logger {
+func testLogger(buf *testutil.SyncBuffer) *slog.Logger {
 	return slog.New(slog.NewTextHandler(buf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
@@ -150,7 +132,7 @@ func TestReceiverStartFailures(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs testutil.SyncBuffer
 			argv := tt.argv
 			if argv == nil {
 				argv = script(t, tt.body)
@@ -180,7 +162,7 @@ func TestReceiverStartFailures(t *testing.T) {
 }
 
 func TestReceiverStderrIsLogged(t *testing.T) {
-	var logs syncBuffer
+	var logs testutil.SyncBuffer
 	body := `echo '{"ready":true}'
 while IFS= read -r line; do
   echo "Warning: about $line" >&2

@@ -10,7 +10,6 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/internal/testutil"
 	"github.com/pippet/pippet/mock"
 	"github.com/pippet/pippet/protocol"
 )
@@ -244,7 +244,7 @@ func TestLoopSignalFinishesResourceInProgress(t *testing.T) {
 	}}
 	inR, inW := io.Pipe()
 	defer inW.Close()
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	sigs := make(chan os.Signal, 2)
 	done := make(chan int)
 	go func() { done <- runLoop(context.Background(), loopConfig{}, app, inR, &out, sigs) }()
@@ -279,7 +279,7 @@ func TestLoopSecondSignalCancels(t *testing.T) {
 		return protocol.ErrorResult("Exec[x]", "cancelled: "+ctx.Err().Error())
 	}}
 	sigs := make(chan os.Signal, 2)
-	var out syncBuffer
+	var out testutil.SyncBuffer
 	done := make(chan int)
 	go func() {
 		done <- runLoop(context.Background(), loopConfig{}, app, strings.NewReader("exec x {}\n"), &out, sigs)
@@ -329,23 +329,6 @@ func TestLoopReadError(t *testing.T) {
 		&mock.Applier{}, failingReader{}, io.Discard, nil)
 	assert.Equal(t, exitInput, code)
 	assert.Contains(t, logs.String(), "Error: reading stdin: line of 0 bytes: disk on fire")
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // Read-ahead holds at most one big line beyond the one the loop has: the

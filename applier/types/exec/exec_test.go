@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,31 +17,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/internal/testutil"
 	"github.com/pippet/pippet/protocol"
 )
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
-func newEngine(t *testing.T) (*applier.Engine, *syncBuffer) {
+func newEngine(t *testing.T) (*applier.Engine, *testutil.SyncBuffer) {
 	t.Helper()
 	reg := applier.NewRegistry()
 	reg.Add(Type)
-	logs := &syncBuffer{}
+	logs := &testutil.SyncBuffer{}
 	env := &applier.Env{Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	return applier.NewEngine(reg, env), logs
 }
@@ -51,34 +33,6 @@ func newEngine(t *testing.T) (*applier.Engine, *syncBuffer) {
 func apply(t *testing.T, e *applier.Engine, title string, params map[string]any) protocol.Result {
 	t.Helper()
 	return e.Apply(context.Background(), &protocol.Request{Type: "exec", Title: title, Params: params})
-}
-
-func TestShellMeta(t *testing.T) {
-	cases := map[string]bool{
-		"/bin/echo a b":          false,
-		"/bin/echo  a\tb":        false,
-		"/bin/echo a'b":          true,
-		`/bin/echo "a b"`:        true,
-		"/bin/echo a; ls":        true,
-		"/bin/echo $HOME":        true,
-		"/bin/ls *":              true,
-		"/bin/echo a > /tmp/x":   true,
-		"/bin/echo a | cat":      true,
-		"/bin/true && /bin/true": true,
-		"FOO=bar /bin/env":       true,
-		"/usr/bin/env FOO=bar":   false,
-		"/opt/a=b/run":           false,
-		"exit 3":                 true,
-		"if":                     true,
-		"test -f /x":             false,
-		"/bin/echo ~":            true,
-		"/bin/echo # hi":         true,
-		"/bin/echo 100%":         false,
-		"  set -e":               true,
-	}
-	for cmd, want := range cases {
-		assert.Equal(t, want, shellMeta(cmd), cmd)
-	}
 }
 
 func TestExtractExe(t *testing.T) {

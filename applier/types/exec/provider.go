@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/cmdline"
 )
 
 // provider runs one exec resource's checks and command.
@@ -155,7 +156,7 @@ func (p *provider) argv(c any) ([]string, error) {
 		}
 	case string:
 		switch {
-		case p.shell || shellMeta(x):
+		case p.shell || cmdline.NeedsShell(x):
 			if !p.shell {
 				// Puppet checks the string's first word even when a shell runs it.
 				if _, err := checkExe(extractExe(x), p.dirs); err != nil {
@@ -164,7 +165,7 @@ func (p *provider) argv(c any) ([]string, error) {
 			}
 			args = []string{"/bin/sh", "-c", x}
 		default:
-			args = splitBlanks(x)
+			args = cmdline.Fields(x)
 		}
 	}
 	if len(args) == 0 {

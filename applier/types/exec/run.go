@@ -170,58 +170,6 @@ func lastLines(out []byte, n int) string {
 	return strings.Join(lines, "\n")
 }
 
-// shellMeta reports whether Ruby's Kernel.exec would hand the string to
-// /bin/sh: a metacharacter anywhere, an assignment in the first word, or a
-// first word that is a shell keyword or special built-in.
-func shellMeta(cmd string) bool {
-	firstStart, firstEnd := -1, -1
-	slashInFirst := false
-	for i := 0; i < len(cmd); i++ {
-		c := cmd[i]
-		if c == ' ' || c == '\t' {
-			if firstStart >= 0 && firstEnd < 0 {
-				firstEnd = i
-			}
-		} else if firstStart < 0 {
-			firstStart = i
-		}
-		if strings.IndexByte("*?{}[]<>()~&|\\$;'`\"\n#", c) >= 0 {
-			return true
-		}
-		if firstEnd < 0 && firstStart >= 0 {
-			if c == '=' && !slashInFirst {
-				return true
-			}
-			if c == '/' {
-				slashInFirst = true
-			}
-		}
-	}
-	if firstStart < 0 || slashInFirst {
-		return false
-	}
-	if firstEnd < 0 {
-		firstEnd = len(cmd)
-	}
-	return shellWords[cmd[firstStart:firstEnd]]
-}
-
-// shellWords are the POSIX reserved words and special built-ins Ruby
-// sends to the shell.
-var shellWords = map[string]bool{
-	"!": true, ".": true, ":": true, "break": true, "case": true, "continue": true, "do": true,
-	"done": true, "elif": true, "else": true, "esac": true, "eval": true, "exec": true, "exit": true,
-	"export": true, "fi": true, "for": true, "if": true, "in": true, "readonly": true, "return": true,
-	"set": true, "shift": true, "then": true, "times": true, "trap": true, "unset": true,
-	"until": true, "while": true,
-}
-
-// splitBlanks splits on spaces and tabs, as Ruby does for a string run
-// without a shell.
-func splitBlanks(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' })
-}
-
 // lookPath finds an executable regular file named exe in dirs.
 func lookPath(exe string, dirs []string) (string, bool) {
 	for _, d := range dirs {

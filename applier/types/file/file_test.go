@@ -152,8 +152,13 @@ func TestSequences(t *testing.T) {
 			{"a", "{content: bad, validate_cmd: '/bin/grep -q good %'}", failed},
 			{"a", "{content: goody, validate_cmd: '/bin/grep -q good %'}", changed},
 			{"a", "{content: bad2, validate_cmd: '/bin/grep -q good @@', validate_replacement: '@@'}", failed},
+			// A shell metacharacter runs the command through /bin/sh, as Puppet
+			// (Ruby's Kernel.exec) does: without a shell the first grep would
+			// read files named "|", "/bin/grep", "-qx" and "1", and fail.
+			{"a", "{content: good3, validate_cmd: '/bin/grep -c good % | /bin/grep -qx 1'}", changed},
+			{"a", "{content: bad3, validate_cmd: '/bin/grep -c good % | /bin/grep -qx 1'}", failed},
 		}, check: func(t *testing.T, root string) {
-			assert.Equal(t, "goody", readFile(t, root+"/a"))
+			assert.Equal(t, "good3", readFile(t, root+"/a"))
 			assert.Equal(t, []string{"a"}, listDir(t, root))
 		}},
 	}

@@ -11,6 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/pippet/pippet/applier/cmdline"
 )
 
 // writeSpec says how new content is installed at path.
@@ -112,15 +114,14 @@ func syncDir(dir string) {
 }
 
 // runValidate runs the validate command with the placeholder replaced by
-// the temp file's path; a non-zero exit is an error carrying its output.
-func runValidate(ctx context.Context, cmdline, placeholder, path string) error {
+// the temp file's path, by the rule of package cmdline (through /bin/sh
+// only when the string needs a shell); a non-zero exit is an error
+// carrying its output.
+func runValidate(ctx context.Context, command, placeholder, path string) error {
 	if placeholder == "" {
 		placeholder = "%"
 	}
-	args := strings.Fields(cmdline)
-	for i, a := range args {
-		args[i] = strings.ReplaceAll(a, placeholder, path)
-	}
+	args := cmdline.Argv(strings.ReplaceAll(command, placeholder, path))
 	if len(args) == 0 {
 		return errors.New("validate_cmd is empty")
 	}
@@ -133,9 +134,9 @@ func runValidate(ctx context.Context, cmdline, placeholder, path string) error {
 			msg = msg[:500] + "..."
 		}
 		if msg != "" {
-			return fmt.Errorf("validate_cmd %s failed: %w: %s", cmdline, err, msg)
+			return fmt.Errorf("validate_cmd %s failed: %w: %s", command, err, msg)
 		}
-		return fmt.Errorf("validate_cmd %s failed: %w", cmdline, err)
+		return fmt.Errorf("validate_cmd %s failed: %w", command, err)
 	}
 	return nil
 }
