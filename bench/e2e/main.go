@@ -48,6 +48,7 @@ type options struct {
 	puppetN  int
 	dir      string
 	stateDir string // the receiver's --state-dir, inside the scratch dir
+	only     string // run only the scenarios whose name contains this
 }
 
 func (o options) receiverArgs() []string { return []string{"--state-dir", o.stateDir} }
@@ -61,6 +62,7 @@ func main() {
 	flag.BoolVar(&o.puppet, "puppet", false, "also time `puppet apply` on unchanged files as a reference row")
 	flag.IntVar(&o.puppetN, "puppet-n", 1000, "files in the puppet reference row")
 	flag.StringVar(&o.dir, "dir", "", "scratch directory (default: a new temp dir)")
+	flag.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this (and skip start-up and RSS)")
 	flag.Parse()
 	if err := run(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
@@ -493,6 +495,9 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	fmt.Fprintf(w, "(its loop and the goroutine draining its answer pipe).\n\n")
 	fmt.Fprintf(w, "| scenario | receiver µs/resource | floor µs/resource | ratio | receiver CPU µs | floor CPU µs |\n|---|---:|---:|---:|---:|---:|\n")
 	for _, sc := range scenarios() {
+		if !strings.Contains(sc.name, o.only) {
+			continue
+		}
 		var rec, flo, recCPU, floCPU []time.Duration
 		var ratios []float64
 		for r := 0; r < o.runs; r++ {
@@ -513,6 +518,9 @@ func run(ctx context.Context, o options, w io.Writer) error {
 			us(median(recCPU)), us(median(floCPU)))
 	}
 
+	if o.only != "" {
+		return nil
+	}
 	// Start to ready banner.
 	var readies []time.Duration
 	for r := 0; r < 21; r++ {
