@@ -8,7 +8,6 @@ import (
 )
 
 var (
-	octalMode    = regexp.MustCompile(`^0?[0-7]{1,4}$`)
 	symbolicMode = regexp.MustCompile(`^([ugoa]*[-=+][-=+rstwxXugo]*)(,[ugoa]*[-=+][-=+rstwxXugo]*)*$`)
 )
 
@@ -24,7 +23,7 @@ func mungeMode(v any) (any, error) {
 		return v, nil // the usual '0644': already normal
 	}
 	s = strings.TrimSpace(s)
-	if octalMode.MatchString(s) {
+	if isNumericMode(s) {
 		n, _ := strconv.ParseUint(s, 8, 32)
 		return fmt.Sprintf("%04o", n), nil
 	}
@@ -59,7 +58,21 @@ func kindName(v any) string {
 }
 
 // isNumericMode reports whether a munged mode is octal.
-func isNumericMode(m string) bool { return octalMode.MatchString(m) }
+// isNumericMode: one to four octal digits, or five with a leading zero
+// (what `^0?[0-7]{1,4}$` matches; checked by hand, since every unchanged
+// file with a mode asks).
+func isNumericMode(m string) bool {
+	n := len(m)
+	if n == 0 || n > 5 {
+		return false
+	}
+	for i := 0; i < n; i++ {
+		if !isOctal(m[i]) {
+			return false
+		}
+	}
+	return n <= 4 || m[0] == '0'
+}
 
 // applyMode computes the mode bits a (munged) mode gives a file whose
 // current bits are cur. Numeric modes on directories get the search bit
