@@ -223,37 +223,15 @@ func floorUnchanged(f *floorInput, answer io.Writer) error {
 	return nil
 }
 
-// floorCreate: open a temp file, write, fsync, rename, chmod, one answer write.
-func floorCreate(f *floorInput, answer io.Writer) error {
-	for i, p := range f.paths {
-		tmp := f.tmps[i]
-		fd, err := syscall.Open(tmp, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, 0o600)
-		if err != nil {
-			return err
-		}
-		if _, err := syscall.Write(fd, f.contents[i]); err != nil {
-			return err
-		}
-		if err := syscall.Fchmod(fd, 0o644); err != nil {
-			return err
-		}
-		if err := syscall.Fsync(fd); err != nil {
-			return err
-		}
-		syscall.Close(fd)
-		if err := syscall.Rename(tmp, p); err != nil {
-			return err
-		}
-		if _, err := answer.Write(answerLine); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// floorCreate: open a temp file, write, fchmod, fsync, rename, one answer
+// write: the floor.
+func floorCreate(f *floorInput, answer io.Writer) error { return createFloor(f, answer, false) }
 
 // floorCreateSyncDir: floorCreate plus an fsync of the directory after
-// each rename (open, fsync, close).
-func floorCreateSyncDir(f *floorInput, answer io.Writer) error {
+// each rename (open, fsync, close), as the receiver does.
+func floorCreateSyncDir(f *floorInput, answer io.Writer) error { return createFloor(f, answer, true) }
+
+func createFloor(f *floorInput, answer io.Writer, syncDir bool) error {
 	for i, p := range f.paths {
 		tmp := f.tmps[i]
 		fd, err := syscall.Open(tmp, syscall.O_WRONLY|syscall.O_CREAT|syscall.O_EXCL|syscall.O_CLOEXEC, 0o600)
@@ -273,14 +251,16 @@ func floorCreateSyncDir(f *floorInput, answer io.Writer) error {
 		if err := syscall.Rename(tmp, p); err != nil {
 			return err
 		}
-		d, err := syscall.Open(f.dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
-		if err != nil {
-			return err
+		if syncDir {
+			d, err := syscall.Open(f.dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+			if err != nil {
+				return err
+			}
+			if err := syscall.Fsync(d); err != nil {
+				return err
+			}
+			syscall.Close(d)
 		}
-		if err := syscall.Fsync(d); err != nil {
-			return err
-		}
-		syscall.Close(d)
 		if _, err := answer.Write(answerLine); err != nil {
 			return err
 		}
