@@ -133,37 +133,9 @@ func AppendValue(dst []byte, v any) []byte {
 		}
 		return append(dst, ']')
 	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = AppendString(dst, k)
-			dst = append(dst, ':')
-			dst = AppendValue(dst, x[k])
-		}
-		return append(dst, '}')
+		return appendObject(dst, x, AppendValue)
 	case map[string]string:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = AppendString(dst, k)
-			dst = append(dst, ':')
-			dst = AppendString(dst, x[k])
-		}
-		return append(dst, '}')
+		return appendObject(dst, x, AppendString)
 	case interface{ String() string }:
 		return AppendString(dst, x.String())
 	}
@@ -225,4 +197,24 @@ func AppendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// appendObject appends m as a JSON object with its keys sorted, so the same
+// map always encodes to the same bytes.
+func appendObject[V any](dst []byte, m map[string]V, appendValue func([]byte, V) []byte) []byte {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	dst = append(dst, '{')
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendString(dst, k)
+		dst = append(dst, ':')
+		dst = appendValue(dst, m[k])
+	}
+	return append(dst, '}')
 }
