@@ -16,8 +16,8 @@ var update = flag.Bool("update", false, "rewrite the golden answers of testdata/
 // TestFixtureStreams pipes each testdata/NAME.ndjson through the receiver
 // and compares stdout with testdata/NAME.golden. In both, @ROOT@ stands for
 // a fresh scratch directory (also the working directory). A line
-// "# requires: a, b" in a stream names the types it needs; the stream is
-// skipped until they are registered. Refresh the goldens with
+// "# requires: a, b" in a stream names the types it needs; a stream whose
+// types are not all registered fails. Refresh the goldens with
 // `go test ./integration -run Fixture -update` and review the diff.
 func TestFixtureStreams(t *testing.T) {
 	streams, err := filepath.Glob("testdata/*.ndjson")
@@ -29,7 +29,7 @@ func TestFixtureStreams(t *testing.T) {
 			in, err := os.ReadFile(path)
 			require.NoError(t, err)
 			if req := requires(string(in)); !registered(req...) {
-				t.Skipf("needs types %v, not all registered yet", req)
+				t.Fatalf("the stream uses types pippet does not have: %v", req)
 			}
 			root := t.TempDir()
 			input := strings.ReplaceAll(string(in), "@ROOT@", root)

@@ -19,6 +19,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/pippet/pippet/applier"
 	_ "github.com/pippet/pippet/applier/types/all"
 )
@@ -55,6 +57,23 @@ func registered(types ...string) bool {
 		}
 	}
 	return true
+}
+
+// startReceiver starts the built receiver with a scratch state directory
+// and args, and returns its pipes and its captured stderr; the process is
+// killed when the test ends if it is still running.
+func startReceiver(t *testing.T, args ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, *bytes.Buffer) {
+	t.Helper()
+	cmd := exec.Command(receiverBin, append([]string{"--state-dir", t.TempDir()}, args...)...)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { cmd.Process.Kill() })
+	return cmd, stdin, stdout, &stderr
 }
 
 // run feeds input to one receiver process and returns its stdout and

@@ -2,7 +2,6 @@ package integration
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/json"
 	"io"
 	"os"
@@ -19,9 +18,6 @@ import (
 
 // The flags that shape answers, against the real binary.
 func TestAnswerFlags(t *testing.T) {
-	if !registered("file") {
-		t.Skip("needs the file type")
-	}
 	tests := []struct {
 		name   string
 		args   []string
@@ -62,23 +58,12 @@ func TestAnswerFlags(t *testing.T) {
 // SIGTERM while a resource runs: it is finished and answered, the next
 // line is not read, the exit status is 0.
 func TestSIGTERMFinishesResource(t *testing.T) {
-	if !registered("exec") {
-		t.Skip("needs the exec type")
-	}
 	root := t.TempDir()
 	marker := filepath.Join(root, "done")
-	cmd := exec.Command(receiverBin, "--state-dir", t.TempDir(), "--no-banner", "--log-level", "notice")
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	defer cmd.Process.Kill()
+	cmd, stdin, stdout, stderr := startReceiver(t, "--no-banner", "--log-level", "notice")
 	started := filepath.Join(root, "started")
 	slow := `{"type":"exec","title":"/bin/sh -c 'touch ` + started + `; sleep 1; touch ` + marker + `'","params":"{}"}` + "\n"
-	_, err = io.WriteString(stdin, slow+`{"type":"notify","title":"never","params":"{}"}`+"\n")
+	_, err := io.WriteString(stdin, slow+`{"type":"notify","title":"never","params":"{}"}`+"\n")
 	require.NoError(t, err)
 	waitFor(t, started) // the exec is running
 	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
@@ -98,20 +83,9 @@ func TestSIGTERMFinishesResource(t *testing.T) {
 // A second signal cancels the resource in progress: a long exec ends at
 // once, answered as failed, and the receiver exits 0.
 func TestSecondSignalCancels(t *testing.T) {
-	if !registered("exec") {
-		t.Skip("needs the exec type")
-	}
-	cmd := exec.Command(receiverBin, "--state-dir", t.TempDir(), "--no-banner", "--log-level", "notice")
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	defer cmd.Process.Kill()
+	cmd, stdin, stdout, stderr := startReceiver(t, "--no-banner", "--log-level", "notice")
 	started := filepath.Join(t.TempDir(), "started")
-	_, err = io.WriteString(stdin, `{"type":"exec","title":"/bin/sh -c 'touch `+started+`; sleep 30'","params":"{}"}`+"\n")
+	_, err := io.WriteString(stdin, `{"type":"exec","title":"/bin/sh -c 'touch `+started+`; sleep 30'","params":"{}"}`+"\n")
 	require.NoError(t, err)
 	waitFor(t, started)
 	start := time.Now()
@@ -146,17 +120,9 @@ func waitFor(t *testing.T, path string) {
 // A controller that goes away: the receiver's writes fail with EPIPE and
 // it ends quietly with status 3, not killed by SIGPIPE.
 func TestClosedStdout(t *testing.T) {
-	cmd := exec.Command(receiverBin, "--state-dir", t.TempDir())
-	stdin, err := cmd.StdinPipe()
-	require.NoError(t, err)
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Start())
-	defer cmd.Process.Kill()
+	cmd, stdin, stdout, stderr := startReceiver(t)
 	buf := make([]byte, 80)
-	_, err = stdout.Read(buf) // the banner
+	_, err := stdout.Read(buf) // the banner
 	require.NoError(t, err)
 	require.NoError(t, stdout.Close())
 	for i := 0; i < 3; i++ {
