@@ -250,7 +250,7 @@ func (p *posix) planEntry(a *treeAction) error {
 // childMode is the mode an entry should have: the resource's mode, or
 // the source's with source_permissions: use.
 func (p *posix) childMode(a *treeAction) (string, bool) {
-	if m, ok := p.r.Values["mode"].(string); ok {
+	if m, ok := p.r.Value("mode").(string); ok {
 		return m, true
 	}
 	if a.want != nil && a.want.HasOwner && a.want.Type != source.TypeLink {
