@@ -36,6 +36,9 @@ type loopConfig struct {
 	// Decode decodes one line; nil means protocol.DecodeLine (tests
 	// replace it).
 	Decode func(line []byte, req *protocol.Request) error
+	// Dirs, when deferred, is flushed after answers (see durability.go)
+	// and before the loop returns.
+	Dirs *applier.DirSync
 }
 
 // readAhead is how many lines the reader goroutine may read before the
@@ -115,6 +118,8 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 	go readLines(in, cfg.MaxLine, free, items, bigTok, done)
 
 	l := &loop{cfg: cfg, app: app}
+	// Whatever ends the loop, the changes answered are made durable first.
+	defer cfg.Dirs.Flush(context.WithoutCancel(ctx))
 	spare := make([][]byte, 0, readAhead)
 	var ans []byte
 	if cfg.Banner {
@@ -161,6 +166,7 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 			}
 			spare = spare[:0]
 		}
+		flushDirs(ctx, cfg.Dirs, len(items) == 0)
 		select {
 		case <-stop:
 			return exitOK
