@@ -19,27 +19,18 @@ func (t *Type) NewResource(title string, params map[string]any, noop bool) (*Res
 }
 
 // buildResource is NewResource building into reuse, when not nil: a
-// Resource nothing refers to any more, whose maps are cleared and reused
-// (the engine recycles them: Values with its defaults is most of what a
-// request allocates).
+// Resource nothing refers to any more, whose slots are cleared and reused
+// (the engine recycles them).
 func (t *Type) buildResource(reuse *Resource, title string, params map[string]any, noop bool) (*Resource, error) {
-	r := reuse
-	if r != nil {
-		values, given := r.Values, r.Given
-		clear(values)
-		clear(given)
-		*r = Resource{Type: t, Title: title, Noop: noop, LogLevel: LevelNotice, Values: values, Given: given}
-	} else {
-		r = &Resource{Type: t, Title: title, Noop: noop, LogLevel: LevelNotice}
-	}
 	ix, err := t.index()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.Ref(), err)
+		return nil, fmt.Errorf("%s: %w", Ref(t.Name, title), err)
 	}
-	if r.Values == nil {
-		r.Values = make(map[string]any, len(params)+len(ix.staticDefaults)+len(ix.defaultFuncs)+1)
-		r.Given = make(map[string]bool, len(params))
+	r := reuse
+	if r == nil {
+		r = &Resource{}
 	}
+	r.reset(t, ix, title, noop)
 
 	// Unknown attributes and metaparameters first. Report the
 	// alphabetically first unknown one so the answer is deterministic.
@@ -50,9 +41,9 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 	var givenBuf [16]givenAttr
 	given := givenBuf[:0]
 	for name, raw := range params {
-		if a := ix.attr(name); a != nil {
-			if pos, declared := ix.order[a]; declared && raw != nil {
-				given = append(given, givenAttr{pos: pos, a: a, raw: raw})
+		if s := ix.names.find(name); s >= 0 {
+			if raw != nil {
+				given = append(given, givenAttr{slot: s, raw: raw})
 			}
 			continue
 		}
@@ -92,22 +83,16 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 		sort.Strings(r.Ignored)
 	}
 
-	// Given attributes, in declaration order (insertion sort: a few).
+	// Given attributes, in declaration order (insertion sort: a few); the
+	// implicit provider parameter has the last slot.
 	for i := 1; i < len(given); i++ {
-		for j := i; j > 0 && given[j].pos < given[j-1].pos; j-- {
+		for j := i; j > 0 && given[j].slot < given[j-1].slot; j-- {
 			given[j], given[j-1] = given[j-1], given[j]
 		}
 	}
 	for _, g := range given {
-		if err := r.setRaw(g.a, g.raw, true); err != nil {
+		if err := r.setRaw(g.slot, g.raw, true); err != nil {
 			return nil, err
-		}
-	}
-	if ix.providerAttr != nil {
-		if raw, ok := params["provider"]; ok && raw != nil {
-			if err := r.setRaw(ix.providerAttr, raw, true); err != nil {
-				return nil, err
-			}
 		}
 	}
 
@@ -121,34 +106,33 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 			if name == "" || i >= len(m) {
 				continue
 			}
-			a := ix.byName[name]
-			if a == nil || r.Given[name] {
+			s := ix.names.find(name)
+			if s < 0 || r.flags[s]&slotGiven != 0 {
 				continue
 			}
-			if err := r.setRaw(a, m[i], false); err != nil {
+			if err := r.setRaw(s, m[i], false); err != nil {
 				return nil, err
 			}
 		}
 		break
 	}
-	if nv := ix.namevar; nv != nil {
-		if _, ok := r.Values[nv.Name]; !ok {
-			if err := r.setRaw(nv, title, false); err != nil {
-				return nil, err
-			}
+	if s := ix.namevarSlot; s >= 0 && r.flags[s]&slotSet == 0 {
+		if err := r.setRaw(s, title, false); err != nil {
+			return nil, err
 		}
 	}
 
 	// Defaults: static ones first, then computed ones (which may read them).
-	for _, a := range ix.staticDefaults {
-		if _, ok := r.Values[a.Name]; !ok {
-			r.Values[a.Name] = ix.defaults[a.Name]
+	for i, s := range ix.staticSlots {
+		if r.flags[s]&slotSet == 0 {
+			r.vals[s], r.flags[s] = ix.staticVals[i], r.flags[s]|slotSet
 		}
 	}
-	for _, a := range ix.defaultFuncs {
-		if _, ok := r.Values[a.Name]; ok {
+	for _, s := range ix.defaultSlots {
+		if r.flags[s]&slotSet != 0 {
 			continue
 		}
+		a := ix.attrs[s]
 		raw := a.DefaultFunc(r)
 		if raw == nil {
 			continue
@@ -157,12 +141,12 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 		if err != nil {
 			return nil, &ParamError{Resource: r.Ref(), Param: a.Name, Err: fmt.Errorf("default: %w", err)}
 		}
-		r.Values[a.Name] = v
+		r.vals[s], r.flags[s] = v, r.flags[s]|slotSet
 	}
 
-	for _, a := range ix.required {
-		if _, ok := r.Values[a.Name]; !ok {
-			return nil, &ParamError{Resource: r.Ref(), Param: a.Name, Err: errors.New("a value is required")}
+	for _, s := range ix.requiredSlots {
+		if r.flags[s]&slotSet == 0 {
+			return nil, &ParamError{Resource: r.Ref(), Param: ix.attrs[s].Name, Err: errors.New("a value is required")}
 		}
 	}
 
@@ -181,16 +165,15 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 	return r, nil
 }
 
-// givenAttr is a declared attribute a request gives, with its position in
-// the declaration.
+// givenAttr is a declared attribute a request gives, by slot.
 type givenAttr struct {
-	pos int
-	a   *Attr
-	raw any
+	slot int
+	raw  any
 }
 
-// setRaw munges raw for a and stores it.
-func (r *Resource) setRaw(a *Attr, raw any, given bool) error {
+// setRaw munges raw for the attribute in slot s and stores it.
+func (r *Resource) setRaw(s int, raw any, given bool) error {
+	a := r.ix.attrs[s]
 	if given && a.Behaviour == ReadOnly {
 		return &ParamError{Resource: r.Ref(), Param: a.Name, Err: errors.New("is read-only and cannot be set")}
 	}
@@ -198,9 +181,10 @@ func (r *Resource) setRaw(a *Attr, raw any, given bool) error {
 	if err != nil {
 		return &ParamError{Resource: r.Ref(), Param: a.Name, Err: err}
 	}
-	r.Values[a.Name] = v
+	r.vals[s] = v
+	r.flags[s] |= slotSet
 	if given {
-		r.Given[a.Name] = true
+		r.flags[s] |= slotGiven
 	}
 	return nil
 }

@@ -55,24 +55,24 @@ func TestNewResource(t *testing.T) {
 		{name: "title fills namevar, defaults", title: "/a/", params: map[string]any{},
 			check: func(t *testing.T, r *applier.Resource) {
 				assert.Equal(t, "/a", r.Name())
-				assert.Equal(t, "red", r.Values["colour"])
-				assert.Equal(t, false, r.Values["force"])
-				assert.Equal(t, "label of /a", r.Values["label"])
+				assert.Equal(t, "red", r.Value("colour"))
+				assert.Equal(t, false, r.Value("force"))
+				assert.Equal(t, "label of /a", r.Value("label"))
 				assert.False(t, r.Has("ensure"))
-				assert.False(t, r.Given["colour"])
+				assert.False(t, r.Given("colour"))
 				assert.Equal(t, "Widget[/a/]", r.Ref())
 			}},
 		{name: "namevar given wins over title", title: "x", params: map[string]any{"path": "/b"},
 			check: func(t *testing.T, r *applier.Resource) {
 				assert.Equal(t, "/b", r.Name())
-				assert.True(t, r.Given["path"])
+				assert.True(t, r.Given("path"))
 			}},
 		{name: "alias and given", title: "/a", params: map[string]any{"ensure": "installed", "size": "12", "tags": "x"},
 			check: func(t *testing.T, r *applier.Resource) {
-				assert.Equal(t, "present", r.Values["ensure"])
-				assert.Equal(t, int64(12), r.Values["size"])
-				assert.Equal(t, []any{"x"}, r.Values["tags"])
-				assert.True(t, r.Given["ensure"])
+				assert.Equal(t, "present", r.Value("ensure"))
+				assert.Equal(t, int64(12), r.Value("size"))
+				assert.Equal(t, []any{"x"}, r.Value("tags"))
+				assert.True(t, r.Given("ensure"))
 			}},
 		{name: "null param is not given", title: "/a", params: map[string]any{"size": nil},
 			check: func(t *testing.T, r *applier.Resource) { assert.False(t, r.Has("size")) }},
@@ -86,7 +86,7 @@ func TestNewResource(t *testing.T) {
 				assert.False(t, r.Has("tag"))
 			}},
 		{name: "provider parameter", title: "/a", params: map[string]any{"provider": "mem"},
-			check: func(t *testing.T, r *applier.Resource) { assert.Equal(t, "mem", r.Values["provider"]) }},
+			check: func(t *testing.T, r *applier.Resource) { assert.Equal(t, "mem", r.Value("provider")) }},
 		{name: "unknown attribute", title: "/a", params: map[string]any{"zz": 1, "bogus": 1},
 			wantErr: "no parameter named 'bogus' on Widget[/a]"},
 		{name: "bad enum", title: "/a", params: map[string]any{"colour": "green"},
@@ -170,4 +170,57 @@ func TestCheckRejectsBadDeclarations(t *testing.T) {
 		assert.Error(t, ty.Check(), name)
 		assert.Panics(t, func() { applier.NewRegistry().Add(ty) }, name)
 	}
+}
+
+// TestResourceSlots covers the slot accessors: what the request gave, what
+// a default or the title filled, Set and SetGiven, and a recycled Resource
+// of another type keeping nothing of the last one.
+func TestResourceSlots(t *testing.T) {
+	wt := widgetType(mock.NewProvider(nil))
+	r, err := wt.NewResource("/a", map[string]any{"ensure": "present", "size": 3}, false)
+	require.NoError(t, err)
+
+	cases := []struct {
+		attr         string
+		value        any
+		has, isGiven bool
+	}{
+		{"path", "/a", true, false}, // from the title
+		{"ensure", "present", true, true},
+		{"size", int64(3), true, true},
+		{"colour", "red", true, false},        // static default
+		{"label", "label of /a", true, false}, // computed default
+		{"tags", nil, false, false},           // declared, unset
+		{"provider", nil, false, false},       // the implicit parameter, unset
+		{"undeclared", nil, false, false},     // not an attribute at all
+	}
+	for _, c := range cases {
+		v, ok := r.Get(c.attr)
+		assert.Equal(t, c.value, v, c.attr)
+		assert.Equal(t, c.has, ok, "Get(%s) ok", c.attr)
+		assert.Equal(t, c.has, r.Has(c.attr), "Has(%s)", c.attr)
+		assert.Equal(t, c.value, r.Value(c.attr), "Value(%s)", c.attr)
+		assert.Equal(t, c.isGiven, r.Given(c.attr), "Given(%s)", c.attr)
+	}
+
+	r.Set("colour", "blue")
+	assert.Equal(t, "blue", r.String("colour"))
+	assert.False(t, r.Given("colour"), "Set does not make a value given")
+	r.SetGiven("tags", []any{"x"})
+	assert.True(t, r.Given("tags"))
+	assert.Equal(t, []string{"x"}, r.Strings("tags"))
+	assert.PanicsWithValue(t, `Widget[/a]: no attribute named "nope" to set`, func() { r.Set("nope", 1) })
+
+	// Another type with other slots reusing r's storage, as the engine's
+	// pool does: nothing of the widget survives.
+	gadget := &applier.Type{Name: "gadget", Attrs: []*applier.Attr{
+		{Name: "name", Behaviour: applier.Namevar},
+		{Name: "ensure", Behaviour: applier.Property, Kind: applier.KindEnum, Values: []string{"present", "absent"}},
+	}, Providers: []*applier.ProviderSpec{mock.NewProvider(nil).Spec("")}}
+	g := applier.Rebuild(gadget, r, "g", map[string]any{}, false)
+	require.NotNil(t, g)
+	assert.Equal(t, "g", g.Name())
+	assert.False(t, g.Has("ensure"), "ensure was the widget's, not the gadget's")
+	assert.False(t, g.Given("ensure"))
+	assert.False(t, g.Has("colour"))
 }

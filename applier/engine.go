@@ -157,7 +157,7 @@ func (e *Engine) Converge(ctx context.Context, r *Resource, p Provider) protocol
 	t := &txn{e: e, ctx: ctx, r: r, p: p, res: &res}
 	synced := false
 	if a := ix.ensure; a != nil {
-		should, managed := r.Values[a.Name]
+		should, managed := r.at(ix.ensureSlot)
 		is := cur[a.Name]
 		if managed && !insync(a, is, should) {
 			t.sync(a, is, should)
@@ -169,8 +169,8 @@ func (e *Engine) Converge(ctx context.Context, r *Resource, p Provider) protocol
 		}
 	}
 	if !synced {
-		for _, a := range ix.properties {
-			should, managed := r.Values[a.Name]
+		for i, a := range ix.properties {
+			should, managed := r.at(ix.propSlots[i])
 			if !managed {
 				continue
 			}

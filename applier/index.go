@@ -7,15 +7,24 @@ import (
 )
 
 // typeIndex is what the engine precomputes once per Type so that building a
-// Resource is a handful of map lookups: attributes by name, the namevar,
-// the ensure property, the other properties in sync order, and the munged
-// static defaults.
+// Resource is one map lookup per given attribute: attributes by name and
+// by slot, the namevar, the ensure property, the other properties in sync
+// order, and the munged static defaults.
+//
+// A slot is an attribute's position in Type.Attrs; the implicit
+// `provider` parameter, when the type has one, takes the slot after them.
+// Resource values live in a slice indexed by slot.
 type typeIndex struct {
-	byName     map[string]*Attr
-	order      map[*Attr]int // declaration index of each attribute in byName
-	namevar    *Attr
-	ensure     *Attr
-	properties []*Attr // properties other than ensure, in declaration order
+	byName map[string]*Attr
+	names  nameTable // slot of each attribute by name, provider included
+	attrs  []*Attr   // by slot, provider included
+	// namevarSlot and ensureSlot are -1 when the type has none.
+	namevar     *Attr
+	namevarSlot int
+	ensure      *Attr
+	ensureSlot  int
+	properties  []*Attr // properties other than ensure, in declaration order
+	propSlots   []int   // their slots
 	// defaults holds each attribute's munged static Default (no DefaultFunc).
 	defaults map[string]any
 	// staticDefaults: the attributes with a static Default and no
@@ -24,6 +33,11 @@ type typeIndex struct {
 	staticDefaults []*Attr
 	defaultFuncs   []*Attr
 	required       []*Attr
+	// The same by slot, and staticVals[i] the munged default of staticSlots[i].
+	staticSlots   []int
+	staticVals    []any
+	defaultSlots  []int
+	requiredSlots []int
 	// providers by name, for the explicit `provider` parameter.
 	providers map[string]*ProviderSpec
 	// providerAttr is the implicit `provider` parameter (nil without providers).
@@ -50,10 +64,11 @@ func (t *Type) Check() error {
 
 func buildIndex(t *Type) (*typeIndex, error) {
 	ix := &typeIndex{
-		byName:   make(map[string]*Attr, len(t.Attrs)),
-		order:    make(map[*Attr]int, len(t.Attrs)),
-		defaults: map[string]any{},
-		display:  capitalise(t.Name),
+		byName:      make(map[string]*Attr, len(t.Attrs)),
+		defaults:    map[string]any{},
+		display:     capitalise(t.Name),
+		namevarSlot: -1,
+		ensureSlot:  -1,
 	}
 	for _, a := range t.Attrs {
 		if a.Name == "" {
@@ -65,19 +80,21 @@ func buildIndex(t *Type) (*typeIndex, error) {
 		if _, meta := metaparams[a.Name]; meta {
 			return nil, fmt.Errorf("type %s: attribute %q is a metaparameter", t.Name, a.Name)
 		}
+		slot := len(ix.attrs)
 		ix.byName[a.Name] = a
-		ix.order[a] = len(ix.order)
+		ix.attrs = append(ix.attrs, a)
 		switch a.Behaviour {
 		case Namevar:
 			if ix.namevar != nil {
 				return nil, fmt.Errorf("type %s: two namevars, %s and %s", t.Name, ix.namevar.Name, a.Name)
 			}
-			ix.namevar = a
+			ix.namevar, ix.namevarSlot = a, slot
 		case Property:
 			if a.Name == "ensure" {
-				ix.ensure = a
+				ix.ensure, ix.ensureSlot = a, slot
 			} else {
 				ix.properties = append(ix.properties, a)
+				ix.propSlots = append(ix.propSlots, slot)
 			}
 		}
 		if a.Default != nil {
@@ -88,13 +105,17 @@ func buildIndex(t *Type) (*typeIndex, error) {
 			ix.defaults[a.Name] = v
 			if a.DefaultFunc == nil {
 				ix.staticDefaults = append(ix.staticDefaults, a)
+				ix.staticSlots = append(ix.staticSlots, slot)
+				ix.staticVals = append(ix.staticVals, v)
 			}
 		}
 		if a.DefaultFunc != nil {
 			ix.defaultFuncs = append(ix.defaultFuncs, a)
+			ix.defaultSlots = append(ix.defaultSlots, slot)
 		}
 		if a.Required {
 			ix.required = append(ix.required, a)
+			ix.requiredSlots = append(ix.requiredSlots, slot)
 		}
 	}
 	if len(t.Providers) == 1 && t.Providers[0].Name == "" {
@@ -121,10 +142,19 @@ func buildIndex(t *Type) (*typeIndex, error) {
 				Doc: "The specific backend to use for this resource, one of " +
 					strings.Join(names, ", ") + ". Normally chosen from the facts.",
 			}
+			ix.attrs = append(ix.attrs, ix.providerAttr)
 		}
 	}
+	names := make([]string, len(ix.attrs))
+	for i, a := range ix.attrs {
+		names[i] = a.Name
+	}
+	ix.names = newNameTable(names)
 	return ix, nil
 }
+
+// slots is how many value slots a Resource of the type has.
+func (ix *typeIndex) slots() int { return len(ix.attrs) }
 
 // attr finds an attribute by name, including the implicit `provider`.
 func (ix *typeIndex) attr(name string) *Attr {

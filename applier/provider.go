@@ -110,7 +110,7 @@ func (e *Engine) SelectProvider(r *Resource) (*ProviderSpec, error) {
 	if len(t.Providers) == 0 {
 		return nil, fmt.Errorf("type %s has no providers", t.Name)
 	}
-	if name, ok := r.Values["provider"].(string); ok && r.Given["provider"] {
+	if name, ok := r.Value("provider").(string); ok && r.Given("provider") {
 		ix, err := t.index()
 		if err != nil {
 			return nil, err

@@ -1,21 +1,23 @@
 package applier
 
 import (
+	"fmt"
 	"log/slog"
 	"strings"
 )
 
 // Resource is one validated request: its type, title and munged attributes
 // (defaults filled in). Providers read their desired state from it.
+//
+// Values live in slots indexed by the attribute's position in Type.Attrs
+// (the implicit `provider` parameter takes the slot after the last one),
+// so building a Resource allocates nothing per attribute and reading one
+// is a lookup of its name in the type's index.
 type Resource struct {
 	Type  *Type
 	Title string
 	// Noop: evaluate only (the request's noop metaparameter or the global flag).
 	Noop bool
-	// Values holds munged attribute values by name, defaults included.
-	Values map[string]any
-	// Given names the attributes the request set itself (not defaults).
-	Given map[string]bool
 	// LogLevel is the level of the resource's change messages (the
 	// loglevel metaparameter; default notice).
 	LogLevel slog.Level
@@ -23,7 +25,31 @@ type Resource struct {
 	// accepts and ignores (alias, tag, audit and the ordering ones).
 	Ignored []string
 
+	ix    *typeIndex
+	vals  []any   // munged values by slot
+	flags []uint8 // by slot: slotSet, slotGiven
+
 	ref string // cached Ref()
+}
+
+const (
+	slotSet   uint8 = 1 << iota // the slot holds a value (given or default)
+	slotGiven                   // the request set it
+)
+
+// reset prepares r (new or recycled) for a request of type t, keeping
+// its slot storage.
+func (r *Resource) reset(t *Type, ix *typeIndex, title string, noop bool) {
+	vals, flags := r.vals, r.flags
+	n := ix.slots()
+	if cap(vals) < n {
+		vals, flags = make([]any, n), make([]uint8, n)
+	} else {
+		vals, flags = vals[:n], flags[:n]
+		clear(vals)
+		clear(flags)
+	}
+	*r = Resource{Type: t, Title: title, Noop: noop, LogLevel: LevelNotice, ix: ix, vals: vals, flags: flags}
 }
 
 // Ref is the reference Puppet prints, e.g. File[/etc/motd] or Ssh_authorized_key[x].
@@ -54,33 +80,83 @@ func capitalise(typ string) string {
 	return strings.ToUpper(typ[:1]) + strings.ToLower(typ[1:])
 }
 
+// slot is the slot of the attribute called name, or -1.
+func (r *Resource) slot(name string) int {
+	if r.ix == nil {
+		return -1
+	}
+	return r.ix.names.find(name)
+}
+
+// at returns slot s's value and whether it has one.
+func (r *Resource) at(s int) (any, bool) {
+	if r.flags[s]&slotSet == 0 {
+		return nil, false
+	}
+	return r.vals[s], true
+}
+
 // Name is the namevar's value (the title when the type has no namevar).
 func (r *Resource) Name() string {
-	if ix, err := r.Type.index(); err == nil && ix.namevar != nil {
-		s, _ := r.Values[ix.namevar.Name].(string)
+	if r.ix != nil && r.ix.namevar != nil {
+		s, _ := r.vals[r.ix.namevarSlot].(string)
 		return s
 	}
 	return r.Title
 }
 
-// Has reports whether the attribute has a value (given or default).
-func (r *Resource) Has(name string) bool { _, ok := r.Values[name]; return ok }
-
 // Get returns the attribute's value and whether it has one.
-func (r *Resource) Get(name string) (any, bool) { v, ok := r.Values[name]; return v, ok }
+func (r *Resource) Get(name string) (any, bool) {
+	if s := r.slot(name); s >= 0 {
+		return r.at(s)
+	}
+	return nil, false
+}
+
+// Value returns the attribute's value, nil when it has none.
+func (r *Resource) Value(name string) any { v, _ := r.Get(name); return v }
+
+// Has reports whether the attribute has a value (given or default).
+func (r *Resource) Has(name string) bool { _, ok := r.Get(name); return ok }
+
+// Given reports whether the request itself set the attribute (a default
+// or a value derived from the title does not count).
+func (r *Resource) Given(name string) bool {
+	s := r.slot(name)
+	return s >= 0 && r.flags[s]&slotGiven != 0
+}
+
+// Set stores an already munged value for a declared attribute, as a
+// type's Validate or a provider does when one attribute decides another.
+// Setting an attribute the type does not declare is a programming error
+// and panics (the engine turns it into an error answer).
+func (r *Resource) Set(name string, v any) { r.set(name, v, 0) }
+
+// SetGiven is Set for a value that counts as given by the request, as
+// when a type rewrites one attribute the user wrote into another.
+func (r *Resource) SetGiven(name string, v any) { r.set(name, v, slotGiven) }
+
+func (r *Resource) set(name string, v any, given uint8) {
+	s := r.slot(name)
+	if s < 0 {
+		panic(fmt.Sprintf("%s: no attribute named %q to set", r.Ref(), name))
+	}
+	r.vals[s] = v
+	r.flags[s] |= slotSet | given
+}
 
 // String returns a string attribute, "" when unset.
-func (r *Resource) String(name string) string { s, _ := r.Values[name].(string); return s }
+func (r *Resource) String(name string) string { s, _ := r.Value(name).(string); return s }
 
 // Bool returns a boolean attribute, false when unset.
-func (r *Resource) Bool(name string) bool { b, _ := r.Values[name].(bool); return b }
+func (r *Resource) Bool(name string) bool { b, _ := r.Value(name).(bool); return b }
 
 // Int returns an integer attribute and whether it is set.
-func (r *Resource) Int(name string) (int64, bool) { i, ok := r.Values[name].(int64); return i, ok }
+func (r *Resource) Int(name string) (int64, bool) { i, ok := r.Value(name).(int64); return i, ok }
 
 // Strings returns an array attribute as strings (a scalar as one element).
 func (r *Resource) Strings(name string) []string {
-	switch v := r.Values[name].(type) {
+	switch v := r.Value(name).(type) {
 	case nil:
 		return nil
 	case string:

@@ -364,11 +364,11 @@ func validate(r *applier.Resource) error {
 		}
 		return nil
 	}
-	if err := check(r.Values["command"]); err != nil {
+	if err := check(r.Value("command")); err != nil {
 		return err
 	}
 	for _, p := range []string{"unless", "onlyif"} {
-		list, _ := r.Values[p].([]any)
+		list, _ := r.Value(p).([]any)
 		for _, c := range list {
 			if err := check(c); err != nil {
 				return applier.ParamErrorf(p, "%w", err)

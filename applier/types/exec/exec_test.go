@@ -60,40 +60,40 @@ func TestExecValidation(t *testing.T) {
 		wantErr string
 	}{
 		{name: "defaults", title: "/bin/true", check: func(t *testing.T, r *applier.Resource) {
-			assert.Equal(t, "/bin/true", r.Values["command"])
-			assert.Equal(t, []any{int64(0)}, r.Values["returns"])
-			assert.Equal(t, 300.0, r.Values["timeout"])
-			assert.Equal(t, int64(1), r.Values["tries"])
-			assert.Equal(t, 0.0, r.Values["try_sleep"])
-			assert.Equal(t, "on_failure", r.Values["logoutput"])
-			assert.Equal(t, "false", r.Values["refreshonly"])
+			assert.Equal(t, "/bin/true", r.Value("command"))
+			assert.Equal(t, []any{int64(0)}, r.Value("returns"))
+			assert.Equal(t, 300.0, r.Value("timeout"))
+			assert.Equal(t, int64(1), r.Value("tries"))
+			assert.Equal(t, 0.0, r.Value("try_sleep"))
+			assert.Equal(t, "on_failure", r.Value("logoutput"))
+			assert.Equal(t, "false", r.Value("refreshonly"))
 		}},
 		{name: "array command", title: "x", params: map[string]any{"command": []any{"/bin/echo", "a b", 3}},
 			check: func(t *testing.T, r *applier.Resource) {
-				assert.Equal(t, []any{"/bin/echo", "a b", "3"}, r.Values["command"])
+				assert.Equal(t, []any{"/bin/echo", "a b", "3"}, r.Value("command"))
 			}},
 		{name: "returns scalar and list", title: "/bin/true", params: map[string]any{"returns": []any{0, "3"}},
 			check: func(t *testing.T, r *applier.Resource) {
-				assert.Equal(t, []any{int64(0), int64(3)}, r.Values["returns"])
+				assert.Equal(t, []any{int64(0), int64(3)}, r.Value("returns"))
 			}},
 		{name: "path string split", title: "true", params: map[string]any{"path": "/usr/bin:/bin"},
-			check: func(t *testing.T, r *applier.Resource) { assert.Equal(t, []any{"/usr/bin", "/bin"}, r.Values["path"]) }},
+			check: func(t *testing.T, r *applier.Resource) { assert.Equal(t, []any{"/usr/bin", "/bin"}, r.Value("path")) }},
 		{name: "path array split", title: "true", params: map[string]any{"path": []any{"/usr/bin:/sbin", "/bin"}},
 			check: func(t *testing.T, r *applier.Resource) {
-				assert.Equal(t, []any{"/usr/bin", "/sbin", "/bin"}, r.Values["path"])
+				assert.Equal(t, []any{"/usr/bin", "/sbin", "/bin"}, r.Value("path"))
 			}},
 		{name: "timeout float", title: "/bin/true", params: map[string]any{"timeout": 1.5},
-			check: func(t *testing.T, r *applier.Resource) { assert.Equal(t, 1.5, r.Values["timeout"]) }},
+			check: func(t *testing.T, r *applier.Resource) { assert.Equal(t, 1.5, r.Value("timeout")) }},
 		{name: "umask", title: "/bin/true", params: map[string]any{"umask": "0077"},
-			check: func(t *testing.T, r *applier.Resource) { assert.Equal(t, int64(0o77), r.Values["umask"]) }},
+			check: func(t *testing.T, r *applier.Resource) { assert.Equal(t, int64(0o77), r.Value("umask")) }},
 		{name: "onlyif list", title: "/bin/true", params: map[string]any{"onlyif": []any{"/bin/true", []any{"/bin/test", "-d", "/"}}},
 			check: func(t *testing.T, r *applier.Resource) {
-				assert.Equal(t, []any{"/bin/true", []any{"/bin/test", "-d", "/"}}, r.Values["onlyif"])
+				assert.Equal(t, []any{"/bin/true", []any{"/bin/test", "-d", "/"}}, r.Value("onlyif"))
 			}},
 		{name: "unless string", title: "/bin/true", params: map[string]any{"unless": "/bin/false"},
-			check: func(t *testing.T, r *applier.Resource) { assert.Equal(t, []any{"/bin/false"}, r.Values["unless"]) }},
+			check: func(t *testing.T, r *applier.Resource) { assert.Equal(t, []any{"/bin/false"}, r.Value("unless")) }},
 		{name: "shell provider needs no qualification", title: "echo hi", params: map[string]any{"provider": "shell"},
-			check: func(t *testing.T, r *applier.Resource) { assert.Equal(t, "shell", r.Values["provider"]) }},
+			check: func(t *testing.T, r *applier.Resource) { assert.Equal(t, "shell", r.Value("provider")) }},
 		{name: "relative without path", title: "true",
 			wantErr: "Validation of Exec[true] failed: 'true' is not qualified and no path was specified. Please qualify the command or specify a path."},
 		{name: "relative onlyif without path", title: "/bin/true", params: map[string]any{"onlyif": "test -d /"},

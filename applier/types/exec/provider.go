@@ -197,7 +197,7 @@ func (p *provider) exec(ctx context.Context, c any) (outcome, error) {
 			return outcome{}, fmt.Errorf("Working directory %s does not exist!", dir)
 		}
 	}
-	timeout, _ := p.r.Values["timeout"].(float64)
+	timeout, _ := p.r.Value("timeout").(float64)
 	p.env.Logger().Debug(p.r.Ref() + ": executing " + commandString(c))
 	return run(ctx, &spec{
 		argv:    args,
@@ -230,7 +230,7 @@ func (p *provider) Get(ctx context.Context) (map[string]any, error) {
 	if run {
 		return map[string]any{"returns": "notrun"}, nil
 	}
-	return map[string]any{"returns": p.r.Values["returns"]}, nil
+	return map[string]any{"returns": p.r.Value("returns")}, nil
 }
 
 // checks reports whether every check allows the command to run.
@@ -251,7 +251,7 @@ func (p *provider) checks(ctx context.Context) (bool, error) {
 		name   string
 		wantOK bool
 	}{{"unless", false}, {"onlyif", true}} {
-		list, _ := p.r.Values[chk.name].([]any)
+		list, _ := p.r.Value(chk.name).([]any)
 		for _, c := range list {
 			o, err := p.exec(ctx, c)
 			for _, line := range strings.Split(strings.TrimRight(string(o.output), "\n"), "\n") {
@@ -285,7 +285,7 @@ func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 		// useradd changes what a file's owner name means).
 		defer p.env.Cache.Clear()
 	}
-	codes, _ := p.r.Values["returns"].([]any)
+	codes, _ := p.r.Value("returns").([]any)
 	accepted := func(code int) bool {
 		for _, a := range codes {
 			if a.(int64) == int64(code) {
@@ -294,12 +294,12 @@ func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 		}
 		return false
 	}
-	cmd := p.r.Values["command"]
+	cmd := p.r.Value("command")
 	tries, _ := p.r.Int("tries")
 	if tries < 1 {
 		tries = 1
 	}
-	sleep, _ := p.r.Values["try_sleep"].(float64)
+	sleep, _ := p.r.Value("try_sleep").(float64)
 	var o outcome
 	var err error
 	for try := int64(1); try <= tries; try++ {

@@ -97,7 +97,7 @@ func (p *posix) Get(ctx context.Context) (map[string]any, error) {
 	if err := p.stat(); err != nil {
 		return nil, err
 	}
-	if !p.r.Given["ensure"] && p.r.Given["source"] && p.r.String("ensure") == "present" {
+	if !p.r.Given("ensure") && p.r.Given("source") && p.r.String("ensure") == "present" {
 		// As Puppet's source does on retrieve: without ensure, the
 		// source's kind is the desired kind (the engine reads ensure's
 		// desired value after Get).
@@ -106,13 +106,13 @@ func (p *posix) Get(ctx context.Context) (map[string]any, error) {
 			return nil, err
 		}
 		if m.Type == source.TypeFile || m.Type == source.TypeDirectory {
-			p.r.Values["ensure"] = m.Type
+			p.r.Set("ensure", m.Type)
 		}
 	}
 	out := make(map[string]any, 8)
 	out["ensure"] = p.kind
 	inSync := func(name string) {
-		if v, ok := p.r.Values[name]; ok {
+		if v, ok := p.r.Get(name); ok {
 			out[name] = v
 		}
 	}
@@ -126,7 +126,7 @@ func (p *posix) Get(ctx context.Context) (map[string]any, error) {
 		return out, nil
 	}
 	out["type"] = p.kind
-	ensure, managed := p.r.Values["ensure"].(string)
+	ensure, managed := p.r.Value("ensure").(string)
 	if managed && !p.r.Bool("replace") {
 		// replace: false never changes an existing file's kind.
 		out["ensure"] = ensure
@@ -136,14 +136,14 @@ func (p *posix) Get(ctx context.Context) (map[string]any, error) {
 		}
 		return out, nil
 	}
-	if c, ok := p.r.Values["content"].(*Content); ok {
+	if c, ok := p.r.Value("content").(*Content); ok {
 		v, err := p.getContent(ctx, c)
 		if err != nil {
 			return nil, err
 		}
 		out["content"] = v
 	}
-	if t, ok := p.r.Values["target"]; ok {
+	if t, ok := p.r.Get("target"); ok {
 		out["target"] = t
 		if p.kind == "link" && ensure == "link" && p.r.Bool("replace") {
 			cur, err := os.Readlink(p.path)
@@ -157,7 +157,7 @@ func (p *posix) Get(ctx context.Context) (map[string]any, error) {
 	}
 	uid, gid := statOwner(p.fi)
 	for _, n := range []string{"owner", "group"} {
-		want, ok := p.r.Values[n].(string)
+		want, ok := p.r.Value(n).(string)
 		if !ok {
 			continue
 		}
@@ -179,7 +179,7 @@ func (p *posix) Get(ctx context.Context) (map[string]any, error) {
 			out[n] = idName(p.env, cur, n == "group")
 		}
 	}
-	if want, ok := p.r.Values["mode"].(string); ok {
+	if want, ok := p.r.Value("mode").(string); ok {
 		if p.kind == "link" {
 			out["mode"] = want // a link's own mode is not managed
 		} else {
@@ -545,7 +545,7 @@ func (p *posix) setEnsure(ctx context.Context, c *applier.Change) error {
 		}
 		fallthrough
 	case "file":
-		ct, _ := p.r.Values["content"].(*Content)
+		ct, _ := p.r.Value("content").(*Content)
 		if ct != nil && !ct.Inline && !p.r.Has("source") {
 			ct = nil // a recursion's placeholder: an empty file
 		}
@@ -591,14 +591,14 @@ func (p *posix) refuseDirectory(what string) error {
 // wantOwner resolves the desired owner and group (-1 when unmanaged).
 func (p *posix) wantOwner() (int, int, error) {
 	uid, gid := -1, -1
-	if s, ok := p.r.Values["owner"].(string); ok {
+	if s, ok := p.r.Value("owner").(string); ok {
 		id, err := lookupID(p.env, s, false)
 		if err != nil {
 			return 0, 0, err
 		}
 		uid = id
 	}
-	if s, ok := p.r.Values["group"].(string); ok {
+	if s, ok := p.r.Value("group").(string); ok {
 		id, err := lookupID(p.env, s, true)
 		if err != nil {
 			return 0, 0, err
@@ -637,7 +637,7 @@ func (p *posix) newFileSpec() (writeSpec, error) {
 	if p.r.String("source_permissions") == "use" && p.meta != nil && p.meta.HasOwner {
 		ws.mode = uint32(p.meta.Mode.Perm())
 	}
-	if m, ok := p.r.Values["mode"].(string); ok {
+	if m, ok := p.r.Value("mode").(string); ok {
 		bits, err := applyMode(m, cur, false)
 		if err != nil {
 			return ws, err
@@ -702,6 +702,7 @@ func (p *posix) writeContent(ctx context.Context, ws writeSpec, c *Content) erro
 			ws.path = real
 		}
 	}
+	ws.dirs = dirsOf(p.env)
 	return writeAtomic(ctx, ws, func(w io.Writer) error {
 		if c == nil {
 			return nil
@@ -839,7 +840,7 @@ func (p *posix) makeDir(ctx context.Context) error {
 		}
 	}
 	mode := uint32(0o755)
-	if m, ok := p.r.Values["mode"].(string); ok {
+	if m, ok := p.r.Value("mode").(string); ok {
 		bits, err := applyMode(m, 0o755, true)
 		if err != nil {
 			return err
@@ -849,6 +850,9 @@ func (p *posix) makeDir(ctx context.Context) error {
 	if p.kind != "directory" {
 		if err := os.Mkdir(p.path, 0o700); err != nil {
 			return fmt.Errorf("create directory %s: %w", p.path, err)
+		}
+		if err := dirsOf(p.env).Mark(filepath.Dir(p.path)); err != nil {
+			return err
 		}
 	}
 	uid, gid, err := p.wantOwner()
@@ -919,8 +923,7 @@ func (p *posix) makeLink(ctx context.Context) error {
 		os.Remove(tmp)
 		return fmt.Errorf("create link %s: %w", p.path, err)
 	}
-	syncDir(dir)
-	return nil
+	return dirsOf(p.env).Mark(dir)
 }
 
 // remove deletes the file, link or (with force) directory.
@@ -935,7 +938,7 @@ func (p *posix) remove(ctx context.Context) error {
 		if err := os.RemoveAll(p.path); err != nil {
 			return fmt.Errorf("remove directory %s: %w", p.path, err)
 		}
-		return nil
+		return dirsOf(p.env).Mark(filepath.Dir(p.path))
 	}
 	if err := p.backup(ctx); err != nil {
 		return err
@@ -943,8 +946,7 @@ func (p *posix) remove(ctx context.Context) error {
 	if err := os.Remove(p.path); err != nil {
 		return fmt.Errorf("remove %s: %w", p.path, err)
 	}
-	syncDir(filepath.Dir(p.path))
-	return nil
+	return dirsOf(p.env).Mark(filepath.Dir(p.path))
 }
 
 func (p *posix) setOwnership(c *applier.Change) error {

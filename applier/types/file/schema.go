@@ -240,11 +240,11 @@ var knownEnsure = map[string]bool{"present": true, "absent": true, "file": true,
 
 func defaultEnsure(r *applier.Resource) any {
 	switch {
-	case r.Given["target"]:
+	case r.Given("target"):
 		return "link"
-	case r.Given["content"]:
+	case r.Given("content"):
 		return "file"
-	case r.Given["source"]:
+	case r.Given("source"):
 		return "present"
 	}
 	return nil
@@ -253,10 +253,10 @@ func defaultEnsure(r *applier.Resource) any {
 // defaultContent makes a source (or a recursion) a managed content value:
 // the provider fills its checksum from the source's metadata.
 func defaultContent(r *applier.Resource) any {
-	if r.Given["content"] {
+	if r.Given("content") {
 		return nil
 	}
-	if r.Given["source"] || recursive(r) {
+	if r.Given("source") || recursive(r) {
 		return &Content{Kind: r.String("checksum")}
 	}
 	return nil
@@ -290,38 +290,36 @@ var sourceOnlyChecksums = map[string]bool{source.None: true, source.MTime: true,
 func validate(r *applier.Resource) error {
 	ensure := r.String("ensure")
 	if ensure != "" && !knownEnsure[ensure] {
-		if r.Given["target"] {
+		if r.Given("target") {
 			return fmt.Errorf("ensure '%s' names a link target but target is also given", ensure)
 		}
-		r.Values["ensure"], r.Values["target"] = "link", ensure
-		if r.Given != nil {
-			r.Given["target"] = true
-		}
+		r.Set("ensure", "link")
+		r.SetGiven("target", ensure)
 		ensure = "link"
 	}
 	creators := 0
 	for _, n := range []string{"content", "source", "target"} {
-		if r.Given[n] {
+		if r.Given(n) {
 			creators++
 		}
 	}
 	if creators > 1 {
 		return errors.New("You cannot specify more than one of content, source, target")
 	}
-	if ensure == "directory" && r.Given["content"] {
+	if ensure == "directory" && r.Given("content") {
 		return errors.New("content cannot be managed on a directory (ensure: directory)")
 	}
 	if ensure == "link" && !r.Has("target") {
 		return errors.New("ensure: link needs a target")
 	}
 	sum := r.String("checksum")
-	if r.String("recurse") == "remote" && !r.Given["source"] {
+	if r.String("recurse") == "remote" && !r.Given("source") {
 		return errors.New("You cannot specify a remote recursion without a source")
 	}
-	if sum == source.None && r.Given["source"] {
+	if sum == source.None && r.Given("source") {
 		return errors.New("You cannot specify source when using checksum 'none'")
 	}
-	if sourceOnlyChecksums[sum] && r.Given["content"] {
+	if sourceOnlyChecksums[sum] && r.Given("content") {
 		return fmt.Errorf("You cannot specify content when using checksum '%s'", sum)
 	}
 	if cv := r.String("checksum_value"); cv != "" {
@@ -331,9 +329,9 @@ func validate(r *applier.Resource) error {
 		if !source.ValidHex(sum, strings.ToLower(cv)) {
 			return fmt.Errorf("Checksum value '%s' is not a valid checksum type %s", cv, sum)
 		}
-		r.Values["checksum_value"] = strings.ToLower(cv)
+		r.Set("checksum_value", strings.ToLower(cv))
 	}
-	if r.Given["validate_cmd"] {
+	if r.Given("validate_cmd") {
 		cmd := r.String("validate_cmd")
 		if !strings.HasPrefix(cmd, "/") {
 			return fmt.Errorf("validate_cmd must be fully qualified: '%s'", cmd)
@@ -342,12 +340,12 @@ func validate(r *applier.Resource) error {
 			return fmt.Errorf("validate_cmd must contain the placeholder '%s'", r.String("validate_replacement"))
 		}
 	}
-	if r.Given["source"] {
+	if r.Given("source") {
 		if err := localSourcesExist(r.Strings("source")); err != nil {
 			return err
 		}
 	}
-	if c, ok := r.Values["content"].(*Content); ok {
+	if c, ok := r.Value("content").(*Content); ok {
 		c.Kind = sum
 	}
 	return nil

@@ -81,7 +81,7 @@ func init() { applier.Register(Type) }
 // defaults ensure only for a "managed" resource.
 func defaultEnsure(r *applier.Resource) any {
 	for _, a := range r.Type.Attrs {
-		if a.Behaviour == applier.Property && r.Given[a.Name] {
+		if a.Behaviour == applier.Property && r.Given(a.Name) {
 			return "present"
 		}
 	}

@@ -124,7 +124,7 @@ func ensureInSync(is, should any) bool {
 // request manages any property.
 func zeroWhenManaged(r *applier.Resource) any {
 	for _, a := range r.Type.Attrs {
-		if a.Behaviour == applier.Property && r.Given[a.Name] {
+		if a.Behaviour == applier.Property && r.Given(a.Name) {
 			return "0"
 		}
 	}
