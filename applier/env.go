@@ -36,4 +36,9 @@ type Env struct {
 	// Cache is for providers' safe-to-cache lookups (user and group ids,
 	// prefetched instances). Keys should be prefixed by the type name.
 	Cache *Cache
+	// Dirs makes changes to directory entries durable (see DirSync): a
+	// provider that renames, links, unlinks or makes an entry calls
+	// Dirs.Mark(parent). nil is immediate mode: each Mark fsyncs at once.
+	// The receiver sets a deferred one and flushes it.
+	Dirs *DirSync
 }

@@ -5,6 +5,7 @@ package mock
 
 import (
 	"context"
+	"maps"
 	"sync"
 
 	"github.com/pippet/pippet/applier"
@@ -22,10 +23,12 @@ type Applier struct {
 	requests []protocol.Request
 }
 
-// Apply records a copy of req and answers.
+// Apply records a copy of req (Params and ID included: the caller reuses
+// them) and answers.
 func (a *Applier) Apply(ctx context.Context, req *protocol.Request) protocol.Result {
 	c := *req
 	c.ID = append([]byte(nil), req.ID...)
+	c.Params = maps.Clone(req.Params)
 	a.mu.Lock()
 	a.requests = append(a.requests, c)
 	a.mu.Unlock()

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"strconv"
@@ -54,7 +55,40 @@ func Skip(line []byte) bool {
 // anything else is the legacy form TYPE TITLE YAML, split on the first two
 // spaces. Errors are *DecodeError.
 func DecodeLine(line []byte, req *Request) error {
+	var d Decoder
+	return d.DecodeLine(line, req)
+}
+
+// Decoder decodes request lines as DecodeLine does, reusing its memory from
+// one line to the next: the Params mapping (cleared first) and ID of the
+// request it fills, and its scratch buffers. So what it puts in a Request
+// is only valid until its next DecodeLine: the caller, and the Applier it
+// hands the request to, must not keep req.Params or req.ID (values inside
+// Params are not reused and may be kept). The zero Decoder is ready; it is
+// not safe for concurrent use.
+//
+// Memory kept between lines stays small: a mapping of more than
+// maxKeptEntries entries or a buffer over maxKeptBuf bytes, left by an
+// unusual line, is dropped rather than reused.
+type Decoder struct {
+	params     map[string]any
+	id         []byte
+	buf, spare []byte // the JSON scanner's string buffers
+}
+
+const (
+	maxKeptEntries = 64
+	maxKeptBuf     = 64 << 10
+)
+
+// DecodeLine decodes one line into req; see the package function and the
+// Decoder's rule on what req may be kept.
+func (d *Decoder) DecodeLine(line []byte, req *Request) error {
 	*req = Request{}
+	if len(d.params) > maxKeptEntries {
+		d.params = nil
+	}
+	clear(d.params)
 	line = bytes.TrimRight(line, "\r\n")
 	if err := checkBytes(line); err != nil {
 		return err
@@ -64,15 +98,46 @@ func DecodeLine(line []byte, req *Request) error {
 		i++
 	}
 	if i < len(line) && line[i] == '{' {
-		return decodeJSONRequest(line, req)
+		s := jsonScanner{b: line, buf: d.buf, spare: d.spare}
+		err := d.decodeJSONRequest(&s, req)
+		d.buf, d.spare = keptBuf(s.buf), keptBuf(s.spare)
+		return err
 	}
-	return decodeLegacy(line[i:], req)
+	return d.decodeLegacy(line[i:], req)
+}
+
+// keptBuf returns b emptied, or nil when it is too big to keep.
+func keptBuf(b []byte) []byte {
+	if cap(b) > maxKeptBuf {
+		return nil
+	}
+	return b[:0]
+}
+
+// parseParams is ParseParams filling the Decoder's mapping on the fast path.
+func (d *Decoder) parseParams(src []byte) (map[string]any, error) {
+	if d.params == nil {
+		d.params = make(map[string]any, 8)
+	}
+	if m, ok := fastParamsInto(src, d.params); ok {
+		return m, nil
+	}
+	clear(d.params)
+	return parseParamsYAML(src)
 }
 
 // checkBytes refuses invalid UTF-8 and control characters (other than tab)
-// anywhere in the line, naming the first offending byte.
+// anywhere in the line, naming the first offending byte. Eight bytes at a
+// time while they are all ASCII and none is below 0x20.
 func checkBytes(line []byte) error {
 	for i := 0; i < len(line); {
+		if i+8 <= len(line) {
+			w := binary.LittleEndian.Uint64(line[i:])
+			if (w|hasBelow(w, 0x20))&msb == 0 { // all ASCII, no control byte
+				i += 8
+				continue
+			}
+		}
 		c := line[i]
 		if c < utf8.RuneSelf {
 			if c < 0x20 && c != '\t' {
@@ -109,7 +174,7 @@ func validTypeName(s string) bool {
 	return true
 }
 
-func decodeLegacy(line []byte, req *Request) error {
+func (d *Decoder) decodeLegacy(line []byte, req *Request) error {
 	sp := bytes.IndexByte(line, ' ')
 	if sp < 0 {
 		return &DecodeError{Msg: "invalid request: expected JSON ({\"type\":...}) or TYPE TITLE YAML, got a single word"}
@@ -119,7 +184,7 @@ func decodeLegacy(line []byte, req *Request) error {
 	if sp2 < 0 {
 		return &DecodeError{Msg: "invalid request: legacy form TYPE TITLE YAML has no YAML after the title"}
 	}
-	typ, title, params := string(line[:sp]), string(rest[:sp2]), rest[sp2+1:]
+	typ, title, params := internType(line[:sp]), string(rest[:sp2]), rest[sp2+1:]
 	if !validTypeName(typ) {
 		return &DecodeError{Msg: fmt.Sprintf("invalid request: %q is not a resource type name", typ)}
 	}
@@ -127,7 +192,7 @@ func decodeLegacy(line []byte, req *Request) error {
 		return &DecodeError{Msg: "invalid request: empty title (two spaces after the type?)"}
 	}
 	req.Type, req.Title = typ, title
-	m, err := ParseParams(params)
+	m, err := d.parseParams(params)
 	if err != nil {
 		return &DecodeError{Type: typ, Title: title, Msg: err.Error(), Err: err}
 	}
@@ -138,10 +203,11 @@ func decodeLegacy(line []byte, req *Request) error {
 // jsonScanner is a small strict JSON reader over one line. Positions in
 // its errors are 1-based byte offsets into the line.
 type jsonScanner struct {
-	b   []byte
-	i   int
-	n   int // values made (bounded like YAML params)
-	buf []byte
+	b     []byte
+	i     int
+	n     int    // values made (bounded like YAML params)
+	buf   []byte // holds a string with escapes; see str
+	spare []byte // the other buffer (see the params member)
 }
 
 type jsonError struct {
@@ -174,8 +240,7 @@ func (s *jsonScanner) describe() string {
 	return strconv.QuoteRune(r)
 }
 
-func decodeJSONRequest(line []byte, req *Request) error {
-	s := &jsonScanner{b: line}
+func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
 	fail := func(err error) error {
 		// The line could not be read as a request: like Puppet, the answer
 		// names no resource.
@@ -253,9 +318,10 @@ func decodeJSONRequest(line []byte, req *Request) error {
 					if err != nil {
 						return fail(err)
 					}
-					// v is parsed before DecodeLine returns; a later
-					// string gets a buffer of its own.
-					params, s.buf = v, nil
+					// v (perhaps in s.buf) is parsed before DecodeLine
+					// returns; a later string gets the other buffer.
+					params = v
+					s.buf, s.spare = s.spare, s.buf
 				case s.i < len(s.b) && s.b[s.i] == '{':
 					v, err := s.value(0)
 					if err != nil {
@@ -273,7 +339,8 @@ func decodeJSONRequest(line []byte, req *Request) error {
 				if _, err := s.value(0); err != nil {
 					return fail(err)
 				}
-				req.ID = append([]byte(nil), s.b[start:s.i]...)
+				req.ID = append(d.id[:0], s.b[start:s.i]...)
+				d.id = keptBuf(req.ID)
 			}
 			s.ws()
 			if s.i < len(s.b) && s.b[s.i] == ',' {
@@ -314,7 +381,7 @@ func decodeJSONRequest(line []byte, req *Request) error {
 	case paramsIsNull:
 		return named("\"params\" is null; a mapping such as \"{ensure: file}\" is required")
 	default:
-		m, err := ParseParams(params)
+		m, err := d.parseParams(params)
 		if err != nil {
 			return &DecodeError{Type: req.Type, Title: req.Title, ID: req.ID, Msg: err.Error(), Err: err}
 		}
@@ -323,41 +390,48 @@ func decodeJSONRequest(line []byte, req *Request) error {
 	return nil
 }
 
+// strStop marks the bytes that end a run of plain bytes in a JSON string:
+// the closing quote, a backslash, a control character.
+var strStop = func() (t [256]bool) {
+	for c := range 0x20 {
+		t[c] = true
+	}
+	t['"'], t['\\'] = true, true
+	return t
+}()
+
 // str reads a JSON string at s.i (which is '"') and returns its decoded
-// bytes; the slice is valid until the next call.
+// bytes: a slice of the line when there is no escape, else s.buf (valid
+// until the next call).
 func (s *jsonScanner) str() ([]byte, error) {
 	s.i++
 	start := s.i
-	// Fast path: no escapes.
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		if c == '"' {
-			v := s.b[start:s.i]
-			s.i++
-			return v, nil
+	var buf []byte
+	escaped := false
+	for {
+		j := skipJSONPlain(s.b, s.i)
+		if escaped {
+			buf = append(buf, s.b[s.i:j]...)
 		}
-		if c == '\\' {
+		s.i = j
+		if j >= len(s.b) {
 			break
 		}
-		if c < 0x20 {
-			return nil, s.errf("control character 0x%02x in a string", c)
-		}
-		s.i++
-	}
-	buf := append(s.buf[:0], s.b[start:s.i]...)
-	for s.i < len(s.b) {
-		c := s.b[s.i]
-		switch {
-		case c == '"':
+		c := s.b[j]
+		if c == '"' {
 			s.i++
+			if !escaped {
+				return s.b[start:j], nil
+			}
 			s.buf = buf
 			return buf, nil
-		case c < 0x20:
+		}
+		if c != '\\' {
 			return nil, s.errf("control character 0x%02x in a string", c)
-		case c != '\\':
-			buf = append(buf, c)
-			s.i++
-			continue
+		}
+		if !escaped {
+			buf = append(s.buf[:0], s.b[start:j]...)
+			escaped = true
 		}
 		s.i++
 		if s.i >= len(s.b) {
@@ -403,7 +477,9 @@ func (s *jsonScanner) str() ([]byte, error) {
 			return nil, s.errf("invalid escape \\%c", e)
 		}
 	}
-	s.buf = buf
+	if escaped {
+		s.buf = buf
+	}
 	return nil, s.errf("unterminated string")
 }
 

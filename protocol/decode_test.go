@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -162,4 +163,63 @@ func normalize(v any) any {
 		return out
 	}
 	return v
+}
+
+// A Decoder used for line after line gives what DecodeLine gives for each
+// line alone, whatever came before: its reused mapping, id and buffers
+// never leak one line into the next.
+func TestDecoderReuseAgreesWithDecodeLine(t *testing.T) {
+	var many strings.Builder
+	many.WriteString(`{"type":"notify","title":"many","params":"{`)
+	for i := range maxKeptEntries + 10 {
+		if i > 0 {
+			many.WriteString(", ")
+		}
+		many.WriteString("k" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + strings.Repeat("y", i/26) + ": v")
+	}
+	many.WriteString(`}"}`)
+	lines := []string{
+		`{"type":"file","title":"/a","params":"{ensure: file, mode: '0644', content: \"a\\n\"}","id":1}`,
+		`{"type":"file","title":"/b","params":"{ensure: absent}"}`,
+		`{"type":"file","title":"/c \"q\" \u00e9","params":"ensure: file\ncontent: |\n  x\n","id":"two"}`,
+		`{"type":"file","title":"/d","params":"{ensure: [not, fast]}"}`, // the general path
+		`{"type":"file","title":"/e","params":{"ensure":"file","id":[1]}}`,
+		`{"type":"file","title":"/f","params":"{ensure: file, bad: [}","id":3}`, // an error with an id
+		many.String(),
+		"notify g {message: legacy}",
+		`{"type":"file","title":"/h","params":"{}"}`,
+		`{"type":"notify","title":"/i","params":"{message: \"\\u00e9\", x: 'it''s'}","id":{"k":"\u00e9"}}`,
+	}
+	var (
+		d   Decoder
+		req Request
+	)
+	for round := range 3 {
+		for _, line := range lines {
+			var want Request
+			wantErr := DecodeLine([]byte(line), &want)
+			gotErr := d.DecodeLine([]byte(line), &req)
+			require.Equal(t, errText(wantErr), errText(gotErr), line)
+			if wantErr != nil {
+				var wd, gd *DecodeError
+				require.ErrorAs(t, wantErr, &wd)
+				require.ErrorAs(t, gotErr, &gd)
+				assert.Equal(t, wd.ID, gd.ID, line)
+				continue
+			}
+			assert.Equal(t, want, req, "round %d: %s", round, line)
+		}
+	}
+	// Fast-path lines fill one mapping, reused; one of more than
+	// maxKeptEntries entries is dropped rather than kept.
+	ptr := func(line string) uintptr {
+		require.NoError(t, d.DecodeLine([]byte(line), &req))
+		return reflect.ValueOf(req.Params).Pointer()
+	}
+	small := `{"type":"file","title":"/a","params":"{ensure: file}"}`
+	p1 := ptr(small)
+	assert.Equal(t, p1, ptr(lines[1]), "the mapping is reused")
+	big := ptr(many.String())
+	assert.Equal(t, p1, big, "the big document fills the reused mapping")
+	assert.NotEqual(t, big, ptr(small), "then the grown mapping is dropped")
 }

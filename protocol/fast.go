@@ -19,15 +19,27 @@ import (
 // grammar, and for any value the general path would refuse, so that the
 // general path decides and reports. FuzzParseParams checks both agree.
 func fastParams(src []byte) (m map[string]any, ok bool) {
+	return fastParamsInto(src, nil)
+}
+
+// fastParamsInto is fastParams filling m (empty, or nil for a new map).
+// When it declines, m may hold some entries: the caller clears it.
+func fastParamsInto(src []byte, m map[string]any) (map[string]any, bool) {
+	if m == nil {
+		m = make(map[string]any, 4)
+	}
 	if len(src) > estimateAbove && estimateNodes(src, MaxParamsValues) > MaxParamsValues {
 		return nil, false // the general path refuses it
 	}
 	i := skipSpaces(src, 0)
-	var entries int
+	var (
+		entries int
+		ok      bool
+	)
 	if i < len(src) && src[i] == '{' {
-		m, entries, ok = fastFlow(src, i+1)
+		entries, ok = fastFlow(src, i+1, m)
 	} else {
-		m, entries, ok = fastBlock(src)
+		entries, ok = fastBlock(src, m)
 	}
 	// The general path counts the mapping, every key and every value.
 	if !ok || 1+2*entries > MaxParamsValues {
@@ -36,53 +48,53 @@ func fastParams(src []byte) (m map[string]any, ok bool) {
 	return m, true
 }
 
-func fastFlow(src []byte, i int) (map[string]any, int, bool) {
+// fastFlow reads the flow mapping whose '{' is before i into m and
+// returns its number of entries.
+func fastFlow(src []byte, i int, m map[string]any) (int, bool) {
 	i = skipSpaces(src, i)
-	m := make(map[string]any, 4)
 	if i < len(src) && src[i] == '}' {
-		return m, 0, skipSpaces(src, i+1) == len(src)
+		return 0, skipSpaces(src, i+1) == len(src)
 	}
 	for n := 1; ; n++ {
 		key, j, ok := fastKey(src, i)
 		if !ok {
-			return nil, 0, false
+			return 0, false
 		}
 		val, j, ok := fastValue(src, j, true)
 		if !ok {
-			return nil, 0, false
+			return 0, false
 		}
 		m[key] = val
 		i = skipSpaces(src, j)
 		if i >= len(src) {
-			return nil, 0, false
+			return 0, false
 		}
 		switch src[i] {
 		case ',':
 			i = skipSpaces(src, i+1)
 			continue
 		case '}':
-			return m, n, skipSpaces(src, i+1) == len(src)
+			return n, skipSpaces(src, i+1) == len(src)
 		}
-		return nil, 0, false
+		return 0, false
 	}
 }
 
 // fastBlock reads "key: value" lines starting in column 0, and literal
 // block scalars whose lines are all indented alike.
-func fastBlock(src []byte) (map[string]any, int, bool) {
-	m := make(map[string]any, 4)
+func fastBlock(src []byte, m map[string]any) (int, bool) {
 	i, n := 0, 0
 	for i < len(src) {
 		key, j, ok := fastKey(src, i)
 		if !ok || i > 0 && src[i-1] != '\n' {
-			return nil, 0, false
+			return 0, false
 		}
 		n++
 		j = skipSpaces(src, j)
 		if j < len(src) && src[j] == '|' {
 			val, next, ok := fastLiteral(src, j)
 			if !ok {
-				return nil, 0, false
+				return 0, false
 			}
 			m[key] = val
 			i = next
@@ -90,19 +102,19 @@ func fastBlock(src []byte) (map[string]any, int, bool) {
 		}
 		val, j, ok := fastValue(src, j, false)
 		if !ok {
-			return nil, 0, false
+			return 0, false
 		}
 		m[key] = val
 		j = skipSpaces(src, j)
 		if j < len(src) && src[j] != '\n' {
-			return nil, 0, false
+			return 0, false
 		}
 		i = j + 1
 	}
 	if n == 0 {
-		return nil, 0, false
+		return 0, false
 	}
-	return m, n, true
+	return n, true
 }
 
 // fastKey reads [A-Za-z_][A-Za-z0-9_]* then optional spaces, ':' and at
@@ -137,6 +149,7 @@ func fastValue(src []byte, i int, flow bool) (any, int, bool) {
 		i++
 		start := i
 		for {
+			i = skipPrintableASCII(src, i, '\'')
 			if i >= len(src) {
 				return nil, 0, false
 			}
@@ -152,7 +165,7 @@ func fastValue(src []byte, i int, flow bool) (any, int, bool) {
 					continue
 				}
 				if sb == nil {
-					return string(src[start:i]), i + 1, true
+					return internQuoted(src[start:i]), i + 1, true
 				}
 				sb = append(sb, src[start:i]...)
 				return string(sb), i + 1, true
@@ -169,6 +182,7 @@ func fastValue(src []byte, i int, flow bool) (any, int, bool) {
 		i++
 		start := i
 		for {
+			i = skipPrintableASCII(src, i, '"')
 			if i >= len(src) {
 				return nil, 0, false
 			}
@@ -176,7 +190,7 @@ func fastValue(src []byte, i int, flow bool) (any, int, bool) {
 			switch b {
 			case '"':
 				if sb == nil {
-					return string(src[start:i]), i + 1, true
+					return internQuoted(src[start:i]), i + 1, true
 				}
 				sb = append(sb, src[start:i]...)
 				return string(sb), i + 1, true
@@ -309,7 +323,11 @@ func fastLiteral(src []byte, i int) (string, int, bool) {
 			text = append(text, '\n')
 		}
 		j := i + indent
-		for j < len(src) && src[j] != '\n' {
+		for {
+			j = skipPrintableASCII(src, j, '\n')
+			if j >= len(src) || src[j] == '\n' {
+				break
+			}
 			k, ok := printable(src, j)
 			if !ok {
 				return "", 0, false

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"reflect"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -32,6 +33,18 @@ func FuzzDecodeLine(f *testing.F) {
 		defer watchdog(line)()
 		var req Request
 		err := DecodeLine(line, &req)
+		// A Decoder that has decoded other lines first agrees.
+		var d Decoder
+		var reused Request
+		for _, prev := range fuzzPrevLines {
+			if perr := d.DecodeLine(prev, &reused); perr != nil {
+				t.Fatalf("%s: %v", prev, perr)
+			}
+		}
+		if rerr := d.DecodeLine(line, &reused); errText(rerr) != errText(err) ||
+			err == nil && !reflect.DeepEqual(req, reused) {
+			t.Fatalf("reused Decoder: %+v, %v; DecodeLine: %+v, %v", reused, rerr, req, err)
+		}
 		if err != nil {
 			var de *DecodeError
 			if !errors.As(err, &de) {
@@ -59,6 +72,12 @@ func FuzzDecodeLine(f *testing.F) {
 			t.Fatalf("answer is not JSON: %q", out)
 		}
 	})
+}
+
+// fuzzPrevLines leave a Decoder's mapping, id and buffers in use.
+var fuzzPrevLines = [][]byte{
+	[]byte(`{"type":"file","title":"/p","params":"{ensure: file, mode: '0644', content: \"p\\n\", owner: root}","id":[1,2]}`),
+	[]byte(`{"type":"file","title":"/q\"","params":"ensure: file\ncontent: |\n  q\n","id":"\u00e9"}`),
 }
 
 // FuzzParseParams: no input panics; the fast path, when it answers, agrees

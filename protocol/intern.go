@@ -97,3 +97,35 @@ func internPlain(b []byte) (any, bool) {
 	}
 	return nil, false
 }
+
+// internQuoted returns the value of a quoted string without escapes:
+// common modes and the words internPlain knows without allocating, any
+// other string as a new one.
+func internQuoted(b []byte) any {
+	switch string(b) {
+	case "0644":
+		return "0644"
+	case "0755":
+		return "0755"
+	case "0600":
+		return "0600"
+	case "0640":
+		return "0640"
+	case "0700":
+		return "0700"
+	case "0750":
+		return "0750"
+	case "0444":
+		return "0444"
+	case "0555":
+		return "0555"
+	case "0664":
+		return "0664"
+	case "0775":
+		return "0775"
+	}
+	if v, ok := internPlain(b); ok {
+		return v
+	}
+	return string(b)
+}

@@ -102,6 +102,10 @@ type Result struct {
 }
 
 // Applier evaluates one request. The receiver loop depends only on this.
+//
+// Apply must not keep req, its Params or its ID after it returns: the
+// receiver reuses them for the next line (see Decoder). The values inside
+// Params are never reused and may be kept.
 type Applier interface {
 	Apply(ctx context.Context, req *Request) Result
 }

@@ -33,8 +33,9 @@ type loopConfig struct {
 	Banner bool
 	// Log receives Puppet-style log records.
 	Log *slog.Logger
-	// Decode decodes one line; nil means protocol.DecodeLine (tests
-	// replace it).
+	// Decode decodes one line; nil means the loop's own protocol.Decoder,
+	// which reuses the request's Params from line to line (tests replace
+	// it).
 	Decode func(line []byte, req *protocol.Request) error
 }
 
@@ -71,9 +72,6 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 	}
 	if cfg.Log == nil {
 		cfg.Log = slog.New(slog.DiscardHandler)
-	}
-	if cfg.Decode == nil {
-		cfg.Decode = protocol.DecodeLine
 	}
 	done := make(chan struct{})
 	defer close(done)
@@ -115,6 +113,9 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 	go readLines(in, cfg.MaxLine, free, items, bigTok, done)
 
 	l := &loop{cfg: cfg, app: app}
+	if l.cfg.Decode == nil {
+		l.cfg.Decode = l.dec.DecodeLine
+	}
 	spare := make([][]byte, 0, readAhead)
 	var ans []byte
 	if cfg.Banner {
@@ -263,7 +264,10 @@ type loop struct {
 	cfg    loopConfig
 	app    protocol.Applier
 	lineNo int
-	req    protocol.Request
+	// req and dec are reused from line to line: the Applier must not keep
+	// req or its Params (protocol.Applier says so).
+	req protocol.Request
+	dec protocol.Decoder
 }
 
 // handle turns one line into its answer; answer is false for blank and

@@ -89,7 +89,12 @@ func TestLoopAnswersInOrder(t *testing.T) {
 
 	reqs := app.Requests()
 	require.Len(t, reqs, 4, "undecodable lines never reach the applier")
+	// The loop reuses its Params map from line to line; the mock keeps
+	// copies, so each request still has its own.
+	assert.Equal(t, map[string]any{"message": "hi"}, reqs[0].Params)
+	assert.Equal(t, map[string]any{"ensure": "file"}, reqs[1].Params)
 	assert.Equal(t, map[string]any{"ensure": "absent"}, reqs[2].Params)
+	assert.Equal(t, map[string]any{}, reqs[3].Params)
 }
 
 func TestLoopNoBannerAndCompat(t *testing.T) {

@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/pippet/pippet/applier"
 )
 
 // Bucket is the local content-addressed filebucket: each backed-up
@@ -45,7 +47,10 @@ type BucketEntry struct {
 func (b *Bucket) entryDir(sum string) string { return filepath.Join(b.Dir, sum[:2], sum) }
 
 // Backup stores the content of the regular file at path and records it;
-// it returns the content's sha256.
+// it returns the content's sha256. The backup is durable when Backup
+// returns (its directories are fsynced at once whatever the process's
+// DirSync mode), so it is never lost while the change it protects is
+// kept.
 func (b *Bucket) Backup(ctx context.Context, path, name string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -60,7 +65,8 @@ func (b *Bucket) Backup(ctx context.Context, path, name string) (string, error) 
 	h := sha256.New()
 	var sum string
 	incoming := filepath.Join(b.Dir, fmt.Sprintf(".incoming-%d-%d", os.Getpid(), time.Now().UnixNano()))
-	err = writeAtomic(ctx, writeSpec{path: incoming, dir: b.Dir, mode: 0o640, uid: -1, gid: -1},
+	dirs := applier.NewDirSync(applier.DirSyncOptions{Deferred: true})
+	err = writeAtomic(ctx, writeSpec{path: incoming, dir: b.Dir, mode: 0o640, uid: -1, gid: -1, dirs: dirs},
 		func(w io.Writer) error {
 			if _, err := io.Copy(io.MultiWriter(w, h), f); err != nil {
 				return fmt.Errorf("read %s: %w", path, err)
@@ -80,6 +86,9 @@ func (b *Bucket) Backup(ctx context.Context, path, name string) (string, error) 
 		os.Remove(incoming)
 		return "", fmt.Errorf("filebucket: %w", err)
 	}
+	// The entry's directory may be new, in a new <aa> directory.
+	dirs.Mark(filepath.Dir(dir))
+	dirs.Mark(dir)
 	line, _ := json.Marshal(BucketEntry{Checksum: sum, Path: path, Time: time.Now().UTC(), Bucket: name})
 	pf, err := os.OpenFile(filepath.Join(dir, "paths"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
 	if err != nil {
@@ -89,7 +98,13 @@ func (b *Bucket) Backup(ctx context.Context, path, name string) (string, error) 
 	if _, err := pf.Write(append(line, '\n')); err != nil {
 		return "", fmt.Errorf("filebucket: %w", err)
 	}
-	return sum, pf.Sync()
+	if err := pf.Sync(); err != nil {
+		return "", fmt.Errorf("filebucket: %w", err)
+	}
+	if _, err := dirs.Flush(context.WithoutCancel(ctx)); err != nil {
+		return "", fmt.Errorf("filebucket: %w", err)
+	}
+	return sum, nil
 }
 
 // List returns every backup, newest first.

@@ -30,6 +30,20 @@
 // target; a failure or a crash leaves the old file and no temp file.
 // Renaming replaces a symlink instead of writing through it.
 //
+// # Durability
+//
+// The data of a new file is fsynced before its rename, so it is whole or
+// absent after a crash. The rename (like every other change to a
+// directory's entries: a link, a removal, a mkdir, a recursion's entries)
+// becomes durable only when the directory is fsynced, which costs a
+// journal commit of its own; the provider marks the directory in
+// env.Dirs (applier.DirSync) instead of fsyncing it. With a nil or
+// immediate DirSync the fsync happens before Set returns; the receiver
+// uses a deferred one and fsyncs each changed directory once per group of
+// changes (see its --sync flag). Backups are the exception: their
+// directories are fsynced before the change they protect is made, so a
+// kept change never loses its backup.
+//
 // # Recursion and backups
 //
 // With recurse, a directory's `content` is its tree (tree.go): Get plans

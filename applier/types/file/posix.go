@@ -706,6 +706,7 @@ func (p *posix) writeContent(ctx context.Context, ws writeSpec, c *Content) erro
 			ws.path = real
 		}
 	}
+	ws.dirs = dirsOf(p.env)
 	return writeAtomic(ctx, ws, func(w io.Writer) error {
 		if c == nil {
 			return nil
@@ -854,6 +855,9 @@ func (p *posix) makeDir(ctx context.Context) error {
 		if err := os.Mkdir(p.path, 0o700); err != nil {
 			return fmt.Errorf("create directory %s: %w", p.path, err)
 		}
+		if err := dirsOf(p.env).Mark(filepath.Dir(p.path)); err != nil {
+			return err
+		}
 	}
 	uid, gid, err := p.wantOwner()
 	if err != nil {
@@ -923,8 +927,7 @@ func (p *posix) makeLink(ctx context.Context) error {
 		os.Remove(tmp)
 		return fmt.Errorf("create link %s: %w", p.path, err)
 	}
-	syncDir(dir)
-	return nil
+	return dirsOf(p.env).Mark(dir)
 }
 
 // remove deletes the file, link or (with force) directory.
@@ -939,7 +942,7 @@ func (p *posix) remove(ctx context.Context) error {
 		if err := os.RemoveAll(p.path); err != nil {
 			return fmt.Errorf("remove directory %s: %w", p.path, err)
 		}
-		return nil
+		return dirsOf(p.env).Mark(filepath.Dir(p.path))
 	}
 	if err := p.backup(ctx); err != nil {
 		return err
@@ -947,8 +950,7 @@ func (p *posix) remove(ctx context.Context) error {
 	if err := os.Remove(p.path); err != nil {
 		return fmt.Errorf("remove %s: %w", p.path, err)
 	}
-	syncDir(filepath.Dir(p.path))
-	return nil
+	return dirsOf(p.env).Mark(filepath.Dir(p.path))
 }
 
 func (p *posix) setOwnership(c *applier.Change) error {

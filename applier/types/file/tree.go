@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/source"
 )
 
@@ -306,17 +307,29 @@ func (p *posix) planAttrs(a *treeAction) error {
 	return nil
 }
 
-// applyTree carries out the plan and describes what it did.
-func (p *posix) applyTree(ctx context.Context) (string, error) {
+// applyTree carries out the plan and describes what it did. The
+// directories whose entries it changes are marked in the env's DirSync;
+// in immediate mode each is fsynced once, after the last entry (and also
+// when an entry fails).
+func (p *posix) applyTree(ctx context.Context) (_ string, err error) {
 	plan, err := p.treePlan(ctx)
 	if err != nil {
 		return "", err
+	}
+	dirs := dirsOf(p.env)
+	if !dirs.Deferred() {
+		dirs = applier.NewDirSync(applier.DirSyncOptions{Deferred: true})
+		defer func() {
+			if _, ferr := dirs.Flush(context.WithoutCancel(ctx)); ferr != nil && err == nil {
+				err = ferr
+			}
+		}()
 	}
 	var done []string
 	for i := range plan {
 		a := &plan[i]
 		full := filepath.Join(p.path, a.rel)
-		if err := p.applyEntry(ctx, a, full); err != nil {
+		if err := p.applyEntry(ctx, a, full, dirs); err != nil {
 			return "", fmt.Errorf("%s: %w", full, err)
 		}
 		verb := strings.Join(a.ops, ", ")
@@ -340,14 +353,17 @@ func (p *posix) applyTree(ctx context.Context) (string, error) {
 	return msg, nil
 }
 
-func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string) error {
+func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string, dirs *applier.DirSync) error {
 	if a.purge {
 		if a.have.Mode().IsRegular() {
 			if err := backupFile(ctx, p.env, p.r.String("backup"), full, a.have); err != nil {
 				return err
 			}
 		}
-		return os.RemoveAll(full)
+		if err := os.RemoveAll(full); err != nil {
+			return err
+		}
+		return dirs.Mark(filepath.Dir(full))
 	}
 	uid, gid, err := p.wantOwner()
 	if err != nil {
@@ -373,6 +389,9 @@ func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string) erro
 			if err := os.Mkdir(full, 0o755); err != nil {
 				return err
 			}
+			if err := dirs.Mark(filepath.Dir(full)); err != nil {
+				return err
+			}
 		case source.TypeLink:
 			tmp := filepath.Join(filepath.Dir(full), fmt.Sprintf(".%s.pippet-link-%d", filepath.Base(full), os.Getpid()))
 			os.Remove(tmp)
@@ -383,8 +402,11 @@ func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string) erro
 				os.Remove(tmp)
 				return err
 			}
+			if err := dirs.Mark(filepath.Dir(full)); err != nil {
+				return err
+			}
 		default:
-			ws := writeSpec{path: full, dir: filepath.Dir(full), mode: 0o644, uid: uid, gid: gid}
+			ws := writeSpec{path: full, dir: filepath.Dir(full), mode: 0o644, uid: uid, gid: gid, dirs: dirs}
 			if a.have != nil && a.have.Mode().IsRegular() {
 				ws.mode = statMode(a.have)
 			}

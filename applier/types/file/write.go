@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/cmdline"
 )
 
@@ -27,14 +28,20 @@ type writeSpec struct {
 	validate, placeholder string
 	// mtime, when set, is given to the new file before it is renamed.
 	mtime time.Time
+	// dirs hears of the changed directory; nil fsyncs it at once.
+	dirs *applier.DirSync
 }
 
 // writeAtomic installs the bytes fill writes at ws.path: they go to an
 // unnamed (O_TMPFILE) or hidden temp file in ws.dir that gets its owner
 // and mode on the open descriptor, is fsynced, optionally validated, named
-// and renamed over the target, and the directory is fsynced. On any error
-// the target is untouched and the temp file is gone; a process killed
-// mid-write leaves at most an unnamed inode the kernel reclaims.
+// and renamed over the target. On any error the target is untouched and
+// the temp file is gone; a process killed mid-write leaves at most an
+// unnamed inode the kernel reclaims. The data is durable before the
+// rename, so a crash leaves the old file or the new one, never a part;
+// the rename itself becomes durable when the directory is fsynced, which
+// ws.dirs decides (nil: at once, before writeAtomic returns; deferred:
+// at its owner's next Flush).
 func writeAtomic(ctx context.Context, ws writeSpec, fill func(io.Writer) error) (err error) {
 	f, named, err := openTemp(ws.dir, filepath.Base(ws.path))
 	if err != nil {
@@ -88,8 +95,7 @@ func writeAtomic(ctx context.Context, ws writeSpec, fill func(io.Writer) error) 
 		return fmt.Errorf("rename into place: %w", err)
 	}
 	tmp = ""
-	syncDir(filepath.Dir(ws.path))
-	return nil
+	return ws.dirs.Mark(filepath.Dir(ws.path))
 }
 
 func setidBits(m uint32) os.FileMode {
@@ -106,11 +112,12 @@ func setidBits(m uint32) os.FileMode {
 	return fm
 }
 
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
+// dirsOf is env's DirSync; nil (immediate) without an env.
+func dirsOf(env *applier.Env) *applier.DirSync {
+	if env == nil {
+		return nil
 	}
+	return env.Dirs
 }
 
 // runValidate runs the validate command with the placeholder replaced by

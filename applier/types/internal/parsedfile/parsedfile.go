@@ -263,7 +263,11 @@ func (f *File[R]) Save(ctx context.Context, now time.Time, env *applier.Env) err
 			return fmt.Errorf("could not back up %s to filebucket puppet: %w", f.Path, err)
 		}
 	}
-	if err := WriteAtomic(ctx, f.Path, data); err != nil {
+	var dirs *applier.DirSync
+	if env != nil {
+		dirs = env.Dirs
+	}
+	if err := WriteAtomic(ctx, f.Path, data, dirs); err != nil {
 		return err
 	}
 	f.Exists = true
@@ -271,10 +275,10 @@ func (f *File[R]) Save(ctx context.Context, now time.Time, env *applier.Env) err
 }
 
 // WriteAtomic replaces path's contents with data: a temporary file in the
-// same directory, fsynced, renamed over path, directory fsynced. A new file
-// gets mode 0600; an existing one keeps its mode and owner. A symbolic link
-// is followed.
-func WriteAtomic(ctx context.Context, path string, data []byte) error {
+// same directory, fsynced, renamed over path, the directory marked in dirs
+// (nil: fsynced at once). A new file gets mode 0600; an existing one keeps
+// its mode and owner. A symbolic link is followed.
+func WriteAtomic(ctx context.Context, path string, data []byte, dirs *applier.DirSync) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -353,12 +357,8 @@ func WriteAtomic(ctx context.Context, path string, data []byte) error {
 		return nil
 	}
 	done = true
-	if d, err := os.Open(dir); err == nil {
-		err = d.Sync()
-		d.Close()
-		if err != nil && !errors.Is(err, syscall.EINVAL) {
-			return fmt.Errorf("writing %s: syncing directory: %w", path, err)
-		}
+	if err := dirs.Mark(filepath.Clean(dir)); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }

@@ -1,0 +1,190 @@
+package applier
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DirSync makes changes to directory entries durable. A new or replaced
+// file's data is fsynced before it is renamed into place, so a crash
+// leaves the old file or the new one; but the rename itself (or a link,
+// an unlink, a mkdir) is durable only once its directory is fsynced,
+// which costs a journal commit of its own. Whoever changes a directory's
+// entries calls Mark(dir).
+//
+// In immediate mode (a nil *DirSync, or one made with Deferred false)
+// Mark fsyncs the directory at once and returns the error: the change is
+// durable before it is reported. In deferred mode Mark only records the
+// directory, and Flush fsyncs every directory recorded since the last
+// Flush once (group commit): many changes in one directory cost one
+// fsync. The owner of a deferred DirSync must call Flush before it tells
+// anyone the changes are durable, and before the process exits; with
+// MaxDelay set, a Flush also runs by itself that long after the first
+// mark that is still pending.
+//
+// A DirSync is safe for concurrent use.
+type DirSync struct {
+	opts DirSyncOptions
+
+	mu sync.Mutex
+	// dirs are the pending directories in the order of their first
+	// mark; pending indexes them.
+	dirs    []string
+	pending map[string]struct{}
+	marks   int
+	timer   *time.Timer
+
+	// flushing is held for a whole Flush, so that a Flush that returns
+	// has also waited for one already running (in the timer's goroutine).
+	flushing sync.Mutex
+}
+
+// DirSyncOptions configure a DirSync.
+type DirSyncOptions struct {
+	// Deferred records marks until Flush instead of fsyncing at once.
+	Deferred bool
+	// MaxDelay, when positive in deferred mode, bounds how long a mark
+	// stays pending: that long after the oldest pending mark a Flush runs
+	// in its own goroutine.
+	MaxDelay time.Duration
+	// Report, when set, is called after every round of fsyncs: after each
+	// Mark in immediate mode, after each Flush that had anything to do in
+	// deferred mode. n is how many directories were fsynced; err is nil
+	// or names each directory that failed. Report may be called from the
+	// timer's goroutine.
+	Report func(n int, err error)
+}
+
+// NewDirSync returns a DirSync with opts.
+func NewDirSync(opts DirSyncOptions) *DirSync {
+	return &DirSync{opts: opts, pending: map[string]struct{}{}}
+}
+
+// Deferred reports whether marks wait for Flush; false for nil.
+func (d *DirSync) Deferred() bool { return d != nil && d.opts.Deferred }
+
+// Mark records that dir's entries changed. In immediate mode (or on a
+// nil DirSync) it fsyncs dir now and returns the error, which names dir;
+// in deferred mode it returns nil and the fsync happens at the next Flush.
+func (d *DirSync) Mark(dir string) error {
+	if !d.Deferred() {
+		err := fsyncDir(dir)
+		if d != nil && d.opts.Report != nil {
+			n := 1
+			if err != nil {
+				n = 0
+			}
+			d.opts.Report(n, err)
+		}
+		return err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.marks++
+	if _, ok := d.pending[dir]; ok {
+		return nil
+	}
+	d.pending[dir] = struct{}{}
+	d.dirs = append(d.dirs, dir)
+	if len(d.dirs) == 1 && d.opts.MaxDelay > 0 {
+		if d.timer == nil {
+			d.timer = time.AfterFunc(d.opts.MaxDelay, d.flushLate)
+		} else {
+			d.timer.Reset(d.opts.MaxDelay)
+		}
+	}
+	return nil
+}
+
+// flushLate is the timer's Flush; Report hears of its outcome.
+func (d *DirSync) flushLate() { d.Flush(context.Background()) }
+
+// Pending is the number of marks (changes, counting each, not only
+// distinct directories) made since the last Flush; 0 in immediate mode.
+func (d *DirSync) Pending() int {
+	if d == nil {
+		return 0
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.marks
+}
+
+// Flush fsyncs every pending directory once, in the order they were first
+// marked, and clears the set. It returns how many were fsynced and an
+// error joining one error per directory that failed ("fsync directory
+// /x: ..."); a failed directory is not retried. When ctx ends, the
+// directories not yet fsynced stay pending and ctx's error is returned
+// with the others. Flush does nothing in immediate mode.
+func (d *DirSync) Flush(ctx context.Context) (int, error) {
+	if d == nil {
+		return 0, nil
+	}
+	d.flushing.Lock()
+	defer d.flushing.Unlock()
+	d.mu.Lock()
+	dirs := d.dirs
+	d.dirs, d.marks = nil, 0
+	clear(d.pending)
+	if d.timer != nil {
+		d.timer.Stop()
+	}
+	d.mu.Unlock()
+	if len(dirs) == 0 {
+		return 0, nil
+	}
+	var errs []error
+	n := 0
+	for i, dir := range dirs {
+		if err := ctx.Err(); err != nil {
+			for _, rest := range dirs[i:] {
+				d.Mark(rest)
+			}
+			errs = append(errs, fmt.Errorf("fsync of %d directories not done: %w", len(dirs)-i, err))
+			break
+		}
+		if err := fsyncDir(dir); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		n++
+	}
+	err := errors.Join(errs...)
+	if d.opts.Report != nil {
+		d.opts.Report(n, err)
+	}
+	return n, err
+}
+
+// fsyncDir fsyncs one directory. A file system that cannot fsync a
+// directory (EINVAL) has nothing to make durable: that is no error.
+// syscall.Open rather than os.Open: a directory needs no poller
+// registration.
+func fsyncDir(dir string) error {
+	var fd int
+	var err error
+	for {
+		fd, err = syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("fsync directory %s: %w", dir, err)
+	}
+	for {
+		err = syscall.Fsync(fd)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	syscall.Close(fd)
+	if err != nil && err != syscall.EINVAL {
+		return fmt.Errorf("fsync directory %s: %w", dir, err)
+	}
+	return nil
+}

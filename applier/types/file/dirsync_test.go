@@ -1,0 +1,77 @@
+package file_test
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/types/file"
+)
+
+// Every change to a directory's entries is marked in the env's DirSync
+// (which the receiver flushes later); changes that leave the entries
+// alone mark nothing.
+func TestDirectoryChangesAreMarked(t *testing.T) {
+	cases := []struct {
+		name   string
+		setup  string // entries made below root first (see mkTree)
+		path   string // relative to root
+		params string // YAML; @ROOT@ is the root
+		want   outcome
+		// marks is how many marks the request makes; dirs lists the
+		// directories (relative to root, "." for root) the flush fsyncs.
+		marks int
+		dirs  []string
+		check func(t *testing.T, root string)
+	}{
+		{name: "create a file", path: "a", params: "{ensure: file, content: hi}", want: changed, marks: 1, dirs: []string{"."},
+			check: func(t *testing.T, root string) { assert.Equal(t, "hi", readFile(t, root+"/a")) }},
+		{name: "replace content", setup: "a", path: "a", params: "{content: new}", want: changed, marks: 1, dirs: []string{"."}},
+		{name: "mode only", setup: "a", path: "a", params: "{mode: '0600'}", want: changed},
+		{name: "unchanged", setup: "a", path: "a", params: "{content: a}", want: unchanged},
+		{name: "create a directory", path: "d", params: "{ensure: directory}", want: changed, marks: 1, dirs: []string{"."}},
+		{name: "create a link", path: "l", params: "{ensure: link, target: a}", want: changed, marks: 1, dirs: []string{"."}},
+		{name: "remove a file", setup: "a", path: "a", params: "{ensure: absent}", want: changed, marks: 1, dirs: []string{"."}},
+		{name: "remove a directory", setup: "d/x", path: "d", params: "{ensure: absent, force: true}", want: changed, marks: 1, dirs: []string{"."}},
+		{name: "backup beside is durable at once", setup: "a", path: "a", params: "{content: new, backup: .bak}", want: changed,
+			marks: 1, dirs: []string{"."}, check: func(t *testing.T, root string) { assert.Equal(t, "a", readFile(t, root+"/a.bak")) }},
+		{name: "recursive copy", setup: "src/f src/sub/g", path: "dst", params: "{ensure: directory, recurse: true, source: @ROOT@/src}", want: changed,
+			marks: 4, dirs: []string{".", "dst", "dst/sub"},
+			check: func(t *testing.T, root string) { assert.Equal(t, "src/sub/g", readFile(t, root+"/dst/sub/g")) }},
+		{name: "purge", setup: "src/f dst/f dst/old", path: "dst", params: "{ensure: directory, recurse: true, purge: true, source: @ROOT@/src}",
+			want: changed, marks: 2, dirs: []string{"dst"}, // dst/f replaced, dst/old removed
+			check: func(t *testing.T, root string) { assert.NoFileExists(t, root+"/dst/old") }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			if c.setup != "" {
+				mkTree(t, root, strings.Fields(c.setup)...)
+			}
+			var flushed int
+			dirs := applier.NewDirSync(applier.DirSyncOptions{Deferred: true, Report: func(n int, err error) {
+				assert.NoError(t, err)
+				flushed += n
+			}})
+			reg := applier.NewRegistry()
+			reg.Add(file.Type)
+			e := applier.NewEngine(reg, &applier.Env{Options: applier.Options{StateDir: t.TempDir()}, Dirs: dirs})
+
+			res := apply(t, e, filepath.Join(root, c.path), strings.ReplaceAll(c.params, "@ROOT@", root))
+			require.Equal(t, c.want, outcomeOf(res), "%+v", res)
+			assert.Equal(t, c.marks, dirs.Pending())
+			// n counts distinct directories.
+			n, err := dirs.Flush(context.Background())
+			require.NoError(t, err)
+			assert.Equal(t, len(c.dirs), n)
+			if c.check != nil {
+				c.check(t, root)
+			}
+		})
+	}
+}
