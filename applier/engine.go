@@ -148,8 +148,9 @@ func (e *Engine) Converge(ctx context.Context, r *Resource, p Provider) protocol
 	if err != nil {
 		return protocol.ErrorResult(ref, err.Error())
 	}
-	cur, err := p.Get(ctx)
-	if err != nil {
+	cur := &r.cur
+	cur.reset(ix, ref)
+	if err := p.Get(ctx, cur); err != nil {
 		res.Failed = true
 		res.Exception = fmt.Sprintf("Could not evaluate %s: %v", ref, err)
 		return res
@@ -158,7 +159,7 @@ func (e *Engine) Converge(ctx context.Context, r *Resource, p Provider) protocol
 	synced := false
 	if a := ix.ensure; a != nil {
 		should, managed := r.at(ix.ensureSlot)
-		is := cur[a.Name]
+		is := cur.at(ix.ensureSlot)
 		if managed && !insync(a, is, should) {
 			t.sync(a, is, should)
 			synced = true
@@ -174,7 +175,7 @@ func (e *Engine) Converge(ctx context.Context, r *Resource, p Provider) protocol
 			if !managed {
 				continue
 			}
-			is := cur[a.Name]
+			is := cur.at(ix.propSlots[i])
 			if insync(a, is, should) {
 				continue
 			}
