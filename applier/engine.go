@@ -143,19 +143,20 @@ func (e *Engine) apply(ctx context.Context, req *protocol.Request) protocol.Resu
 // property in declaration order. Noop records the events only.
 func (e *Engine) Converge(ctx context.Context, r *Resource, p Provider) protocol.Result {
 	ref := r.Ref()
-	res := protocol.Result{Resource: ref, Noop: r.Noop}
 	ix, err := r.Type.index()
 	if err != nil {
 		return protocol.ErrorResult(ref, err.Error())
 	}
+	// t (and the Result in it) stays on the stack: no allocation per request.
+	t := &txn{e: e, ctx: ctx, r: r, p: p, res: protocol.Result{Resource: ref, Noop: r.Noop}}
+	res := &t.res
 	cur := &r.cur
 	cur.reset(ix, ref)
 	if err := p.Get(ctx, cur); err != nil {
 		res.Failed = true
 		res.Exception = fmt.Sprintf("Could not evaluate %s: %v", ref, err)
-		return res
+		return *res
 	}
-	t := &txn{e: e, ctx: ctx, r: r, p: p, res: &res}
 	synced := false
 	if a := ix.ensure; a != nil {
 		should, managed := r.at(ix.ensureSlot)
@@ -201,7 +202,7 @@ func (e *Engine) Converge(ctx context.Context, r *Resource, p Provider) protocol
 			}
 		}
 	}
-	return res
+	return *res
 }
 
 type txn struct {
@@ -209,7 +210,7 @@ type txn struct {
 	ctx     context.Context
 	r       *Resource
 	p       Provider
-	res     *protocol.Result
+	res     protocol.Result
 	applied bool // a Set succeeded
 }
 

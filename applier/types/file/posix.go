@@ -71,6 +71,22 @@ func ftype(fi fs.FileInfo) string {
 	return "unknown"
 }
 
+// kindValue is a kind as an interface value: the constants convert
+// without an allocation, which Get would otherwise make twice per file.
+func kindValue(k string) any {
+	switch k {
+	case "absent":
+		return "absent"
+	case "file":
+		return "file"
+	case "directory":
+		return "directory"
+	case "link":
+		return "link"
+	}
+	return k
+}
+
 func (p *posix) follow() bool { return p.r.String("links") == "follow" }
 
 // stat reads the file's current state: lstat, or stat when links follow.
@@ -109,7 +125,7 @@ func (p *posix) Get(ctx context.Context, cur *applier.State) error {
 			p.r.Set("ensure", m.Type)
 		}
 	}
-	cur.Set("ensure", p.kind)
+	cur.Set("ensure", kindValue(p.kind))
 	// inSync reports a property as already what it should be.
 	inSync := func(name string) {
 		if v, ok := p.r.Get(name); ok {
@@ -125,7 +141,7 @@ func (p *posix) Get(ctx context.Context, cur *applier.State) error {
 		}
 		return nil
 	}
-	cur.Set("type", p.kind)
+	cur.Set("type", kindValue(p.kind))
 	ensureV, managed := p.r.Get("ensure")
 	ensure, _ := ensureV.(string)
 	if managed && !p.r.Bool("replace") {

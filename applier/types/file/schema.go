@@ -170,7 +170,10 @@ func mungePath(v any) (any, error) {
 	if !filepath.IsAbs(s) {
 		return nil, fmt.Errorf("file paths must be fully qualified, not '%s'", s)
 	}
-	return filepath.Clean(s), nil
+	if c := filepath.Clean(s); c != s {
+		return c, nil
+	}
+	return v, nil // already clean: no new interface value
 }
 
 // mungeContent wraps the content (a scalar as YAML wrote it) in a
