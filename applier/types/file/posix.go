@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -71,6 +72,37 @@ func ftype(fi fs.FileInfo) string {
 	return "unknown"
 }
 
+// copySourcePermissions makes the source's mode (and, as root, its owner
+// and group) the desired ones where the resource doesn't give them, as
+// Puppet does with source_permissions use, and with use_when_creating for
+// a file that doesn't exist yet. They are then managed like given ones: an
+// existing file whose content is right gets a mode change.
+func (p *posix) copySourcePermissions(ctx context.Context) error {
+	sp := p.r.String("source_permissions")
+	if !p.r.Given("source") || !(sp == "use" || sp == "use_when_creating" && p.fi == nil) {
+		return nil
+	}
+	m, err := p.sourceMeta(ctx)
+	if err != nil {
+		return err
+	}
+	if !m.HasOwner || m.Type == source.TypeLink {
+		return nil // an HTTP source has no permissions to copy
+	}
+	if !p.r.Has("mode") {
+		p.r.Set("mode", formatMode(uint32(m.Mode.Perm())|modeSetid(m.Mode)))
+	}
+	if os.Geteuid() == 0 {
+		if !p.r.Has("owner") {
+			p.r.Set("owner", strconv.Itoa(m.UID))
+		}
+		if !p.r.Has("group") {
+			p.r.Set("group", strconv.Itoa(m.GID))
+		}
+	}
+	return nil
+}
+
 // kindValue is a kind as an interface value: the constants convert
 // without an allocation, which Get would otherwise make twice per file.
 func kindValue(k string) any {
@@ -124,6 +156,9 @@ func (p *posix) Get(ctx context.Context, cur *applier.State) error {
 		if m.Type == source.TypeFile || m.Type == source.TypeDirectory {
 			p.r.Set("ensure", m.Type)
 		}
+	}
+	if err := p.copySourcePermissions(ctx); err != nil {
+		return err
 	}
 	cur.Set("ensure", kindValue(p.kind))
 	// inSync reports a property as already what it should be.
