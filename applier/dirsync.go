@@ -53,10 +53,10 @@ type DirSyncOptions struct {
 	MaxDelay time.Duration
 	// Report, when set, is called after every round of fsyncs: after each
 	// Mark in immediate mode, after each Flush that had anything to do in
-	// deferred mode. n is how many directories were fsynced; err is nil
-	// or names each directory that failed. Report may be called from the
-	// timer's goroutine.
-	Report func(n int, err error)
+	// deferred mode. dirs is how many directories were fsynced, changes
+	// how many marks the round covered; err is nil or names each directory
+	// that failed. Report may be called from the timer's goroutine.
+	Report func(dirs, changes int, err error)
 }
 
 // NewDirSync returns a DirSync with opts.
@@ -78,7 +78,7 @@ func (d *DirSync) Mark(dir string) error {
 			if err != nil {
 				n = 0
 			}
-			d.opts.Report(n, err)
+			d.opts.Report(n, 1, err)
 		}
 		return err
 	}
@@ -127,7 +127,7 @@ func (d *DirSync) Flush(ctx context.Context) (int, error) {
 	d.flushing.Lock()
 	defer d.flushing.Unlock()
 	d.mu.Lock()
-	dirs := d.dirs
+	dirs, changes := d.dirs, d.marks
 	d.dirs, d.marks = nil, 0
 	clear(d.pending)
 	if d.timer != nil {
@@ -144,6 +144,7 @@ func (d *DirSync) Flush(ctx context.Context) (int, error) {
 			for _, rest := range dirs[i:] {
 				d.Mark(rest)
 			}
+			changes -= len(dirs) - i
 			errs = append(errs, fmt.Errorf("fsync of %d directories not done: %w", len(dirs)-i, err))
 			break
 		}
@@ -155,7 +156,7 @@ func (d *DirSync) Flush(ctx context.Context) (int, error) {
 	}
 	err := errors.Join(errs...)
 	if d.opts.Report != nil {
-		d.opts.Report(n, err)
+		d.opts.Report(n, changes, err)
 	}
 	return n, err
 }

@@ -30,15 +30,17 @@ func dirs(t *testing.T, n int) []string {
 
 // reports collects what Report hears.
 type reports struct {
-	mu   sync.Mutex
-	n    []int
-	errs []error
+	mu      sync.Mutex
+	n       []int
+	changes int
+	errs    []error
 }
 
-func (r *reports) report(n int, err error) {
+func (r *reports) report(n, changes int, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.n = append(r.n, n)
+	r.changes += changes
 	r.errs = append(r.errs, err)
 }
 
@@ -67,6 +69,7 @@ func TestDirSyncDeferredDedupsAndClears(t *testing.T) {
 	assert.Equal(t, 0, n, "nothing left after a flush")
 	ns, _ := rep.get()
 	assert.Equal(t, []int{2}, ns, "an empty flush reports nothing")
+	assert.Equal(t, 4, rep.changes)
 }
 
 func TestDirSyncFlushNamesEachFailedDirectory(t *testing.T) {
@@ -146,10 +149,12 @@ func TestDirSyncModes(t *testing.T) {
 
 func TestDirSyncFlushCancelledKeepsPending(t *testing.T) {
 	d := dirs(t, 3)
-	ds := applier.NewDirSync(applier.DirSyncOptions{Deferred: true})
+	var rep reports
+	ds := applier.NewDirSync(applier.DirSyncOptions{Deferred: true, Report: rep.report})
 	for _, dir := range d {
 		require.NoError(t, ds.Mark(dir))
 	}
+	require.NoError(t, ds.Mark(d[0]))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	n, err := ds.Flush(ctx)
@@ -159,6 +164,10 @@ func TestDirSyncFlushCancelledKeepsPending(t *testing.T) {
 	n, err = ds.Flush(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, 3, n)
+	ns, errs := rep.get()
+	assert.Equal(t, []int{0, 3}, ns)
+	assert.ErrorIs(t, errs[0], context.Canceled)
+	assert.Equal(t, 4, rep.changes, "the cancelled flush's marks are counted once")
 }
 
 func TestDirSyncMaxDelayFlushesByItself(t *testing.T) {
@@ -216,4 +225,7 @@ func TestDirSyncConcurrent(t *testing.T) {
 	assert.GreaterOrEqual(t, total, flushed+n)
 	assert.GreaterOrEqual(t, total, len(d))
 	assert.LessOrEqual(t, total, workers*marks)
+	rep.mu.Lock()
+	defer rep.mu.Unlock()
+	assert.Equal(t, workers*marks, rep.changes, "each mark is covered by exactly one flush")
 }

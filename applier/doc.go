@@ -40,6 +40,13 @@
 // TitlePatterns), defaults, required attributes and Type.Validate. What it
 // needs per type (attributes by name, munged static defaults, the implicit
 // `provider` parameter) is computed once, when the type is registered.
+//
+// A Resource keeps its values in slots, one per declared attribute in
+// declaration order, and a provider's Get reports the current values into
+// a State with the same slots. The engine recycles both from request to
+// request, so an unchanged resource costs no map and no per-attribute
+// allocation; Get, Value, Given and Set find a slot by name through a small
+// open-addressing table built with the type's index.
 // Errors are worded as Puppet words them: `no parameter named 'x' on
 // File[/a]`, `Parameter mode failed on File[/x]: ...`, `Invalid value
 // "x". Valid values are a, b.`.

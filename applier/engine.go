@@ -143,22 +143,24 @@ func (e *Engine) apply(ctx context.Context, req *protocol.Request) protocol.Resu
 // property in declaration order. Noop records the events only.
 func (e *Engine) Converge(ctx context.Context, r *Resource, p Provider) protocol.Result {
 	ref := r.Ref()
-	res := protocol.Result{Resource: ref, Noop: r.Noop}
 	ix, err := r.Type.index()
 	if err != nil {
 		return protocol.ErrorResult(ref, err.Error())
 	}
-	cur, err := p.Get(ctx)
-	if err != nil {
+	// t (and the Result in it) stays on the stack: no allocation per request.
+	t := &txn{e: e, ctx: ctx, r: r, p: p, res: protocol.Result{Resource: ref, Noop: r.Noop}}
+	res := &t.res
+	cur := &r.cur
+	cur.reset(ix, ref)
+	if err := p.Get(ctx, cur); err != nil {
 		res.Failed = true
 		res.Exception = fmt.Sprintf("Could not evaluate %s: %v", ref, err)
-		return res
+		return *res
 	}
-	t := &txn{e: e, ctx: ctx, r: r, p: p, res: &res}
 	synced := false
 	if a := ix.ensure; a != nil {
 		should, managed := r.at(ix.ensureSlot)
-		is := cur[a.Name]
+		is := cur.at(ix.ensureSlot)
 		if managed && !insync(a, is, should) {
 			t.sync(a, is, should)
 			synced = true
@@ -174,7 +176,7 @@ func (e *Engine) Converge(ctx context.Context, r *Resource, p Provider) protocol
 			if !managed {
 				continue
 			}
-			is := cur[a.Name]
+			is := cur.at(ix.propSlots[i])
 			if insync(a, is, should) {
 				continue
 			}
@@ -200,7 +202,7 @@ func (e *Engine) Converge(ctx context.Context, r *Resource, p Provider) protocol
 			}
 		}
 	}
-	return res
+	return *res
 }
 
 type txn struct {
@@ -208,7 +210,7 @@ type txn struct {
 	ctx     context.Context
 	r       *Resource
 	p       Provider
-	res     *protocol.Result
+	res     protocol.Result
 	applied bool // a Set succeeded
 }
 

@@ -257,3 +257,43 @@ func TestNewEngineDefaults(t *testing.T) {
 	var nilEnv *applier.Env
 	assert.NotNil(t, nilEnv.Logger())
 }
+
+// TestProviderReportsUndeclared: a provider reporting a property its type
+// does not declare is a bug in the provider; the request gets an error
+// answer naming the resource and the property, and the next request of
+// the same engine (reusing the recycled storage) is evaluated cleanly.
+func TestProviderReportsUndeclared(t *testing.T) {
+	bad := mock.NewProvider(map[string]any{"ensure": "present", "colour_typo": "red"})
+	good := mock.NewProvider(map[string]any{"ensure": "present", "colour": "red"})
+	badType, goodType := widgetType(bad), widgetType(good)
+	goodType.Name = "gadget"
+	e, _ := newEngine(t, badType, goodType)
+
+	got := e.Apply(context.Background(), req("widget", "/a", map[string]any{"ensure": "present"}))
+	assert.True(t, got.Error)
+	assert.Contains(t, got.Exception, `Widget[/a]: internal error: Widget[/a]: provider reports "colour_typo", which the type does not declare`)
+
+	got = e.Apply(context.Background(), req("gadget", "/b", map[string]any{"ensure": "present", "colour": "blue"}))
+	require.False(t, got.Error, got.Exception)
+	assert.True(t, got.Changed)
+	require.Len(t, got.Events, 1)
+	assert.Equal(t, "colour", got.Events[0].Property)
+	assert.Equal(t, "red", got.Events[0].Previous)
+}
+
+func TestState(t *testing.T) {
+	r, err := widgetType(mock.NewProvider(nil)).NewResource("/a", map[string]any{}, false)
+	require.NoError(t, err)
+	s := applier.NewState(r)
+	_, ok := s.Get("size")
+	assert.False(t, ok, "a new State knows nothing")
+	s.Set("size", int64(4))
+	v, ok := s.Get("size")
+	assert.True(t, ok)
+	assert.Equal(t, int64(4), v)
+	assert.Equal(t, int64(4), s.Value("size"))
+	assert.Nil(t, s.Value("colour"))
+	assert.Panics(t, func() { s.Set("nope", 1) })
+	var zero applier.State
+	assert.Nil(t, zero.Value("size"), "the zero State is empty")
+}

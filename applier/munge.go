@@ -170,12 +170,12 @@ func mungeOne(a *Attr, raw any) (any, error) {
 		if !inValues(a.Values, s) && !matchesAny(a, s) {
 			return nil, InvalidValueError(a, s)
 		}
-		return finish(a, s)
+		return finish(a, boxed(raw, s))
 	}
 	// For the other kinds a literal from Values (e.g. "absent") is an
 	// extra allowance, kept as that string without Munge or Validate.
 	if len(a.Values) > 0 && inValues(a.Values, s) {
-		return s, nil
+		return boxed(raw, s), nil
 	}
 	if len(a.Patterns) > 0 && !matchesAny(a, s) {
 		return nil, InvalidValueError(a, s)
@@ -183,7 +183,7 @@ func mungeOne(a *Attr, raw any) (any, error) {
 	var v any
 	switch a.Kind {
 	case KindString:
-		v = s
+		v = boxed(raw, s)
 	case KindInteger:
 		i, err := toInt(raw, s)
 		if err != nil {
@@ -206,11 +206,21 @@ func mungeOne(a *Attr, raw any) (any, error) {
 		if !strings.HasPrefix(s, "/") {
 			return nil, fmt.Errorf("File paths must be fully qualified, not '%s'", s)
 		}
-		v = CleanPath(s)
+		v = boxed(raw, CleanPath(s))
 	default:
 		return nil, fmt.Errorf("unknown kind %d", a.Kind)
 	}
 	return finish(a, v)
+}
+
+// boxed returns s as an interface value, reusing raw when it already holds
+// the same string: converting a string to an interface allocates, and a
+// request's values mostly arrive as the strings they stay.
+func boxed(raw any, s string) any {
+	if r, ok := raw.(string); ok && r == s {
+		return raw
+	}
+	return s
 }
 
 func finish(a *Attr, v any) (any, error) {

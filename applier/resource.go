@@ -28,6 +28,7 @@ type Resource struct {
 	ix    *typeIndex
 	vals  []any   // munged values by slot
 	flags []uint8 // by slot: slotSet, slotGiven
+	cur   State   // the engine's storage for the provider's Get
 
 	ref string // cached Ref()
 }
@@ -40,7 +41,7 @@ const (
 // reset prepares r (new or recycled) for a request of type t, keeping
 // its slot storage.
 func (r *Resource) reset(t *Type, ix *typeIndex, title string, noop bool) {
-	vals, flags := r.vals, r.flags
+	vals, flags, cur := r.vals, r.flags, r.cur
 	n := ix.slots()
 	if cap(vals) < n {
 		vals, flags = make([]any, n), make([]uint8, n)
@@ -49,7 +50,7 @@ func (r *Resource) reset(t *Type, ix *typeIndex, title string, noop bool) {
 		clear(vals)
 		clear(flags)
 	}
-	*r = Resource{Type: t, Title: title, Noop: noop, LogLevel: LevelNotice, ix: ix, vals: vals, flags: flags}
+	*r = Resource{Type: t, Title: title, Noop: noop, LogLevel: LevelNotice, ix: ix, vals: vals, flags: flags, cur: cur}
 }
 
 // Ref is the reference Puppet prints, e.g. File[/etc/motd] or Ssh_authorized_key[x].

@@ -109,10 +109,11 @@ type Type struct {
 
 // Provider reads and changes one resource on the system.
 type Provider interface {
-	// Get reads the current value of the type's properties. A property left
-	// out is unknown and compared as absent. Ensurable types report
-	// "ensure"; a resource that does not exist reports "absent".
-	Get(ctx context.Context) (map[string]any, error)
+	// Get reads the current value of the type's properties into cur. A
+	// property left unset is unknown and compared as absent. Ensurable
+	// types report "ensure"; a resource that does not exist reports
+	// "absent". cur belongs to the engine: don't keep it.
+	Get(ctx context.Context, cur *State) error
 	// Set moves one property to c.Should. For ensure, creating brings every
 	// desired property with it. Set may rewrite c.Message.
 	Set(ctx context.Context, c *Change) error

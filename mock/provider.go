@@ -4,7 +4,6 @@ package mock
 import (
 	"context"
 	"fmt"
-	"maps"
 	"sync"
 
 	"github.com/pippet/pippet/applier"
@@ -42,7 +41,7 @@ func NewProvider(state map[string]any) *Provider {
 }
 
 // Get implements applier.Provider.
-func (p *Provider) Get(ctx context.Context) (map[string]any, error) {
+func (p *Provider) Get(ctx context.Context, cur *applier.State) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.Calls = append(p.Calls, "get")
@@ -50,9 +49,12 @@ func (p *Provider) Get(ctx context.Context) (map[string]any, error) {
 		panic(p.Panic)
 	}
 	if p.GetErr != nil {
-		return nil, p.GetErr
+		return p.GetErr
 	}
-	return maps.Clone(p.State), nil
+	for k, v := range p.State {
+		cur.Set(k, v)
+	}
+	return nil
 }
 
 // Set implements applier.Provider.

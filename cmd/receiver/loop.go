@@ -37,6 +37,9 @@ type loopConfig struct {
 	// which reuses the request's Params from line to line (tests replace
 	// it).
 	Decode func(line []byte, req *protocol.Request) error
+	// Dirs, when deferred, is flushed after answers (see durability.go)
+	// and before the loop returns.
+	Dirs *applier.DirSync
 }
 
 // readAhead is how many lines the reader goroutine may read before the
@@ -116,6 +119,8 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 	if l.cfg.Decode == nil {
 		l.cfg.Decode = l.dec.DecodeLine
 	}
+	// Whatever ends the loop, the changes answered are made durable first.
+	defer cfg.Dirs.Flush(context.WithoutCancel(ctx))
 	spare := make([][]byte, 0, readAhead)
 	var ans []byte
 	if cfg.Banner {
@@ -166,6 +171,7 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 			}
 			spare = spare[:0]
 		}
+		flushDirs(ctx, cfg.Dirs, len(items) == 0)
 		select {
 		case <-stop:
 			return exitOK

@@ -15,7 +15,9 @@
 // first lets the resource in progress finish and be answered, the second
 // cancels its context. A panic while decoding, applying or encoding
 // becomes an error answer naming the resource. Logging is log/slog with a
-// handler that prints Puppet's format (log.go).
+// handler that prints Puppet's format (log.go). Changes to directory
+// entries are made durable in groups after their answers, or one by one
+// before them with --sync (durability.go).
 package main
 
 import (
@@ -53,6 +55,7 @@ type options struct {
 	httpTimeout time.Duration
 	version     bool
 	cpuProfile  string
+	sync        bool
 }
 
 func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
@@ -67,6 +70,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.stateDir, "state-dir", "/var/lib/pippet", "directory for pippet's own state (the filebucket)")
 	fs.StringVar(&o.caFile, "ca-file", "", "PEM bundle to verify HTTPS sources against instead of the system roots")
 	fs.DurationVar(&o.httpTimeout, "http-timeout", 60*time.Second, "time limit for one HTTP(S) source request")
+	fs.BoolVar(&o.sync, "sync", false, "make each change durable (its directory fsynced) before its answer; by default directories are fsynced in groups: when input pauses, every 64 changes, within 100ms, and before exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and exit")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
 	// Parse reports a bad flag itself; --help is printed once, to stdout,
@@ -126,6 +130,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		defer pprof.StopCPUProfile()
 	}
 	logger := slog.New(newPuppetHandler(stderr, level))
+	dirs := newDirSync(logger, !o.sync)
 	engine := applier.NewEngine(applier.Default, &applier.Env{
 		Options: applier.Options{
 			Noop:               o.noop,
@@ -133,7 +138,8 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			CAFile:             o.caFile,
 			HTTPTimeoutSeconds: int((o.httpTimeout + time.Second - 1) / time.Second),
 		},
-		Log: logger,
+		Log:  logger,
+		Dirs: dirs,
 	})
 
 	// A closed stdout must not kill us with SIGPIPE: the write fails with
@@ -148,6 +154,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Compat:  o.compat,
 		Banner:  !o.noBanner,
 		Log:     logger,
+		Dirs:    dirs,
 	}, engine, stdin, stdout, sigs)
 }
 

@@ -320,13 +320,28 @@ func TestExecContextCancelKillsGroup(t *testing.T) {
 	dir := t.TempDir()
 	pidfile := filepath.Join(dir, "pid")
 	e, _ := newEngine(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	// Cancel once the grandchild exists (a fixed deadline could fire before
+	// a loaded machine has even started the shell).
+	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	go func() {
+		for {
+			if b, err := os.ReadFile(pidfile); err == nil && strings.HasSuffix(string(b), "\n") {
+				cancel()
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+	}()
 	start := time.Now()
 	res := e.Apply(ctx, &protocol.Request{Type: "exec", Title: "/bin/sh -c '/bin/sleep 30 & echo $! > " + pidfile + "; wait'"})
 	assert.True(t, res.Failed)
 	assert.Contains(t, res.Exception, "cancelled")
-	assert.Less(t, time.Since(start), 5*time.Second)
+	assert.Less(t, time.Since(start), 10*time.Second, "the sleep was not waited for")
 	b, err := os.ReadFile(pidfile)
 	require.NoError(t, err)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))

@@ -222,15 +222,17 @@ func commandString(c any) string {
 
 // Get runs the checks: "notrun" when the command should run, else the
 // desired exit codes (in sync).
-func (p *provider) Get(ctx context.Context) (map[string]any, error) {
+func (p *provider) Get(ctx context.Context, cur *applier.State) error {
 	run, err := p.checks(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if run {
-		return map[string]any{"returns": "notrun"}, nil
+		cur.Set("returns", "notrun")
+	} else {
+		cur.Set("returns", p.r.Value("returns"))
 	}
-	return map[string]any{"returns": p.r.Value("returns")}, nil
+	return nil
 }
 
 // checks reports whether every check allows the command to run.

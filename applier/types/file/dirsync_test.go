@@ -54,7 +54,7 @@ func TestDirectoryChangesAreMarked(t *testing.T) {
 				mkTree(t, root, strings.Fields(c.setup)...)
 			}
 			var flushed int
-			dirs := applier.NewDirSync(applier.DirSyncOptions{Deferred: true, Report: func(n int, err error) {
+			dirs := applier.NewDirSync(applier.DirSyncOptions{Deferred: true, Report: func(n, _ int, err error) {
 				assert.NoError(t, err)
 				flushed += n
 			}})

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -71,6 +72,53 @@ func ftype(fi fs.FileInfo) string {
 	return "unknown"
 }
 
+// copySourcePermissions makes the source's mode (and, as root, its owner
+// and group) the desired ones where the resource doesn't give them, as
+// Puppet does with source_permissions use, and with use_when_creating for
+// a file that doesn't exist yet. They are then managed like given ones: an
+// existing file whose content is right gets a mode change.
+func (p *posix) copySourcePermissions(ctx context.Context) error {
+	sp := p.r.String("source_permissions")
+	if !p.r.Given("source") || !(sp == "use" || sp == "use_when_creating" && p.fi == nil) {
+		return nil
+	}
+	m, err := p.sourceMeta(ctx)
+	if err != nil {
+		return err
+	}
+	if !m.HasOwner || m.Type == source.TypeLink {
+		return nil // an HTTP source has no permissions to copy
+	}
+	if !p.r.Has("mode") {
+		p.r.Set("mode", formatMode(uint32(m.Mode.Perm())|modeSetid(m.Mode)))
+	}
+	if os.Geteuid() == 0 {
+		if !p.r.Has("owner") {
+			p.r.Set("owner", strconv.Itoa(m.UID))
+		}
+		if !p.r.Has("group") {
+			p.r.Set("group", strconv.Itoa(m.GID))
+		}
+	}
+	return nil
+}
+
+// kindValue is a kind as an interface value: the constants convert
+// without an allocation, which Get would otherwise make twice per file.
+func kindValue(k string) any {
+	switch k {
+	case "absent":
+		return "absent"
+	case "file":
+		return "file"
+	case "directory":
+		return "directory"
+	case "link":
+		return "link"
+	}
+	return k
+}
+
 func (p *posix) follow() bool { return p.r.String("links") == "follow" }
 
 // stat reads the file's current state: lstat, or stat when links follow.
@@ -93,9 +141,9 @@ func (p *posix) stat() error {
 	return nil
 }
 
-func (p *posix) Get(ctx context.Context) (map[string]any, error) {
+func (p *posix) Get(ctx context.Context, cur *applier.State) error {
 	if err := p.stat(); err != nil {
-		return nil, err
+		return err
 	}
 	if !p.r.Given("ensure") && p.r.Given("source") && p.r.String("ensure") == "present" {
 		// As Puppet's source does on retrieve: without ensure, the
@@ -103,17 +151,20 @@ func (p *posix) Get(ctx context.Context) (map[string]any, error) {
 		// desired value after Get).
 		m, err := p.sourceMeta(ctx)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if m.Type == source.TypeFile || m.Type == source.TypeDirectory {
 			p.r.Set("ensure", m.Type)
 		}
 	}
-	out := make(map[string]any, 8)
-	out["ensure"] = p.kind
+	if err := p.copySourcePermissions(ctx); err != nil {
+		return err
+	}
+	cur.Set("ensure", kindValue(p.kind))
+	// inSync reports a property as already what it should be.
 	inSync := func(name string) {
 		if v, ok := p.r.Get(name); ok {
-			out[name] = v
+			cur.Set(name, v)
 		}
 	}
 	if p.fi == nil {
@@ -123,79 +174,83 @@ func (p *posix) Get(ctx context.Context) (map[string]any, error) {
 		for _, n := range properties[1:] {
 			inSync(n)
 		}
-		return out, nil
+		return nil
 	}
-	out["type"] = p.kind
-	ensure, managed := p.r.Value("ensure").(string)
+	cur.Set("type", kindValue(p.kind))
+	ensureV, managed := p.r.Get("ensure")
+	ensure, _ := ensureV.(string)
 	if managed && !p.r.Bool("replace") {
 		// replace: false never changes an existing file's kind.
-		out["ensure"] = ensure
+		cur.Set("ensure", ensureV)
 	} else if managed && !ensureInSync(p.kind, ensure) {
 		for _, n := range properties[1:] {
 			inSync(n)
 		}
-		return out, nil
+		return nil
 	}
 	if c, ok := p.r.Value("content").(*Content); ok {
 		v, err := p.getContent(ctx, c)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		out["content"] = v
+		cur.Set("content", v)
 	}
 	if t, ok := p.r.Get("target"); ok {
-		out["target"] = t
+		cur.Set("target", t)
 		if p.kind == "link" && ensure == "link" && p.r.Bool("replace") {
-			cur, err := os.Readlink(p.path)
+			now, err := os.Readlink(p.path)
 			if err != nil {
-				return nil, fmt.Errorf("read link %s: %w", p.path, err)
+				return fmt.Errorf("read link %s: %w", p.path, err)
 			}
-			if cur != t {
-				out["target"] = cur
+			if now != t {
+				cur.Set("target", now)
 			}
 		}
 	}
 	uid, gid := statOwner(p.fi)
-	for _, n := range []string{"owner", "group"} {
-		want, ok := p.r.Value(n).(string)
-		if !ok {
+	for _, n := range [...]string{"owner", "group"} {
+		wantV, ok := p.r.Get(n)
+		want, isString := wantV.(string)
+		if !ok || !isString {
 			continue
 		}
 		id, err := lookupID(p.env, want, n == "group")
 		if err != nil {
-			return nil, err
+			return err
 		}
-		cur := uid
+		is := uid
 		if n == "group" {
-			cur = gid
+			is = gid
 		}
-		if id == cur {
-			out[n] = want
+		if id == is {
+			cur.Set(n, wantV)
 		} else if n == "owner" && os.Geteuid() != 0 {
 			// As Puppet: ownership can't be managed unless running as root.
 			p.env.Logger().Warn(p.r.Ref() + ": cannot manage ownership unless running as root")
-			out[n] = want
+			cur.Set(n, wantV)
 		} else {
-			out[n] = idName(p.env, cur, n == "group")
+			cur.Set(n, idName(p.env, is, n == "group"))
 		}
 	}
-	if want, ok := p.r.Value("mode").(string); ok {
-		if p.kind == "link" {
-			out["mode"] = want // a link's own mode is not managed
-		} else {
-			cur := statMode(p.fi)
-			bits, err := applyMode(want, cur, p.kind == "directory")
-			if err != nil {
-				return nil, err
-			}
-			if bits == cur {
-				out["mode"] = want
+	if wantV, ok := p.r.Get("mode"); ok {
+		if want, isString := wantV.(string); isString {
+			if p.kind == "link" {
+				cur.Set("mode", wantV) // a link's own mode is not managed
 			} else {
-				out["mode"] = formatMode(cur)
+				is := statMode(p.fi)
+				bits, err := applyMode(want, is, p.kind == "directory")
+				if err != nil {
+					return err
+				}
+				if bits == is {
+					cur.Set("mode", wantV)
+				} else {
+					cur.Set("mode", formatMode(is))
+				}
 			}
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // getContent returns c itself when the content is in sync, else the

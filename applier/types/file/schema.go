@@ -137,7 +137,9 @@ var Type = &applier.Type{
 		{Name: "ignore", Behaviour: applier.Parameter, Kind: applier.KindString, Array: true,
 			Doc: "Glob patterns (on entry names) skipped by recursion and purge."},
 		{Name: "max_files", Behaviour: applier.Parameter, Kind: applier.KindInteger, Default: int64(0),
-			Doc: "Fail a recursion that would manage more than this many entries (0 or -1: no bound)."},
+			Validate: atLeastMinusOne("max_files"),
+			Doc: "Fail a recursion that would manage more than this many entries. 0: no bound, but a " +
+				"warning when a tree holds more than 1000 entries (as Puppet); -1: no bound and no warning."},
 		{Name: "show_diff", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: true,
 			Doc: "Put a unified diff (bounded in size) of a content change in its event " +
 				"and on the notice log. false: no content ever appears in answers or logs."},
@@ -170,7 +172,10 @@ func mungePath(v any) (any, error) {
 	if !filepath.IsAbs(s) {
 		return nil, fmt.Errorf("file paths must be fully qualified, not '%s'", s)
 	}
-	return filepath.Clean(s), nil
+	if c := filepath.Clean(s); c != s {
+		return c, nil
+	}
+	return v, nil // already clean: no new interface value
 }
 
 // mungeContent wraps the content (a scalar as YAML wrote it) in a
@@ -221,6 +226,15 @@ func nonEmpty(name string) func(any) error {
 	return func(v any) error {
 		if s, _ := v.(string); strings.TrimSpace(s) == "" {
 			return fmt.Errorf("invalid %s name ''", name)
+		}
+		return nil
+	}
+}
+
+func atLeastMinusOne(name string) func(any) error {
+	return func(v any) error {
+		if n, _ := v.(int64); n < -1 {
+			return fmt.Errorf("invalid %s value %d: a count, or -1 for no limit", name, n)
 		}
 		return nil
 	}

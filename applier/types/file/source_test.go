@@ -50,9 +50,28 @@ func TestLocalSource(t *testing.T) {
 	assert.Equal(t, os.FileMode(0o600), modeOf(t, root+"/c"))
 	assert.NoFileExists(t, root+"/b")
 
+	// source_permissions use also corrects the mode of a file whose
+	// content is already right (Puppet: "mode changed '0644' to '0600'");
+	// use_when_creating leaves an existing file's mode alone.
+	require.NoError(t, os.WriteFile(root+"/d", []byte("source content\n"), 0o644))
+	require.NoError(t, os.Chmod(root+"/d", 0o644))
+	res := apply(t, e, root+"/d", "{source: "+src+", source_permissions: use_when_creating}")
+	assert.Equal(t, unchanged, outcomeOf(res), "%+v", res)
+	assert.Equal(t, os.FileMode(0o644), modeOf(t, root+"/d"))
+	res = apply(t, e, root+"/d", "{source: "+src+", source_permissions: use}")
+	require.Equal(t, changed, outcomeOf(res), "%+v", res)
+	require.Len(t, res.Events, 1)
+	assert.Equal(t, "mode changed '0644' to '0600'", res.Events[0].Message)
+	assert.Equal(t, os.FileMode(0o600), modeOf(t, root+"/d"))
+	res = apply(t, e, root+"/d", "{source: "+src+", source_permissions: use}")
+	assert.Equal(t, unchanged, outcomeOf(res), "%+v", res)
+	res = apply(t, e, root+"/d", "{source: "+src+", source_permissions: use, mode: '0640'}")
+	assert.Equal(t, changed, outcomeOf(res), "a given mode wins over the source's: %+v", res)
+	assert.Equal(t, os.FileMode(0o640), modeOf(t, root+"/d"))
+
 	// A changed source replaces the file; the event names checksums only.
 	require.NoError(t, os.WriteFile(src, []byte("new content\n"), 0o600))
-	res := apply(t, e, root+"/a", "{source: "+src+", show_diff: false}")
+	res = apply(t, e, root+"/a", "{source: "+src+", show_diff: false}")
 	require.Equal(t, changed, outcomeOf(res), "%+v", res)
 	require.Len(t, res.Events, 1)
 	assert.Equal(t, "content", res.Events[0].Property)

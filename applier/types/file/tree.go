@@ -32,6 +32,10 @@ type treeAction struct {
 	purge bool
 }
 
+// softMaxFiles is Puppet's soft limit: with max_files 0 a recursion over
+// more entries than this is logged as a warning.
+const softMaxFiles = 1000
+
 func (p *posix) walkOptions() source.WalkOptions {
 	o := source.WalkOptions{Ignore: p.r.Strings("ignore")}
 	if n, ok := p.r.Int("recurselimit"); ok {
@@ -158,8 +162,13 @@ func (p *posix) treePlan(ctx context.Context) ([]treeAction, error) {
 	if err != nil {
 		return nil, err
 	}
-	if n, ok := p.r.Int("max_files"); ok && n > 0 && len(want) > int(n) {
+	n, _ := p.r.Int("max_files")
+	if n > 0 && len(want) > int(n) {
 		return nil, fmt.Errorf("the source holds %d entries, more than max_files (%d)", len(want), n)
+	}
+	if entries := max(len(want), len(have)); n == 0 && entries > softMaxFiles {
+		p.env.Logger().Warn(fmt.Sprintf("%s: the tree holds %d entries, more than the soft limit of %d; "+
+			"set max_files to bound it, or to -1 to silence this warning", p.r.Ref(), entries, softMaxFiles))
 	}
 	var plan []treeAction
 	for _, rel := range wantOrder {

@@ -164,3 +164,39 @@ func TestRecursiveEvent(t *testing.T) {
 	assert.Equal(t, "synced 4 entries: a content; sub created; sub/b created; stale removed", ev.Message)
 	assert.Equal(t, "src/a", readFile(t, root+"/dest/a"))
 }
+
+// TestMaxFilesSoftLimit: as Puppet, max_files 0 recurses over any number of
+// entries but warns above 1000; -1 silences the warning; a positive bound
+// fails; below -1 is not a value.
+func TestMaxFilesSoftLimit(t *testing.T) {
+	root := t.TempDir()
+	src := filepath.Join(root, "src")
+	require.NoError(t, os.Mkdir(src, 0o755))
+	for i := range 1001 {
+		require.NoError(t, os.WriteFile(filepath.Join(src, fmt.Sprintf("f%04d", i)), nil, 0o644))
+	}
+	cases := []struct {
+		maxFiles string
+		want     outcome
+		warns    bool
+	}{
+		{"0", changed, true},
+		{"-1", changed, false},
+		{"1000", failed, false},
+		{"1001", changed, false},
+		{"-2", errored, false},
+	}
+	for _, tc := range cases {
+		t.Run("max_files "+tc.maxFiles, func(t *testing.T) {
+			e, logs := newLoggingEngine(t)
+			dest := filepath.Join(t.TempDir(), "dest")
+			res := apply(t, e, dest, "{ensure: directory, recurse: true, source: "+src+", max_files: "+tc.maxFiles+"}")
+			assert.Equal(t, tc.want, outcomeOf(res), "%+v", res)
+			if tc.warns {
+				assert.Contains(t, logs.String(), "the tree holds 1001 entries, more than the soft limit of 1000")
+			} else {
+				assert.NotContains(t, logs.String(), "soft limit")
+			}
+		})
+	}
+}

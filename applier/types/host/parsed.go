@@ -98,32 +98,31 @@ func (p *parsed) cache() *applier.Cache {
 }
 
 // Get reads the target and reports the entry of the resource's name.
-func (p *parsed) Get(ctx context.Context) (map[string]any, error) {
+func (p *parsed) Get(ctx context.Context, cur *applier.State) error {
 	f, err := Format.Load(p.target, p.cache())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	p.file = f
 	name := p.r.Name()
 	p.idx = f.Find(func(rec record) bool { return rec.Name == name })
 	if p.idx < 0 {
-		return map[string]any{"ensure": "absent"}, nil
+		cur.Set("ensure", "absent")
+		return nil
 	}
 	rec := f.Lines[p.idx].Rec
-	cur := map[string]any{
-		"ensure":  "present",
-		"ip":      rec.IP,
-		"comment": rec.Comment,
-		"target":  p.target,
-	}
+	cur.Set("ensure", "present")
+	cur.Set("ip", rec.IP)
+	cur.Set("comment", rec.Comment)
+	cur.Set("target", p.target)
 	if words := strings.Fields(rec.Aliases); len(words) > 0 {
 		l := make([]any, len(words))
 		for i, w := range words {
 			l[i] = w
 		}
-		cur["host_aliases"] = l
+		cur.Set("host_aliases", l)
 	}
-	return cur, nil
+	return nil
 }
 
 // Set changes the entry in memory; Flush writes the file.

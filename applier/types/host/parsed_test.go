@@ -37,38 +37,16 @@ func bind(t *testing.T, r *applier.Resource, env *applier.Env) *parsed {
 	return pp
 }
 
-// converge drives the provider as the transaction does: sync ensure alone
-// when out of sync, else each differing property, then flush. It returns
-// the properties changed.
+// converge runs the engine's transaction with the provider bound to the
+// oracle's clock and returns the properties it changed.
 func converge(t *testing.T, r *applier.Resource, env *applier.Env) []string {
 	t.Helper()
-	ctx := context.Background()
-	p := bind(t, r, env)
-	cur, err := p.Get(ctx)
-	require.NoError(t, err)
+	res := applier.NewEngine(applier.NewRegistry(), env).Converge(context.Background(), r, bind(t, r, env))
+	require.False(t, res.Failed, res.Exception)
 	var changed []string
-	sync := func(a *applier.Attr) {
-		require.NoError(t, p.Set(ctx, &applier.Change{Property: a.Name, Is: cur[a.Name], Should: r.Value(a.Name)}))
-		changed = append(changed, a.Name)
+	for _, ev := range res.Events {
+		changed = append(changed, ev.Property)
 	}
-	if e, ok := r.Get("ensure"); ok && e != cur["ensure"] {
-		sync(Type.Attrs[0])
-	} else if cur["ensure"] == "present" {
-		for _, a := range Type.Attrs[1:] {
-			should, ok := r.Get(a.Name)
-			if !ok || a.Behaviour != applier.Property {
-				continue
-			}
-			in := a.InSync
-			if in == nil {
-				in = func(is, should any) bool { return applier.FormatValue(is) == applier.FormatValue(should) }
-			}
-			if !in(cur[a.Name], should) {
-				sync(a)
-			}
-		}
-	}
-	require.NoError(t, p.Flush(ctx))
 	return changed
 }
 
@@ -175,9 +153,8 @@ func TestCreateNeedsIP(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "hosts")
 	r := res(t, "db.example", map[string]any{"comment": "x", "target": path})
 	p := bind(t, r, nil)
-	_, err := p.Get(context.Background())
-	require.NoError(t, err)
-	err = p.Set(context.Background(), &applier.Change{Property: "ensure", Is: "absent", Should: "present"})
+	require.NoError(t, p.Get(context.Background(), applier.NewState(r)))
+	err := p.Set(context.Background(), &applier.Change{Property: "ensure", Is: "absent", Should: "present"})
 	assert.EqualError(t, err, "ip is a required attribute for hosts")
 	assert.NoFileExists(t, path)
 }

@@ -114,17 +114,17 @@ func (p *parsed) cache() *applier.Cache {
 func (p *parsed) mounted() bool { return p.state == "mounted" || p.state == "ghost" }
 
 // Get reads the table and what is mounted.
-func (p *parsed) Get(ctx context.Context) (map[string]any, error) {
+func (p *parsed) Get(ctx context.Context, cur *applier.State) error {
 	f, err := Format.Load(p.target, p.cache())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	p.file = f
 	name := p.r.Name()
 	p.idx = f.Find(func(rec record) bool { return rec[fName] == name })
 	isMounted, err := p.isMounted(ctx, name)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	switch {
 	case p.idx < 0 && isMounted:
@@ -136,25 +136,25 @@ func (p *parsed) Get(ctx context.Context) (map[string]any, error) {
 	default:
 		p.state = "unmounted"
 	}
-	cur := map[string]any{"ensure": p.state}
+	cur.Set("ensure", p.state)
 	if p.idx < 0 {
-		return cur, nil
+		return nil
 	}
 	rec := p.file.Lines[p.idx].Rec
 	for i, v := range rec {
 		if i != fName && v != "" {
-			cur[fieldAttr[i]] = v
+			cur.Set(fieldAttr[i], v)
 		}
 	}
-	cur["target"] = p.target
+	cur.Set("target", p.target)
 	// Linux tables have no such columns: whatever is asked is in sync,
 	// as Puppet reports the desired value for a field its format lacks.
 	for _, a := range []string{"atboot", "blockdevice"} {
 		if v, ok := p.r.Get(a); ok {
-			cur[a] = v
+			cur.Set(a, v)
 		}
 	}
-	return cur, nil
+	return nil
 }
 
 // Set moves ensure (writing the table first where mount(8) must read it)

@@ -63,7 +63,7 @@ type logger struct {
 }
 
 // Get reports no current message, so the message is always out of sync.
-func (l *logger) Get(ctx context.Context) (map[string]any, error) { return nil, nil }
+func (l *logger) Get(ctx context.Context, cur *applier.State) error { return nil }
 
 // Set logs the message.
 func (l *logger) Set(ctx context.Context, c *applier.Change) error {
