@@ -181,6 +181,7 @@ func (b *Bucket) Restore(ctx context.Context, sum, path string) error {
 		}
 		ws.mode = uint32(fi.Mode().Perm())
 		ws.uid, ws.gid = statOwner(fi)
+		ws.exists = true
 	}
 	return writeAtomic(ctx, ws, func(w io.Writer) error {
 		_, err := io.Copy(w, src)

@@ -674,7 +674,7 @@ func (p *posix) wantOwner() (int, int, error) {
 // desired owner and mode, else those of the file it replaces, else 0644.
 func (p *posix) newFileSpec() (writeSpec, error) {
 	ws := writeSpec{path: p.path, dir: filepath.Dir(p.path), mode: 0o644, uid: -1, gid: -1,
-		placeholder: p.r.String("validate_replacement")}
+		placeholder: p.r.String("validate_replacement"), exists: p.kind != "absent"}
 	if sl := p.r.String("staging_location"); sl != "" {
 		ws.dir = sl
 	}

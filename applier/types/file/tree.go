@@ -415,7 +415,7 @@ func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string, dirs
 				return err
 			}
 		default:
-			ws := writeSpec{path: full, dir: filepath.Dir(full), mode: 0o644, uid: uid, gid: gid, dirs: dirs}
+			ws := writeSpec{path: full, dir: filepath.Dir(full), mode: 0o644, uid: uid, gid: gid, dirs: dirs, exists: a.have != nil}
 			if a.have != nil && a.have.Mode().IsRegular() {
 				ws.mode = statMode(a.have)
 			}

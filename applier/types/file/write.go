@@ -31,6 +31,9 @@ type writeSpec struct {
 	mtime time.Time
 	// dirs hears of the changed directory; nil fsyncs it at once.
 	dirs *applier.DirSync
+	// exists: the target is known to be there, so the new file goes
+	// straight to a temp name and a rename.
+	exists bool
 }
 
 // writeAtomic installs the bytes fill writes at ws.path: they go to an
@@ -73,7 +76,7 @@ func writeAtomic(ctx context.Context, ws writeSpec, fill func(io.Writer) error) 
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("fsync temp file: %w", err)
 	}
-	if tmp == "" && ws.validate == "" && ws.mtime.IsZero() {
+	if tmp == "" && !ws.exists && ws.validate == "" && ws.mtime.IsZero() {
 		// Nothing left to do to the file before it is in place: when
 		// the target does not exist, the unnamed file is linked as the
 		// target itself, no temp name nor rename needed (a file that
@@ -111,8 +114,10 @@ func writeAtomic(ctx context.Context, ws writeSpec, fill func(io.Writer) error) 
 			return fmt.Errorf("set mtime: %w", err)
 		}
 	}
-	if err := os.Rename(tmp, ws.path); err != nil {
-		return fmt.Errorf("rename into place: %w", err)
+	// rename(2) itself, not os.Rename, which lstats the target first to
+	// refuse a directory: the kernel refuses it too (EISDIR).
+	if err := syscall.Rename(tmp, ws.path); err != nil {
+		return fmt.Errorf("rename into place: %w", &os.LinkError{Op: "rename", Old: tmp, New: ws.path, Err: err})
 	}
 	tmp = ""
 	return ws.dirs.Mark(filepath.Dir(ws.path))
