@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -128,15 +129,17 @@ func (d *Decoder) parseParams(src []byte) (map[string]any, error) {
 
 // checkBytes refuses invalid UTF-8 and control characters (other than tab)
 // anywhere in the line, naming the first offending byte. Eight bytes at a
-// time while they are all ASCII and none is below 0x20.
+// time: only non-ASCII and control bytes need a closer look.
 func checkBytes(line []byte) error {
 	for i := 0; i < len(line); {
 		if i+8 <= len(line) {
 			w := binary.LittleEndian.Uint64(line[i:])
-			if (w|hasBelow(w, 0x20))&msb == 0 { // all ASCII, no control byte
+			m := (w | hasBelow(w, 0x20)) & msb // non-ASCII or control bytes
+			if m == 0 {
 				i += 8
 				continue
 			}
+			i += bits.TrailingZeros64(m) / 8 // the first of them
 		}
 		c := line[i]
 		if c < utf8.RuneSelf {

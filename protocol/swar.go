@@ -1,12 +1,16 @@
 package protocol
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Scanning eight bytes at a time: a line or a document is mostly runs of
 // plain ASCII, and the tests below find whether a little-endian word of
 // eight bytes holds a byte that needs a closer look. Each is exact about
-// whether such a byte exists (not about which one it is), so a word that
-// passes holds none.
+// whether such a byte exists, and the lowest flagged byte is the first
+// such byte (a borrow can flag a byte above it, never one below), so
+// bits.TrailingZeros64(mask)/8 is its index in the word.
 const lsb, msb = 0x0101010101010101, 0x8080808080808080
 
 // hasByte: some byte of w equals c (in its top bit, ANDed with msb).
@@ -23,8 +27,8 @@ func hasBelow(w uint64, n byte) uint64 { return (w - lsb*uint64(n)) &^ w }
 func skipJSONPlain(b []byte, i int) int {
 	for i+8 <= len(b) {
 		w := binary.LittleEndian.Uint64(b[i:])
-		if (hasByte(w, '"')|hasByte(w, '\\')|hasBelow(w, 0x20))&msb != 0 {
-			break
+		if m := (hasByte(w, '"') | hasByte(w, '\\') | hasBelow(w, 0x20)) & msb; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
 		i += 8
 	}
@@ -34,16 +38,19 @@ func skipJSONPlain(b []byte, i int) int {
 	return i
 }
 
-// skipPrintableASCII skips whole words of printable ASCII (0x20 to 0x7e)
-// holding neither q nor a backslash, from i; it returns where it stopped,
-// at most seven bytes before the next byte that is one of those.
+// skipPrintableASCII returns the index of the first byte in b at or
+// after i that is not printable ASCII (0x20 to 0x7e), or is q or a
+// backslash; len(b) if there is none.
 func skipPrintableASCII(b []byte, i int, q byte) int {
 	for i+8 <= len(b) {
 		w := binary.LittleEndian.Uint64(b[i:])
-		if (w|hasBelow(w, 0x20)|hasByte(w, 0x7f)|hasByte(w, q)|hasByte(w, '\\'))&msb != 0 {
-			return i
+		if m := (w | hasBelow(w, 0x20) | hasByte(w, 0x7f) | hasByte(w, q) | hasByte(w, '\\')) & msb; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
 		}
 		i += 8
+	}
+	for i < len(b) && b[i] >= 0x20 && b[i] < 0x7f && b[i] != q && b[i] != '\\' {
+		i++
 	}
 	return i
 }

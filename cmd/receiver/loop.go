@@ -131,9 +131,13 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 	for {
 		var it lineItem
 		select {
-		case <-stop:
-			return exitOK
-		case it = <-items:
+		case it = <-items: // read ahead: no need to watch stop (checked below)
+		default:
+			select {
+			case <-stop:
+				return exitOK
+			case it = <-items:
+			}
 		}
 		if it.err != nil {
 			if errors.Is(it.err, io.EOF) {
@@ -159,7 +163,7 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 				return exitOutput
 			}
 		}
-		if len(spare) >= readAhead/4 || len(items) == 0 {
+		if len(spare) >= readAhead/2 || len(items) == 0 {
 			// A batch, or the loop is about to wait for the reader (which
 			// may be waiting for a buffer): give the buffers back.
 			for _, b := range spare {
