@@ -82,6 +82,8 @@ type scenario struct {
 	floor func(f *floorInput, answer io.Writer) error
 	// want is the "changed" value every answer must carry.
 	want bool
+	// args are the receiver's flags for this scenario, after --state-dir.
+	args []string
 }
 
 func content(i int, gen string) []byte {
@@ -105,14 +107,17 @@ func scenarios() []scenario {
 			want:    true,
 		},
 		{
-			// The receiver also fsyncs the directory after the rename, so
-			// that an answered change survives a crash (Puppet does not);
-			// this row puts that fsync in the floor too.
-			name:    "file create, floor + directory fsync",
+			// With --sync the receiver fsyncs the directory after each
+			// rename, before answering, so that each answered change
+			// survives a crash (Puppet never fsyncs it); this row puts
+			// that fsync in the floor too. By default (the row above) the
+			// directory fsyncs are grouped after the answers.
+			name:    "file create --sync, floor + directory fsync",
 			prepare: func(dir string, n int) error { return resetDir(dir) },
 			line:    func(dir string, i int) string { return fileLine(dir, i, "a") },
 			floor:   floorCreateSyncDir,
 			want:    true,
+			args:    []string{"--sync"},
 		},
 		{
 			name: "file unchanged (content + mode)",
@@ -228,7 +233,7 @@ func floorUnchanged(f *floorInput, answer io.Writer) error {
 func floorCreate(f *floorInput, answer io.Writer) error { return createFloor(f, answer, false) }
 
 // floorCreateSyncDir: floorCreate plus an fsync of the directory after
-// each rename (open, fsync, close), as the receiver does.
+// each rename (open, fsync, close), as the receiver does with --sync.
 func floorCreateSyncDir(f *floorInput, answer io.Writer) error { return createFloor(f, answer, true) }
 
 func createFloor(f *floorInput, answer io.Writer, syncDir bool) error {
@@ -418,7 +423,7 @@ func measureReceiver(ctx context.Context, o options, sc scenario, dir string) (m
 		return measurement{}, err
 	}
 	input := render(o.n, func(i int) string { return sc.line(dir, i) })
-	c, _, err := startReceiver(ctx, o.receiver, o.receiverArgs()...)
+	c, _, err := startReceiver(ctx, o.receiver, append(o.receiverArgs(), sc.args...)...)
 	if err != nil {
 		return measurement{}, err
 	}

@@ -2,6 +2,7 @@ package file_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -72,6 +73,65 @@ func TestDirectoryChangesAreMarked(t *testing.T) {
 			if c.check != nil {
 				c.check(t, root)
 			}
+		})
+	}
+}
+
+// Creating a file: a new target is linked in place directly, anything in
+// the way is renamed over; a missing or non-directory parent is named in
+// the failure, whichever way the content comes.
+func TestCreatePaths(t *testing.T) {
+	cases := []struct {
+		name   string
+		setup  func(t *testing.T, root string)
+		path   string // relative to root
+		params string // YAML; @ROOT@ is the root
+		want   outcome
+		// exception, when set, is part of the answer's exception.
+		exception string
+		// entries is what root holds afterwards (see tree).
+		entries []string
+	}{
+		{name: "new file", path: "a", params: "{content: hi}", want: changed, entries: []string{"a=hi"}},
+		{name: "new empty file", path: "a", params: "{ensure: file}", want: changed, entries: []string{"a="}},
+		{name: "dangling symlink is replaced", path: "a", params: "{content: hi}", want: changed,
+			setup:   func(t *testing.T, root string) { require.NoError(t, os.Symlink(root+"/nowhere", root+"/a")) },
+			entries: []string{"a=hi"}},
+		{name: "validated new file", path: "a", params: "{content: hi, validate_cmd: '/bin/grep -q hi %'}", want: changed,
+			entries: []string{"a=hi"}},
+		{name: "new file from a source", path: "a", params: "{source: @ROOT@/src}", want: changed,
+			setup:   func(t *testing.T, root string) { mkTree(t, root, "src") },
+			entries: []string{"a=src", "src=src"}},
+		{name: "missing parent", path: "no/a", params: "{content: hi}", want: failed,
+			exception: "cannot create @ROOT@/no/a; parent directory @ROOT@/no does not exist"},
+		{name: "missing parent of an empty file", path: "no/a", params: "{ensure: file}", want: failed,
+			exception: "cannot create @ROOT@/no/a; parent directory @ROOT@/no does not exist"},
+		{name: "missing parent of a copy", path: "no/a", params: "{source: @ROOT@/src}", want: failed,
+			setup:     func(t *testing.T, root string) { mkTree(t, root, "src") },
+			exception: "cannot create @ROOT@/no/a; parent directory @ROOT@/no does not exist", entries: []string{"src=src"}},
+		{name: "parent is a file", path: "f/a", params: "{content: hi}", want: failed,
+			setup:     func(t *testing.T, root string) { mkTree(t, root, "f") },
+			exception: "cannot create @ROOT@/f/a; @ROOT@/f is not a directory", entries: []string{"f=f"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			if c.setup != nil {
+				c.setup(t, root)
+			}
+			e := newEngine(t)
+			res := apply(t, e, filepath.Join(root, c.path), strings.ReplaceAll(c.params, "@ROOT@", root))
+			require.Equal(t, c.want, outcomeOf(res), "%+v", res)
+			if c.exception != "" {
+				assert.Contains(t, res.Exception, strings.ReplaceAll(c.exception, "@ROOT@", root))
+			}
+			var got []string
+			for _, rel := range listDir(t, root) {
+				b, err := os.ReadFile(filepath.Join(root, rel))
+				require.NoError(t, err, "only regular files are left, no temp names")
+				got = append(got, rel+"="+string(b))
+			}
+			assert.Equal(t, c.entries, got)
 		})
 	}
 }

@@ -37,6 +37,9 @@ type posix struct {
 
 	fi   fs.FileInfo // nil: absent
 	kind string      // absent, file, directory, link, fifo, socket, ...
+	// stale: a Set changed the file since fi was read; the next Set
+	// reads it again (most changes are the only one: no lstat after them).
+	stale bool
 
 	meta    *source.Metadata // the source chosen, when there is one
 	metaErr error
@@ -544,6 +547,12 @@ func (p *posix) Set(ctx context.Context, c *applier.Change) error {
 		// owner and group lookups cached.
 		defer dropIDs(p.env)
 	}
+	if p.stale {
+		if err := p.stat(); err != nil {
+			return err
+		}
+		p.stale = false
+	}
 	var err error
 	switch c.Property {
 	case "ensure":
@@ -562,10 +571,8 @@ func (p *posix) Set(ctx context.Context, c *applier.Change) error {
 	default:
 		err = fmt.Errorf("%s cannot be set", c.Property)
 	}
-	if err != nil {
-		return err
-	}
-	return p.stat()
+	p.stale = true
+	return err
 }
 
 func (p *posix) setEnsure(ctx context.Context, c *applier.Change) error {
@@ -714,9 +721,23 @@ func (p *posix) newFileSpec() (writeSpec, error) {
 
 // createFile makes path a regular file with the desired content (empty
 // without content or source).
-func (p *posix) createFile(ctx context.Context, c *Content) error {
-	if err := p.checkParent(); err != nil {
-		return err
+func (p *posix) createFile(ctx context.Context, c *Content) (err error) {
+	if p.kind == "absent" {
+		if c != nil && !c.Inline {
+			// Before fetching anything.
+			if err := p.checkParent(); err != nil {
+				return err
+			}
+		} else {
+			// Only when the write fails (saves a stat per new file).
+			defer func() {
+				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+					if perr := p.checkParent(); perr != nil {
+						err = perr
+					}
+				}
+			}()
+		}
 	}
 	if err := p.refuseDirectory("file"); err != nil {
 		return err

@@ -33,6 +33,12 @@ func openTemp(dir, base string) (*os.File, string, error) {
 	return f, f.Name(), nil
 }
 
+// linkTemp gives an unnamed temp file the name path, failing with EEXIST
+// if path exists (whatever it is: a dangling symlink is not followed).
+func linkTemp(f *os.File, path string) error {
+	return linkat("/proc/self/fd/"+strconv.Itoa(int(f.Fd())), path)
+}
+
 // nameTemp gives an unnamed temp file a hidden name in dir.
 func nameTemp(f *os.File, dir, base string) (string, error) {
 	src := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))

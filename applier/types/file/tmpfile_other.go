@@ -15,6 +15,10 @@ func openTemp(dir, base string) (*os.File, string, error) {
 	return f, f.Name(), nil
 }
 
+func linkTemp(f *os.File, path string) error {
+	return errors.New("unnamed temp files are not supported here")
+}
+
 func nameTemp(f *os.File, dir, base string) (string, error) {
 	return "", errors.New("unnamed temp files are not supported here")
 }

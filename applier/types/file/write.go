@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pippet/pippet/applier"
@@ -35,13 +36,14 @@ type writeSpec struct {
 // writeAtomic installs the bytes fill writes at ws.path: they go to an
 // unnamed (O_TMPFILE) or hidden temp file in ws.dir that gets its owner
 // and mode on the open descriptor, is fsynced, optionally validated, named
-// and renamed over the target. On any error the target is untouched and
-// the temp file is gone; a process killed mid-write leaves at most an
-// unnamed inode the kernel reclaims. The data is durable before the
-// rename, so a crash leaves the old file or the new one, never a part;
-// the rename itself becomes durable when the directory is fsynced, which
-// ws.dirs decides (nil: at once, before writeAtomic returns; deferred:
-// at its owner's next Flush).
+// and renamed over the target (or, when no target exists, linked as the
+// target itself: one step, nothing to rename). On any error the target is
+// untouched and the temp file is gone; a process killed mid-write leaves
+// at most an unnamed inode the kernel reclaims. The data is durable before
+// the rename (or link), so a crash leaves the old file or the new one,
+// never a part; the new name itself becomes durable when the directory is
+// fsynced, which ws.dirs decides (nil: at once, before writeAtomic
+// returns; deferred: at its owner's next Flush).
 func writeAtomic(ctx context.Context, ws writeSpec, fill func(io.Writer) error) (err error) {
 	f, named, err := openTemp(ws.dir, filepath.Base(ws.path))
 	if err != nil {
@@ -70,6 +72,24 @@ func writeAtomic(ctx context.Context, ws writeSpec, fill func(io.Writer) error) 
 	}
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("fsync temp file: %w", err)
+	}
+	if tmp == "" && ws.validate == "" && ws.mtime.IsZero() {
+		// Nothing left to do to the file before it is in place: when
+		// the target does not exist, the unnamed file is linked as the
+		// target itself, no temp name nor rename needed (a file that
+		// appeared meanwhile, or a symlink, makes it EEXIST: renamed over).
+		err := linkTemp(f, ws.path)
+		if err == nil {
+			cerr := f.Close()
+			f = nil
+			if cerr != nil {
+				return fmt.Errorf("close %s: %w", ws.path, cerr)
+			}
+			return ws.dirs.Mark(filepath.Dir(ws.path))
+		}
+		if !errors.Is(err, syscall.EEXIST) {
+			return fmt.Errorf("link temp file to %s: %w", ws.path, err)
+		}
 	}
 	if tmp == "" {
 		if tmp, err = nameTemp(f, ws.dir, filepath.Base(ws.path)); err != nil {
