@@ -22,6 +22,9 @@ type Engine struct {
 	env *Env
 	// prov caches per-provider confinement verdicts (*ProviderSpec → *provInfo).
 	prov sync.Map
+	// order caches each type's statically suitable providers by preference
+	// (*Type → []*ProviderSpec).
+	order sync.Map
 	// spare holds *Resource values done with, whose maps the next request
 	// reuses.
 	spare sync.Pool

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"sort"
 	"strings"
 )
 
@@ -124,8 +125,14 @@ func (e *Engine) SelectProvider(r *Resource) (*ProviderSpec, error) {
 		}
 		return p, nil
 	}
-	var best *ProviderSpec
-	bestScore := -1
+	// The statically suitable providers, best default first: the first of
+	// them whose commands and files are present wins, so the common case
+	// checks one provider's dynamic confines, not every provider's.
+	for _, p := range e.preference(t) {
+		if dynamicConfine(&p.Confine, e.env) == "" {
+			return p, nil
+		}
+	}
 	var reasons []string
 	for _, p := range t.Providers {
 		if why := e.Suitable(p); why != "" {
@@ -133,14 +140,26 @@ func (e *Engine) SelectProvider(r *Resource) (*ProviderSpec, error) {
 				why = p.Name + ": " + why
 			}
 			reasons = append(reasons, why)
-			continue
-		}
-		if s := e.info(p).score; s > bestScore {
-			best, bestScore = p, s
 		}
 	}
-	if best == nil {
-		return nil, fmt.Errorf("no suitable provider for %s: %s", capitalise(t.Name), strings.Join(reasons, "; "))
+	return nil, fmt.Errorf("no suitable provider for %s: %s", capitalise(t.Name), strings.Join(reasons, "; "))
+}
+
+// preference lists t's providers that facts and features allow, the one
+// whose Defaults match the facts best first, ties in declaration order.
+// Neither facts nor features change while the process runs, so the list
+// is made once per type.
+func (e *Engine) preference(t *Type) []*ProviderSpec {
+	if v, ok := e.order.Load(t); ok {
+		return v.([]*ProviderSpec)
 	}
-	return best, nil
+	var list []*ProviderSpec
+	for _, p := range t.Providers {
+		if e.info(p).static == "" {
+			list = append(list, p)
+		}
+	}
+	sort.SliceStable(list, func(i, j int) bool { return e.info(list[i]).score > e.info(list[j]).score })
+	e.order.Store(t, list)
+	return list
 }

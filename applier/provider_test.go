@@ -174,3 +174,27 @@ func TestLoadFactsHere(t *testing.T) {
 	assert.NotEmpty(t, f["os.family"])
 	assert.Equal(t, f["os.family"], f["osfamily"])
 }
+
+// TestSelectProviderSeesNewFiles: the order of preference is cached, but
+// commands and files are looked for on every request, since an earlier
+// resource may have installed them.
+func TestSelectProviderSeesNewFiles(t *testing.T) {
+	later := filepath.Join(t.TempDir(), "installed-later")
+	best := mock.NewProvider(nil).Spec("best")
+	best.Confine = applier.Confine{Files: []string{later}}
+	best.Defaults = map[string][]string{"os.family": {"Debian"}}
+	fallback := mock.NewProvider(nil).Spec("fallback")
+	ty := widgetType(mock.NewProvider(nil))
+	ty.Providers = []*applier.ProviderSpec{fallback, best}
+	e := applier.NewEngine(applier.NewRegistry(), &applier.Env{Facts: applier.Facts{"os.family": "Debian"}, Features: map[string]bool{"posix": true}})
+	r, err := ty.NewResource("/a", nil, false)
+	require.NoError(t, err)
+
+	got, err := e.SelectProvider(r)
+	require.NoError(t, err)
+	assert.Equal(t, "fallback", got.Name, "the default's file is missing")
+	require.NoError(t, os.WriteFile(later, nil, 0o644))
+	got, err = e.SelectProvider(r)
+	require.NoError(t, err)
+	assert.Equal(t, "best", got.Name, "the default once its file exists")
+}

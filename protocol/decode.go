@@ -75,6 +75,7 @@ type Decoder struct {
 	params     map[string]any
 	id         []byte
 	buf, spare []byte // the JSON scanner's string buffers
+	scratch    []byte // for quoted YAML values with escapes
 }
 
 const (
@@ -90,7 +91,9 @@ func (d *Decoder) DecodeLine(line []byte, req *Request) error {
 		d.params = nil
 	}
 	clear(d.params)
-	line = bytes.TrimRight(line, "\r\n")
+	for n := len(line); n > 0 && (line[n-1] == '\n' || line[n-1] == '\r'); n-- {
+		line = line[:n-1]
+	}
 	if err := checkBytes(line); err != nil {
 		return err
 	}
@@ -120,7 +123,9 @@ func (d *Decoder) parseParams(src []byte) (map[string]any, error) {
 	if d.params == nil {
 		d.params = make(map[string]any, 8)
 	}
-	if m, ok := fastParamsInto(src, d.params); ok {
+	m, ok := fastParamsInto(src, d.params, &d.scratch)
+	d.scratch = keptBuf(d.scratch)
+	if ok {
 		return m, nil
 	}
 	clear(d.params)

@@ -46,6 +46,12 @@ func TestAppendString(t *testing.T) {
 		{"bad\xffutf8\xc3", `"bad\ufffdutf8\ufffd"`},
 		{"\u2028\u2029", `"\u2028\u2029"`},
 		{"<html>&", `"<html>&"`},
+		// Longer strings go eight bytes at a time: specials in and
+		// across words.
+		{"File[/srv/app/conf/a.conf]", `"File[/srv/app/conf/a.conf]"`},
+		{"0123456\"89abcde\\ghijklmn\n", `"0123456\"89abcde\\ghijklmn\n"`},
+		{"01234567\x0189abcdef\xffgh", `"01234567\u000189abcdef\ufffdgh"`},
+		{"Could not evaluate é in File[/a]: \u2028 x", `"Could not evaluate é in File[/a]: \u2028 x"`},
 	}
 	for _, tt := range tests {
 		got := AppendString(nil, tt.in)

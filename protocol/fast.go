@@ -19,12 +19,15 @@ import (
 // grammar, and for any value the general path would refuse, so that the
 // general path decides and reports. FuzzParseParams checks both agree.
 func fastParams(src []byte) (m map[string]any, ok bool) {
-	return fastParamsInto(src, nil)
+	var scratch []byte
+	return fastParamsInto(src, nil, &scratch)
 }
 
 // fastParamsInto is fastParams filling m (empty, or nil for a new map).
 // When it declines, m may hold some entries: the caller clears it.
-func fastParamsInto(src []byte, m map[string]any) (map[string]any, bool) {
+// *scratch is where quoted values with escapes are put together; it is
+// left emptied, grown as they needed.
+func fastParamsInto(src []byte, m map[string]any, scratch *[]byte) (map[string]any, bool) {
 	if m == nil {
 		m = make(map[string]any, 4)
 	}
@@ -37,9 +40,9 @@ func fastParamsInto(src []byte, m map[string]any) (map[string]any, bool) {
 		ok      bool
 	)
 	if i < len(src) && src[i] == '{' {
-		entries, ok = fastFlow(src, i+1, m)
+		entries, ok = fastFlow(src, i+1, m, scratch)
 	} else {
-		entries, ok = fastBlock(src, m)
+		entries, ok = fastBlock(src, m, scratch)
 	}
 	// The general path counts the mapping, every key and every value.
 	if !ok || 1+2*entries > MaxParamsValues {
@@ -50,7 +53,7 @@ func fastParamsInto(src []byte, m map[string]any) (map[string]any, bool) {
 
 // fastFlow reads the flow mapping whose '{' is before i into m and
 // returns its number of entries.
-func fastFlow(src []byte, i int, m map[string]any) (int, bool) {
+func fastFlow(src []byte, i int, m map[string]any, scratch *[]byte) (int, bool) {
 	i = skipSpaces(src, i)
 	if i < len(src) && src[i] == '}' {
 		return 0, skipSpaces(src, i+1) == len(src)
@@ -60,7 +63,7 @@ func fastFlow(src []byte, i int, m map[string]any) (int, bool) {
 		if !ok {
 			return 0, false
 		}
-		val, j, ok := fastValue(src, j, true)
+		val, j, ok := fastValue(src, j, true, scratch)
 		if !ok {
 			return 0, false
 		}
@@ -82,7 +85,7 @@ func fastFlow(src []byte, i int, m map[string]any) (int, bool) {
 
 // fastBlock reads "key: value" lines starting in column 0, and literal
 // block scalars whose lines are all indented alike.
-func fastBlock(src []byte, m map[string]any) (int, bool) {
+func fastBlock(src []byte, m map[string]any, scratch *[]byte) (int, bool) {
 	i, n := 0, 0
 	for i < len(src) {
 		key, j, ok := fastKey(src, i)
@@ -92,7 +95,7 @@ func fastBlock(src []byte, m map[string]any) (int, bool) {
 		n++
 		j = skipSpaces(src, j)
 		if j < len(src) && src[j] == '|' {
-			val, next, ok := fastLiteral(src, j)
+			val, next, ok := fastLiteral(src, j, scratch)
 			if !ok {
 				return 0, false
 			}
@@ -100,7 +103,7 @@ func fastBlock(src []byte, m map[string]any) (int, bool) {
 			i = next
 			continue
 		}
-		val, j, ok := fastValue(src, j, false)
+		val, j, ok := fastValue(src, j, false, scratch)
 		if !ok {
 			return 0, false
 		}
@@ -138,14 +141,14 @@ func fastKey(src []byte, i int) (string, int, bool) {
 
 // fastValue reads one scalar at i: in flow context a plain value ends
 // before spaces and ',' or '}', in block context at the end of the line.
-func fastValue(src []byte, i int, flow bool) (any, int, bool) {
+func fastValue(src []byte, i int, flow bool, scratch *[]byte) (any, int, bool) {
 	if i >= len(src) {
 		return nil, 0, false
 	}
 	switch c := src[i]; {
 	case c == '\'':
-		var sb []byte // set on the first escape, to a stack buffer unless big
-		var stack [256]byte
+		var sb []byte // the value so far, from the first escape on
+		escaped := false
 		i++
 		start := i
 		for {
@@ -156,18 +159,19 @@ func fastValue(src []byte, i int, flow bool) (any, int, bool) {
 			b := src[i]
 			if b == '\'' {
 				if i+1 < len(src) && src[i+1] == '\'' {
-					if sb == nil {
-						sb = stack[:0]
+					if !escaped {
+						sb, escaped = (*scratch)[:0], true
 					}
 					sb = append(sb, src[start:i+1]...)
 					i += 2
 					start = i
 					continue
 				}
-				if sb == nil {
+				if !escaped {
 					return internQuoted(src[start:i]), i + 1, true
 				}
 				sb = append(sb, src[start:i]...)
+				*scratch = sb[:0]
 				return string(sb), i + 1, true
 			}
 			n, ok := printable(src, i)
@@ -177,8 +181,8 @@ func fastValue(src []byte, i int, flow bool) (any, int, bool) {
 			i += n
 		}
 	case c == '"':
-		var sb []byte // set on the first escape, to a stack buffer unless big
-		var stack [256]byte
+		var sb []byte // the value so far, from the first escape on
+		escaped := false
 		i++
 		start := i
 		for {
@@ -189,10 +193,11 @@ func fastValue(src []byte, i int, flow bool) (any, int, bool) {
 			b := src[i]
 			switch b {
 			case '"':
-				if sb == nil {
+				if !escaped {
 					return internQuoted(src[start:i]), i + 1, true
 				}
 				sb = append(sb, src[start:i]...)
+				*scratch = sb[:0]
 				return string(sb), i + 1, true
 			case '\\':
 				if i+1 >= len(src) {
@@ -212,8 +217,8 @@ func fastValue(src []byte, i int, flow bool) (any, int, bool) {
 				default:
 					return nil, 0, false
 				}
-				if sb == nil {
-					sb = stack[:0]
+				if !escaped {
+					sb, escaped = (*scratch)[:0], true
 				}
 				sb = append(sb, src[start:i]...)
 				sb = append(sb, e)
@@ -282,7 +287,7 @@ func printable(src []byte, i int) (int, bool) {
 // line's indentation, empty lines (no spaces) among them; it ends at a
 // line in column 0 or the end of the document. It declines leading empty
 // lines, lines of only spaces, tabs and anything not printable.
-func fastLiteral(src []byte, i int) (string, int, bool) {
+func fastLiteral(src []byte, i int, scratch *[]byte) (string, int, bool) {
 	i++
 	chomp := byte(0)
 	if i < len(src) && (src[i] == '-' || src[i] == '+') {
@@ -301,7 +306,7 @@ func fastLiteral(src []byte, i int) (string, int, bool) {
 	if indent == 0 {
 		return "", 0, false // empty block, or one starting with an empty line
 	}
-	var text []byte
+	text := (*scratch)[:0]
 	breaks := 0 // line breaks not yet written (trailing empty lines)
 	for i < len(src) {
 		if src[i] == '\n' {
@@ -353,5 +358,6 @@ func fastLiteral(src []byte, i int) (string, int, bool) {
 			text = append(text, '\n')
 		}
 	}
+	*scratch = text[:0]
 	return string(text), i, true
 }

@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/binary"
 	"math/bits"
+	"unicode/utf8"
 )
 
 // Scanning eight bytes at a time: a line or a document is mostly runs of
@@ -50,6 +51,26 @@ func skipPrintableASCII(b []byte, i int, q byte) int {
 		i += 8
 	}
 	for i < len(b) && b[i] >= 0x20 && b[i] < 0x7f && b[i] != q && b[i] != '\\' {
+		i++
+	}
+	return i
+}
+
+// skipJSONSafe returns the index of the first byte of s at or after i that
+// a JSON string cannot hold as it is: '"', '\\', a control byte or any
+// byte of a multi-byte character (which then needs checking); len(s) if
+// there is none.
+func skipJSONSafe(s string, i int) int {
+	for i+8 <= len(s) {
+		t := s[i : i+8] // (one bounds check; the loads below combine)
+		w := uint64(t[0]) | uint64(t[1])<<8 | uint64(t[2])<<16 | uint64(t[3])<<24 |
+			uint64(t[4])<<32 | uint64(t[5])<<40 | uint64(t[6])<<48 | uint64(t[7])<<56
+		if m := (w | hasByte(w, '"') | hasByte(w, '\\') | hasBelow(w, 0x20)) & msb; m != 0 {
+			return i + bits.TrailingZeros64(m)/8
+		}
+		i += 8
+	}
+	for i < len(s) && s[i] >= 0x20 && s[i] < utf8.RuneSelf && s[i] != '"' && s[i] != '\\' {
 		i++
 	}
 	return i

@@ -35,6 +35,14 @@ func TestSWARScansAgreeWithBytewise(t *testing.T) {
 			t.Fatalf("case %d: skipJSONPlain(%q, %d) = %d, want %d", n, b, from, got, want)
 		}
 
+		safe := from
+		for safe < len(b) && b[safe] >= 0x20 && b[safe] < 0x80 && b[safe] != '"' && b[safe] != '\\' {
+			safe++
+		}
+		if got := skipJSONSafe(string(b), from); got != safe {
+			t.Fatalf("case %d: skipJSONSafe(%q, %d) = %d, want %d", n, b, from, got, safe)
+		}
+
 		q := []byte{'"', '\'', '\n'}[n%3]
 		stop := from
 		for stop < len(b) && b[stop] >= 0x20 && b[stop] < 0x7f && b[stop] != q && b[stop] != '\\' {

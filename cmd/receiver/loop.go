@@ -199,9 +199,13 @@ func readLines(in io.Reader, max int, free <-chan []byte, items chan<- lineItem,
 	for {
 		var buf []byte
 		select {
-		case buf = <-free:
-		case <-done:
-			return
+		case buf = <-free: // a buffer at hand: no select over done
+		default:
+			select {
+			case buf = <-free:
+			case <-done:
+				return
+			}
 		}
 		it := readLine(r, buf, max)
 		if cap(it.line) > bigLine {
@@ -214,8 +218,12 @@ func readLines(in io.Reader, max int, free <-chan []byte, items chan<- lineItem,
 		}
 		select {
 		case items <- it:
-		case <-done:
-			return
+		default:
+			select {
+			case items <- it:
+			case <-done:
+				return
+			}
 		}
 		if it.err != nil {
 			return

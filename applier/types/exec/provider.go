@@ -25,7 +25,9 @@ type provider struct {
 	cred  *syscall.Credential
 	// credErr: the user or group could not be resolved.
 	credErr error
-	vars    []string
+	// vars is the command's environment, made on first use (a resource
+	// whose creates or checks say it is in sync never needs it).
+	vars []string
 }
 
 var errNotRoot = errors.New("Only root can execute commands as other users")
@@ -42,7 +44,6 @@ func newProvider(shell bool) func(r *applier.Resource, env *applier.Env) (applie
 		// An account that does not exist (yet) fails the resource when it
 		// is evaluated, as in Puppet.
 		p.cred, p.credErr = cred, err
-		p.vars = p.environ()
 		return p, nil
 	}
 }
@@ -110,6 +111,14 @@ func lookupGroup(name string) (*user.Group, error) {
 		return nil, fmt.Errorf("no such group '%s'", name)
 	}
 	return g, nil
+}
+
+// environment returns environ's result, made once per resource.
+func (p *provider) environment() []string {
+	if p.vars == nil {
+		p.vars = p.environ()
+	}
+	return p.vars
 }
 
 // environ is the receiver's environment minus HOME, USER and LOGNAME,
@@ -201,7 +210,7 @@ func (p *provider) exec(ctx context.Context, c any) (outcome, error) {
 	p.env.Logger().Debug(p.r.Ref() + ": executing " + commandString(c))
 	return run(ctx, &spec{
 		argv:    args,
-		env:     p.vars,
+		env:     p.environment(),
 		dir:     dir,
 		cred:    p.cred,
 		timeout: time.Duration(timeout * float64(time.Second)),
