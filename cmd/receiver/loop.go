@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -42,20 +43,37 @@ type loopConfig struct {
 	Dirs *applier.DirSync
 }
 
-// readAhead is how many lines the reader goroutine may read before the
-// loop has answered them: with a stream of requests the reader and the
-// loop then run side by side instead of waking each other for every line.
-const readAhead = 64
+// Read-ahead: the reader goroutine hands lines over in batches of what
+// its input buffer already holds, so that with a stream of requests the
+// reader and the loop run side by side and meet once per batch (one
+// channel operation, at most one wake-up) instead of once per line; a line
+// that arrives alone is handed over at once. At most readAhead batches are
+// read before the loop has answered them.
+const (
+	readAhead = 4
+	// batchLines and batchBytes end a batch: this many lines, or this
+	// many bytes (plus the line that went over).
+	batchLines = 128
+	batchBytes = 16 << 10
+)
 
-// bigLine is the buffer size above which a line counts as big: only one
-// big line is read ahead at a time, so read-ahead holds at most two lines
-// of --max-line bytes (one in the loop, one waiting), not readAhead of them.
+// bigLine is the buffer size above which a batch counts as big (it holds a
+// line of more than about bigLine-batchBytes bytes): only one big batch
+// is read ahead at a time, so read-ahead holds at most two lines of
+// --max-line bytes (one in the loop, one waiting), not readAhead of them.
 const bigLine = 64 << 10
+
+// lineBatch is lines read together by the reader goroutine.
+type lineBatch struct {
+	buf   []byte     // the lines, back to back
+	items []lineItem // in order; an error, if any, is the last
+	big   bool       // cap(buf) is over bigLine: give the big token back
+}
 
 // lineItem is one line read by the reader goroutine.
 type lineItem struct {
-	big     bool   // the line's buffer is over bigLine: give the big token back
-	line    []byte // the line without its newline; a buffer from free
+	line    []byte // the line without its newline, in its batch's buf
+	off     int    // where line starts in buf
 	tooLong int64  // > 0: the line (this many bytes) was longer than MaxLine and discarded
 	err     error  // io.EOF at the end of input, or the read error
 }
@@ -106,14 +124,14 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 		}
 	}()
 
-	free := make(chan []byte, readAhead)
+	free := make(chan *lineBatch, readAhead)
 	for range readAhead {
-		free <- make([]byte, 0, 4096)
+		free <- &lineBatch{buf: make([]byte, 0, 8<<10), items: make([]lineItem, 0, batchLines)}
 	}
-	items := make(chan lineItem, readAhead)
+	batches := make(chan *lineBatch, readAhead)
 	bigTok := make(chan struct{}, 1)
 	bigTok <- struct{}{}
-	go readLines(in, cfg.MaxLine, free, items, bigTok, done)
+	go readLines(in, cfg.MaxLine, free, batches, bigTok, done)
 
 	l := &loop{cfg: cfg, app: app}
 	if l.cfg.Decode == nil {
@@ -121,24 +139,41 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 	}
 	// Whatever ends the loop, the changes answered are made durable first.
 	defer cfg.Dirs.Flush(context.WithoutCancel(ctx))
-	spare := make([][]byte, 0, readAhead)
-	var ans []byte
+	var (
+		ans  []byte
+		cur  *lineBatch // the batch being answered
+		next int        // its next line
+	)
 	if cfg.Banner {
 		if _, err := io.WriteString(out, protocol.Banner); err != nil {
 			return exitOutput
 		}
 	}
 	for {
-		var it lineItem
-		select {
-		case it = <-items: // read ahead: no need to watch stop (checked below)
-		default:
-			select {
-			case <-stop:
-				return exitOK
-			case it = <-items:
+		if cur == nil || next == len(cur.items) {
+			if cur != nil {
+				// Done with it: back to the reader before waiting.
+				if cur.big {
+					cur.buf = make([]byte, 0, 8<<10) // don't keep a huge buffer around
+					free <- cur
+					bigTok <- struct{}{}
+				} else {
+					free <- cur
+				}
 			}
+			select {
+			case cur = <-batches: // read ahead: no need to watch stop (checked below)
+			default:
+				select {
+				case <-stop:
+					return exitOK
+				case cur = <-batches:
+				}
+			}
+			next = 0
 		}
+		it := cur.items[next]
+		next++
 		if it.err != nil {
 			if errors.Is(it.err, io.EOF) {
 				return exitOK
@@ -148,14 +183,6 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 		}
 		l.lineNo++
 		res, answer := l.handle(applyCtx, it)
-		if !it.big {
-			// Buffers go back in batches (below): one wake-up of a
-			// waiting reader per batch, not per line.
-			spare = append(spare, it.line[:0])
-		} else {
-			free <- make([]byte, 0, 4096) // don't keep a huge buffer around
-			bigTok <- struct{}{}
-		}
 		if answer {
 			ans = l.encode(ans[:0], &res)
 			if _, err := out.Write(ans); err != nil {
@@ -163,15 +190,7 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 				return exitOutput
 			}
 		}
-		if len(spare) >= readAhead/2 || len(items) == 0 {
-			// A batch, or the loop is about to wait for the reader (which
-			// may be waiting for a buffer): give the buffers back.
-			for _, b := range spare {
-				free <- b
-			}
-			spare = spare[:0]
-		}
-		flushDirs(ctx, cfg.Dirs, len(items) == 0)
+		flushDirs(ctx, cfg.Dirs, next == len(cur.items) && len(batches) == 0)
 		select {
 		case <-stop:
 			return exitOK
@@ -191,61 +210,88 @@ func sigName(s os.Signal) string {
 	return s.String()
 }
 
-// readLines reads lines into buffers taken from free and sends them on
-// items, until an error (io.EOF included), which it sends last. A big line
-// is sent only with the big token, which the loop returns when done with it.
-func readLines(in io.Reader, max int, free <-chan []byte, items chan<- lineItem, bigTok <-chan struct{}, done <-chan struct{}) {
+// readLines reads lines into batches taken from free and sends them on
+// batches, until an error (io.EOF included), which ends the last batch. A
+// batch takes the lines the input buffer already holds whole, up to
+// batchLines or batchBytes; a big batch is sent only with the big token,
+// which the loop returns when done with it.
+func readLines(in io.Reader, max int, free <-chan *lineBatch, batches chan<- *lineBatch, bigTok <-chan struct{}, done <-chan struct{}) {
 	r := bufio.NewReaderSize(in, 64<<10)
 	for {
-		var buf []byte
+		var b *lineBatch
 		select {
-		case buf = <-free: // a buffer at hand: no select over done
+		case b = <-free: // one at hand: no select over done
 		default:
 			select {
-			case buf = <-free:
+			case b = <-free:
 			case <-done:
 				return
 			}
 		}
-		it := readLine(r, buf, max)
-		if cap(it.line) > bigLine {
+		b.buf, b.items, b.big = b.buf[:0], b.items[:0], false
+		var err error
+		for {
+			var it lineItem
+			it, b.buf = readLine(r, b.buf, max)
+			b.items = append(b.items, it)
+			if err = it.err; err != nil ||
+				len(b.items) == batchLines || len(b.buf) >= batchBytes || !lineWaiting(r) {
+				break
+			}
+		}
+		for i := range b.items { // buf may have moved as it grew
+			it := &b.items[i]
+			it.line = b.buf[it.off : it.off+len(it.line)]
+		}
+		if cap(b.buf) > bigLine {
 			select {
 			case <-bigTok:
-				it.big = true
+				b.big = true
 			case <-done:
 				return
 			}
 		}
 		select {
-		case items <- it:
+		case batches <- b:
 		default:
 			select {
-			case items <- it:
+			case batches <- b:
 			case <-done:
 				return
 			}
 		}
-		if it.err != nil {
+		if err != nil {
 			return
 		}
 	}
 }
 
-// readLine reads one line into buf without holding more than max+2 bytes
+// lineWaiting reports whether r's buffer holds the whole next line, so
+// that reading it cannot block.
+func lineWaiting(r *bufio.Reader) bool {
+	n := r.Buffered()
+	if n == 0 {
+		return false
+	}
+	p, _ := r.Peek(n)
+	return bytes.IndexByte(p, '\n') >= 0
+}
+
+// readLine appends one line to buf without holding more than max+2 bytes
 // of it (the line, CR, LF): a longer line is read to its end and dropped,
 // and reported by its length. A last line without a newline is a line;
-// io.EOF comes after it.
-func readLine(r *bufio.Reader, buf []byte, max int) lineItem {
-	buf = buf[:0]
+// io.EOF comes after it. The item's line is in the returned buf, at off.
+func readLine(r *bufio.Reader, buf []byte, max int) (lineItem, []byte) {
+	off := len(buf)
 	var total int64
 	long := false
 	for {
 		frag, err := r.ReadSlice('\n')
 		total += int64(len(frag))
 		if !long {
-			if len(buf)+len(frag) > max+2 { // the line, CR, LF
+			if len(buf)-off+len(frag) > max+2 { // the line, CR, LF
 				long = true
-				buf = buf[:0]
+				buf = buf[:off]
 			} else {
 				buf = append(buf, frag...)
 			}
@@ -253,27 +299,30 @@ func readLine(r *bufio.Reader, buf []byte, max int) lineItem {
 		if errors.Is(err, bufio.ErrBufferFull) {
 			continue
 		}
+		line := buf[off:]
 		if err != nil && !errors.Is(err, io.EOF) {
-			return lineItem{line: buf, err: fmt.Errorf("line of %d bytes: %w", total, err)}
+			return lineItem{line: line, off: off, err: fmt.Errorf("line of %d bytes: %w", total, err)}, buf
 		}
 		if err != nil && total == 0 {
-			return lineItem{line: buf, err: io.EOF}
+			return lineItem{line: line, off: off, err: io.EOF}, buf
 		}
-		if n := len(buf); n > 0 && buf[n-1] == '\n' {
-			buf = buf[:n-1]
+		if n := len(line); n > 0 && line[n-1] == '\n' {
+			line = line[:n-1]
+			buf = buf[:len(buf)-1]
 		}
 		// A CR before the newline does not count against the limit.
-		if !long && len(buf) > max && !(len(buf) == max+1 && buf[max] == '\r') {
+		if !long && len(line) > max && !(len(line) == max+1 && line[max] == '\r') {
 			long = true
-			buf = buf[:0]
+			buf = buf[:off]
+			line = buf[off:]
 		}
 		if long {
 			if len(frag) > 0 && frag[len(frag)-1] == '\n' {
 				total--
 			}
-			return lineItem{line: buf, tooLong: total}
+			return lineItem{line: line, off: off, tooLong: total}, buf
 		}
-		return lineItem{line: buf}
+		return lineItem{line: line, off: off}, buf
 	}
 }
 

@@ -6,9 +6,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -336,39 +338,101 @@ func TestLoopReadError(t *testing.T) {
 	assert.Contains(t, logs.String(), "Error: reading stdin: line of 0 bytes: disk on fire")
 }
 
+// startReader runs readLines over in as runLoop does, with n batches.
+func startReader(t *testing.T, in io.Reader, n int) (free chan *lineBatch, batches chan *lineBatch, bigTok chan struct{}) {
+	free = make(chan *lineBatch, n)
+	for range n {
+		free <- &lineBatch{}
+	}
+	batches = make(chan *lineBatch, n)
+	bigTok = make(chan struct{}, 1)
+	bigTok <- struct{}{}
+	done := make(chan struct{})
+	t.Cleanup(func() { close(done) })
+	go readLines(in, 1<<20, free, batches, bigTok, done)
+	return free, batches, bigTok
+}
+
+func batchLinesOf(b *lineBatch) []string {
+	var ls []string
+	for _, it := range b.items {
+		if it.err != nil {
+			ls = append(ls, "error: "+it.err.Error())
+			continue
+		}
+		ls = append(ls, string(it.line))
+	}
+	return ls
+}
+
 // Read-ahead holds at most one big line beyond the one the loop has: the
 // reader waits for the big token before handing over another.
 func TestReadAheadBoundsBigLines(t *testing.T) {
 	big := strings.Repeat("x", 2*bigLine)
 	in := strings.NewReader(big + "\n" + big + "\n" + big + "\nsmall\n")
-	free := make(chan []byte, 8)
-	for range 8 {
-		free <- make([]byte, 0, 16)
-	}
-	items := make(chan lineItem, 8)
-	bigTok := make(chan struct{}, 1)
-	bigTok <- struct{}{}
-	done := make(chan struct{})
-	defer close(done)
-	go readLines(in, 1<<20, free, items, bigTok, done)
+	_, batches, bigTok := startReader(t, in, 8)
 
-	first := <-items
+	first := <-batches
 	assert.True(t, first.big)
-	assert.Len(t, first.line, 2*bigLine)
+	require.Len(t, first.items, 1)
+	assert.Len(t, first.items[0].line, 2*bigLine)
 	select {
-	case it := <-items:
-		t.Fatalf("a second big line was read ahead (%d bytes) before the first was done", len(it.line))
+	case b := <-batches:
+		t.Fatalf("a second big line was read ahead (%d bytes) before the first was done", len(b.buf))
 	case <-time.After(100 * time.Millisecond):
 	}
 	bigTok <- struct{}{} // the loop is done with the first
-	second := <-items
+	second := <-batches
 	assert.True(t, second.big)
 	bigTok <- struct{}{}
-	third := <-items
+	third := <-batches
 	assert.True(t, third.big)
-	small := <-items
+	small := <-batches
 	assert.False(t, small.big)
-	assert.Equal(t, "small", string(small.line))
+	assert.Equal(t, []string{"small"}, batchLinesOf(small)[:1])
+}
+
+// A batch takes the lines the input already holds, up to batchLines, and
+// never waits for more: a line that arrives alone is handed over alone.
+func TestReadAheadBatches(t *testing.T) {
+	inR, inW := io.Pipe()
+	free, batches, _ := startReader(t, inR, 2)
+	var many strings.Builder
+	for i := range batchLines + 3 {
+		fmt.Fprintf(&many, "line %d\r\n", i)
+	}
+	go func() { _, _ = io.WriteString(inW, many.String()) }()
+	b := <-batches
+	got := batchLinesOf(b)
+	require.Len(t, got, batchLines)
+	assert.Equal(t, "line 0\r", got[0], "the CR is the decoder's to drop")
+	assert.Equal(t, fmt.Sprintf("line %d\r", batchLines-1), got[batchLines-1])
+	free <- b
+	b = <-batches
+	assert.Equal(t, []string{fmt.Sprintf("line %d\r", batchLines), fmt.Sprintf("line %d\r", batchLines+1),
+		fmt.Sprintf("line %d\r", batchLines+2)}, batchLinesOf(b))
+	free <- b
+
+	// One line, then nothing yet: handed over without waiting.
+	go func() { _, _ = io.WriteString(inW, "alone\n") }()
+	b = <-batches
+	assert.Equal(t, []string{"alone"}, batchLinesOf(b))
+	free <- b
+
+	// A line split across writes, then the end of input without a newline.
+	go func() {
+		_, _ = io.WriteString(inW, "spl")
+		time.Sleep(20 * time.Millisecond)
+		_, _ = io.WriteString(inW, "it\nlast")
+		inW.Close()
+	}()
+	var rest []string
+	for !slices.ContainsFunc(rest, func(l string) bool { return strings.HasPrefix(l, "error:") }) {
+		b = <-batches
+		rest = append(rest, batchLinesOf(b)...)
+		free <- b
+	}
+	assert.Equal(t, []string{"split", "last", "error: EOF"}, rest)
 }
 
 // A signal, then the parent context ending: the loop ends once, cleanly.
@@ -471,17 +535,24 @@ func TestReadLine(t *testing.T) {
 			r := bufio.NewReaderSize(strings.NewReader(tt.in), 16)
 			var lines []string
 			var long []int64
+			// Lines go after each other in one buffer, as in a batch.
+			buf := []byte("before")
+			var joined string
 			for {
-				it := readLine(r, nil, max)
+				var it lineItem
+				it, buf = readLine(r, buf, max)
 				if it.err != nil {
 					require.ErrorIs(t, it.err, io.EOF)
 					break
 				}
+				assert.Equal(t, string(it.line), string(buf[it.off:it.off+len(it.line)]))
 				lines = append(lines, string(it.line))
 				long = append(long, it.tooLong)
+				joined += string(it.line)
 			}
 			assert.Equal(t, tt.lines, lines)
 			assert.Equal(t, tt.tooLong, long)
+			assert.Equal(t, "before"+joined, string(buf), "only the lines, back to back")
 		})
 	}
 }
