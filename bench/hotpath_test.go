@@ -34,7 +34,6 @@ func BenchmarkProtocol(b *testing.B) {
 	}{{"json-flow", jsonLine}, {"legacy-flow", legacyLine}, {"json-block", blockLine}} {
 		b.Run(c.name, func(b *testing.B) {
 			var (
-				dec protocol.Decoder
 				req protocol.Request
 				out []byte
 			)

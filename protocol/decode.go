@@ -62,11 +62,11 @@ func DecodeLine(line []byte, req *Request) error {
 
 // Decoder decodes request lines as DecodeLine does, reusing its memory from
 // one line to the next: the Params mapping (cleared first) and ID of the
-// request it fills, and its scratch buffers. So what it puts in a Request
-// is only valid until its next DecodeLine: the caller, and the Applier it
-// hands the request to, must not keep req.Params or req.ID (values inside
-// Params are not reused and may be kept). The zero Decoder is ready; it is
-// not safe for concurrent use.
+// request it fills (and a DecodeError's ID), and its scratch buffers. So
+// what it puts in a Request is only valid until its next DecodeLine: the
+// caller, and the Applier it hands the request to, must not keep req.Params
+// or req.ID (values inside Params are not reused and may be kept). The
+// zero Decoder is ready; it is not safe for concurrent use.
 //
 // Memory kept between lines stays small: a mapping of more than
 // maxKeptEntries entries or a buffer over maxKeptBuf bytes, left by an

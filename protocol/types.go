@@ -30,6 +30,13 @@
 // builds a tree; the fuzz target FuzzParseParams holds it to the general
 // path's answers.
 //
+// A Decoder decodes a stream of lines as the receiver loop does, reusing
+// the Params mapping and its buffers from line to line, so that a line
+// costs only the strings it holds; an Applier must therefore not keep a
+// request after answering it. Scans over plain bytes (the UTF-8 and
+// control check, JSON strings, quoted YAML values, answer strings) go
+// eight bytes at a time (swar.go).
+//
 // # Limits
 //
 // Nothing a line holds can cost more than bounded work: nesting is at most
