@@ -62,7 +62,8 @@ func DecodeLine(line []byte, req *Request) error {
 
 // Decoder decodes request lines as DecodeLine does, reusing its memory from
 // one line to the next: the Params mapping (cleared first) and ID of the
-// request it fills (and a DecodeError's ID), and its scratch buffers. So
+// request it fills (and a DecodeError's ID), its scratch buffers, and a
+// small cache of short strings repeated from line to line. So
 // what it puts in a Request is only valid until its next DecodeLine: the
 // caller, and the Applier it hands the request to, must not keep req.Params
 // or req.ID (values inside Params are not reused and may be kept). The
@@ -74,8 +75,8 @@ func DecodeLine(line []byte, req *Request) error {
 type Decoder struct {
 	params     map[string]any
 	id         []byte
-	buf, spare []byte // the JSON scanner's string buffers
-	scratch    []byte // for quoted YAML values with escapes
+	buf, spare []byte    // the JSON scanner's string buffers
+	fast       fastState // the fast path's buffer and string cache
 }
 
 const (
@@ -123,8 +124,11 @@ func (d *Decoder) parseParams(src []byte) (map[string]any, error) {
 	if d.params == nil {
 		d.params = make(map[string]any, 8)
 	}
-	m, ok := fastParamsInto(src, d.params, &d.scratch)
-	d.scratch = keptBuf(d.scratch)
+	if d.fast.cache == nil {
+		d.fast.cache = new(valueCache)
+	}
+	m, ok := fastParamsInto(src, d.params, &d.fast)
+	d.fast.buf = keptBuf(d.fast.buf)
 	if ok {
 		return m, nil
 	}

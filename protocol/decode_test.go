@@ -3,6 +3,7 @@ package protocol
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -222,4 +223,74 @@ func TestDecoderReuseAgreesWithDecodeLine(t *testing.T) {
 	big := ptr(many.String())
 	assert.Equal(t, p1, big, "the big document fills the reused mapping")
 	assert.NotEqual(t, big, ptr(small), "then the grown mapping is dropped")
+}
+
+// BenchmarkDecoder: one Decoder over a stream of lines, as the receiver
+// decodes them: values unique to each line (a path), and values repeated
+// from line to line (owner, group, an attribute no table knows).
+func BenchmarkDecoder(b *testing.B) {
+	for _, c := range []struct {
+		name string
+		line func(i int) string
+	}{
+		{"file-content", func(i int) string {
+			return fmt.Sprintf(`{"type":"file","title":"/srv/d/f%d","params":"{ensure: file, mode: '0644', content: \"hello %d\\n\"}"}`, i, i)
+		}},
+		{"exec-creates", func(i int) string {
+			return fmt.Sprintf(`{"type":"exec","title":"/bin/true %d","params":"{creates: /srv/d/f%d}"}`, i, i)
+		}},
+		{"dir-owner", func(i int) string {
+			return fmt.Sprintf(`{"type":"file","title":"/srv/d/d%d","params":"{ensure: directory, owner: deploy, group: www-data, mode: '0750', seltype: httpd_sys_content_t}"}`, i)
+		}},
+	} {
+		lines := make([][]byte, 1000)
+		for i := range lines {
+			lines[i] = []byte(c.line(i))
+		}
+		b.Run(c.name, func(b *testing.B) {
+			var (
+				d   Decoder
+				req Request
+			)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				if err := d.DecodeLine(lines[i%len(lines)], &req); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// The Decoder's string cache hands back what decoding afresh gives, for
+// values of every kind whose texts collide in its few slots, and a value
+// repeated from line to line costs no allocation.
+func TestDecoderCache(t *testing.T) {
+	values := []string{"deploy", "'deploy'", "\"deploy\"", "0644", "'0644'", "yes", "'yes'", "~", "1_000",
+		"www-data", "/srv/app", "'/srv/app'", "0x1F", "12.5", ".inf", "other"}
+	var d Decoder
+	var req Request
+	for i := range 3 * cacheSlots * len(values) {
+		v := values[i%len(values)]
+		if i%7 == 0 {
+			v = fmt.Sprintf("v%d", i) // one-off values, pushing others out
+		}
+		line := fmt.Sprintf(`{"type":"file","title":"/t","params":"{k%d: %s, owner: %s}"}`, i%5, v, v)
+		var want Request
+		wantErr := DecodeLine([]byte(line), &want)
+		gotErr := d.DecodeLine([]byte(line), &req)
+		require.Equal(t, errText(wantErr), errText(gotErr), line)
+		require.Equal(t, want, req, line)
+	}
+
+	line := []byte(`{"type":"file","title":"/srv/d","params":"{ensure: directory, owner: deploy, group: www-data, seltype: httpd_sys_content_t}"}`)
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := d.DecodeLine(line, &req); err != nil {
+			t.Fatal(err)
+		}
+	})
+	assert.Equal(t, 1.0, allocs, "only the title is a new string")
+	assert.Equal(t, map[string]any{"ensure": "directory", "owner": "deploy", "group": "www-data", "seltype": "httpd_sys_content_t"}, req.Params)
 }

@@ -18,16 +18,22 @@ import (
 // general path. It answers ok=false for anything outside that narrow
 // grammar, and for any value the general path would refuse, so that the
 // general path decides and reports. FuzzParseParams checks both agree.
+// fastState is what the fast path reuses from one document to the next:
+// the buffer quoted values with escapes are put together in, and a small
+// cache of short strings (nil: none).
+type fastState struct {
+	buf   []byte
+	cache *valueCache
+}
+
 func fastParams(src []byte) (m map[string]any, ok bool) {
-	var scratch []byte
-	return fastParamsInto(src, nil, &scratch)
+	var st fastState
+	return fastParamsInto(src, nil, &st)
 }
 
 // fastParamsInto is fastParams filling m (empty, or nil for a new map).
 // When it declines, m may hold some entries: the caller clears it.
-// *scratch is where quoted values with escapes are put together; it is
-// left emptied, grown as they needed.
-func fastParamsInto(src []byte, m map[string]any, scratch *[]byte) (map[string]any, bool) {
+func fastParamsInto(src []byte, m map[string]any, st *fastState) (map[string]any, bool) {
 	if m == nil {
 		m = make(map[string]any, 4)
 	}
@@ -40,9 +46,9 @@ func fastParamsInto(src []byte, m map[string]any, scratch *[]byte) (map[string]a
 		ok      bool
 	)
 	if i < len(src) && src[i] == '{' {
-		entries, ok = fastFlow(src, i+1, m, scratch)
+		entries, ok = fastFlow(src, i+1, m, st)
 	} else {
-		entries, ok = fastBlock(src, m, scratch)
+		entries, ok = fastBlock(src, m, st)
 	}
 	// The general path counts the mapping, every key and every value.
 	if !ok || 1+2*entries > MaxParamsValues {
@@ -53,17 +59,17 @@ func fastParamsInto(src []byte, m map[string]any, scratch *[]byte) (map[string]a
 
 // fastFlow reads the flow mapping whose '{' is before i into m and
 // returns its number of entries.
-func fastFlow(src []byte, i int, m map[string]any, scratch *[]byte) (int, bool) {
+func fastFlow(src []byte, i int, m map[string]any, st *fastState) (int, bool) {
 	i = skipSpaces(src, i)
 	if i < len(src) && src[i] == '}' {
 		return 0, skipSpaces(src, i+1) == len(src)
 	}
 	for n := 1; ; n++ {
-		key, j, ok := fastKey(src, i)
+		key, j, ok := fastKey(src, i, st)
 		if !ok {
 			return 0, false
 		}
-		val, j, ok := fastValue(src, j, true, scratch)
+		val, j, ok := fastValue(src, j, true, st)
 		if !ok {
 			return 0, false
 		}
@@ -85,17 +91,17 @@ func fastFlow(src []byte, i int, m map[string]any, scratch *[]byte) (int, bool) 
 
 // fastBlock reads "key: value" lines starting in column 0, and literal
 // block scalars whose lines are all indented alike.
-func fastBlock(src []byte, m map[string]any, scratch *[]byte) (int, bool) {
+func fastBlock(src []byte, m map[string]any, st *fastState) (int, bool) {
 	i, n := 0, 0
 	for i < len(src) {
-		key, j, ok := fastKey(src, i)
+		key, j, ok := fastKey(src, i, st)
 		if !ok || i > 0 && src[i-1] != '\n' {
 			return 0, false
 		}
 		n++
 		j = skipSpaces(src, j)
 		if j < len(src) && src[j] == '|' {
-			val, next, ok := fastLiteral(src, j, scratch)
+			val, next, ok := fastLiteral(src, j, st)
 			if !ok {
 				return 0, false
 			}
@@ -103,7 +109,7 @@ func fastBlock(src []byte, m map[string]any, scratch *[]byte) (int, bool) {
 			i = next
 			continue
 		}
-		val, j, ok := fastValue(src, j, false, scratch)
+		val, j, ok := fastValue(src, j, false, st)
 		if !ok {
 			return 0, false
 		}
@@ -123,7 +129,7 @@ func fastBlock(src []byte, m map[string]any, scratch *[]byte) (int, bool) {
 // fastKey reads [A-Za-z_][A-Za-z0-9_]* then optional spaces, ':' and at
 // least one space, or ':' at the end of the line in block context (which
 // fastValue then declines).
-func fastKey(src []byte, i int) (string, int, bool) {
+func fastKey(src []byte, i int, st *fastState) (string, int, bool) {
 	ks := i
 	for i < len(src) && (isAlpha(src[i]) || src[i] == '_' || (i > ks && isDigit(src[i]))) {
 		i++
@@ -131,7 +137,7 @@ func fastKey(src []byte, i int) (string, int, bool) {
 	if i == ks {
 		return "", 0, false
 	}
-	key := internKey(src[ks:i])
+	key := st.key(src[ks:i])
 	i = skipSpaces(src, i)
 	if i+1 >= len(src) || src[i] != ':' || src[i+1] != ' ' {
 		return "", 0, false
@@ -141,7 +147,7 @@ func fastKey(src []byte, i int) (string, int, bool) {
 
 // fastValue reads one scalar at i: in flow context a plain value ends
 // before spaces and ',' or '}', in block context at the end of the line.
-func fastValue(src []byte, i int, flow bool, scratch *[]byte) (any, int, bool) {
+func fastValue(src []byte, i int, flow bool, st *fastState) (any, int, bool) {
 	if i >= len(src) {
 		return nil, 0, false
 	}
@@ -160,7 +166,7 @@ func fastValue(src []byte, i int, flow bool, scratch *[]byte) (any, int, bool) {
 			if b == '\'' {
 				if i+1 < len(src) && src[i+1] == '\'' {
 					if !escaped {
-						sb, escaped = (*scratch)[:0], true
+						sb, escaped = st.buf[:0], true
 					}
 					sb = append(sb, src[start:i+1]...)
 					i += 2
@@ -168,10 +174,10 @@ func fastValue(src []byte, i int, flow bool, scratch *[]byte) (any, int, bool) {
 					continue
 				}
 				if !escaped {
-					return internQuoted(src[start:i]), i + 1, true
+					return st.quoted(src[start:i]), i + 1, true
 				}
 				sb = append(sb, src[start:i]...)
-				*scratch = sb[:0]
+				st.buf = sb[:0]
 				return string(sb), i + 1, true
 			}
 			n, ok := printable(src, i)
@@ -194,10 +200,10 @@ func fastValue(src []byte, i int, flow bool, scratch *[]byte) (any, int, bool) {
 			switch b {
 			case '"':
 				if !escaped {
-					return internQuoted(src[start:i]), i + 1, true
+					return st.quoted(src[start:i]), i + 1, true
 				}
 				sb = append(sb, src[start:i]...)
-				*scratch = sb[:0]
+				st.buf = sb[:0]
 				return string(sb), i + 1, true
 			case '\\':
 				if i+1 >= len(src) {
@@ -218,7 +224,7 @@ func fastValue(src []byte, i int, flow bool, scratch *[]byte) (any, int, bool) {
 					return nil, 0, false
 				}
 				if !escaped {
-					sb, escaped = (*scratch)[:0], true
+					sb, escaped = st.buf[:0], true
 				}
 				sb = append(sb, src[start:i]...)
 				sb = append(sb, e)
@@ -253,11 +259,8 @@ func fastValue(src []byte, i int, flow bool, scratch *[]byte) (any, int, bool) {
 			}
 			break
 		}
-		if v, ok := internPlain(src[vs:end]); ok {
-			return v, end, true
-		}
-		v, err := resolvePlain(string(src[vs:end]))
-		if err != nil {
+		v, ok := st.plain(src[vs:end])
+		if !ok {
 			return nil, 0, false
 		}
 		return v, end, true
@@ -287,7 +290,7 @@ func printable(src []byte, i int) (int, bool) {
 // line's indentation, empty lines (no spaces) among them; it ends at a
 // line in column 0 or the end of the document. It declines leading empty
 // lines, lines of only spaces, tabs and anything not printable.
-func fastLiteral(src []byte, i int, scratch *[]byte) (string, int, bool) {
+func fastLiteral(src []byte, i int, st *fastState) (string, int, bool) {
 	i++
 	chomp := byte(0)
 	if i < len(src) && (src[i] == '-' || src[i] == '+') {
@@ -306,7 +309,7 @@ func fastLiteral(src []byte, i int, scratch *[]byte) (string, int, bool) {
 	if indent == 0 {
 		return "", 0, false // empty block, or one starting with an empty line
 	}
-	text := (*scratch)[:0]
+	text := st.buf[:0]
 	breaks := 0 // line breaks not yet written (trailing empty lines)
 	for i < len(src) {
 		if src[i] == '\n' {
@@ -358,6 +361,6 @@ func fastLiteral(src []byte, i int, scratch *[]byte) (string, int, bool) {
 			text = append(text, '\n')
 		}
 	}
-	*scratch = text[:0]
+	st.buf = text[:0]
 	return string(text), i, true
 }
