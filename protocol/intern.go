@@ -191,7 +191,8 @@ func (st *fastState) quoted(b []byte) any {
 }
 
 // plain resolves a plain scalar by Psych's rules (resolvePlain); ok is
-// false when the general path must decide.
+// false when the general path must decide. (Its values are immutable
+// scalars, string, int64, float64, bool or nil, so sharing them is safe.)
 func (st *fastState) plain(b []byte) (any, bool) {
 	if v, ok := internPlain(b); ok {
 		return v, true

@@ -31,9 +31,10 @@
 // path's answers.
 //
 // A Decoder decodes a stream of lines as the receiver loop does, reusing
-// the Params mapping and its buffers from line to line, so that a line
-// costs only the strings it holds; an Applier must therefore not keep a
-// request after answering it. Scans over plain bytes (the UTF-8 and
+// the Params mapping and its buffers from line to line, and sharing short
+// keys and values repeated from line to line (fixed tables in intern.go,
+// then a small bounded cache), so that a line costs only the strings new
+// to it; an Applier must therefore not keep a request after answering it. Scans over plain bytes (the UTF-8 and
 // control check, JSON strings, quoted YAML values, answer strings) go
 // eight bytes at a time (swar.go).
 //
