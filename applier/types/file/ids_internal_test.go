@@ -57,3 +57,23 @@ func TestIDCacheDroppedWhenDatabaseChanges(t *testing.T) {
 		})
 	}
 }
+
+func TestLexicallyClean(t *testing.T) {
+	for _, p := range []string{"/", "/a", "/a/b", "/a/b.c", "/a/.b", "/a/..b", "/a/b..", "/.a", "//", "/a/", "/a//b",
+		"/a/./b", "/a/../b", "/a/.", "/a/..", "/.", "/..", "/./a", "/../a", "/a/b/", "/...", "/a/.../b"} {
+		assert.Equal(t, filepath.Clean(p) == p, lexicallyClean(p), "%q", p)
+	}
+	// Every absolute path of up to 8 bytes over "/", "a" and ".".
+	var walk func(p string)
+	walk = func(p string) {
+		if filepath.Clean(p) == p != lexicallyClean(p) {
+			t.Errorf("%q: Clean says clean=%v", p, filepath.Clean(p) == p)
+		}
+		if len(p) < 8 {
+			for _, c := range []string{"/", "a", "."} {
+				walk(p + c)
+			}
+		}
+	}
+	walk("/")
+}

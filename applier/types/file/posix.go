@@ -36,6 +36,7 @@ type posix struct {
 	path string
 
 	fi   fs.FileInfo // nil: absent
+	st   statInfo    // what the first stat fills (fi points to it)
 	kind string      // absent, file, directory, link, fifo, socket, ...
 	// stale: a Set changed the file since fi was read; the next Set
 	// reads it again (most changes are the only one: no lstat after them).
@@ -126,13 +127,14 @@ func (p *posix) follow() bool { return p.r.String("links") == "follow" }
 
 // stat reads the file's current state: lstat, or stat when links follow.
 func (p *posix) stat() error {
-	var fi fs.FileInfo
-	var err error
-	if p.follow() {
-		fi, err = os.Stat(p.path)
-	} else {
-		fi, err = os.Lstat(p.path)
+	// The first read fills the provider's own statInfo; a later one (after
+	// a change) a new one, so a FileInfo handed out before stays as read.
+	st := &p.st
+	if p.fi != nil {
+		st = new(statInfo)
 	}
+	var fi fs.FileInfo = st
+	err := lstatInto(p.path, p.follow(), st)
 	switch {
 	case err == nil:
 	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
