@@ -25,7 +25,7 @@ type Engine struct {
 	// order caches each type's statically suitable providers by preference
 	// (*Type → []*ProviderSpec).
 	order sync.Map
-	// spare holds *Resource values done with, whose maps the next request
+	// spare holds *Resource values done with, whose slots the next request
 	// reuses.
 	spare sync.Pool
 }
