@@ -74,25 +74,9 @@ func mungeAttr(a *Attr, raw any) (any, error) {
 	}
 	switch l := raw.(type) {
 	case []any:
-		out := make([]any, len(l))
-		for i, e := range l {
-			v, err := mungeOne(a, e)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = v
-		}
-		return out, nil
+		return mungeList(a, l)
 	case []string:
-		out := make([]any, len(l))
-		for i, e := range l {
-			v, err := mungeOne(a, e)
-			if err != nil {
-				return nil, err
-			}
-			out[i] = v
-		}
-		return out, nil
+		return mungeList(a, l)
 	default:
 		v, err := mungeOne(a, raw)
 		if err != nil {
@@ -100,6 +84,19 @@ func mungeAttr(a *Attr, raw any) (any, error) {
 		}
 		return []any{v}, nil
 	}
+}
+
+// mungeList munges each element of an array attribute's value.
+func mungeList[E any](a *Attr, l []E) ([]any, error) {
+	out := make([]any, len(l))
+	for i, e := range l {
+		v, err := mungeOne(a, e)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
 }
 
 // scalarString renders a decoded scalar the way YAML wrote it; ok is false

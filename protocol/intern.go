@@ -166,12 +166,7 @@ func (st *fastState) key(b []byte) string {
 	if st.cache == nil || len(b) > cacheMaxLen {
 		return string(b)
 	}
-	e, hit := st.cache.slot('k', b)
-	if !hit {
-		s := string(b)
-		*e = cacheSlot{kind: 'k', text: s, v: s}
-	}
-	return e.text
+	return st.cachedString('k', b).text
 }
 
 // quoted returns the value of a quoted string without escapes.
@@ -182,12 +177,19 @@ func (st *fastState) quoted(b []byte) any {
 	if st.cache == nil || len(b) > cacheMaxLen {
 		return string(b)
 	}
-	e, hit := st.cache.slot('q', b)
+	return st.cachedString('q', b).v
+}
+
+// cachedString returns the cache slot holding b as a string of this kind,
+// filling it on a miss: its text, and the same string boxed once (v), so
+// a repeated key or value costs neither a string nor an interface value.
+func (st *fastState) cachedString(kind byte, b []byte) *cacheSlot {
+	e, hit := st.cache.slot(kind, b)
 	if !hit {
 		s := string(b)
-		*e = cacheSlot{kind: 'q', text: s, v: s}
+		*e = cacheSlot{kind: kind, text: s, v: s}
 	}
-	return e.v
+	return e
 }
 
 // plain resolves a plain scalar by Psych's rules (resolvePlain); ok is

@@ -82,8 +82,10 @@ func ftype(fi fs.FileInfo) string {
 // a file that doesn't exist yet. They are then managed like given ones: an
 // existing file whose content is right gets a mode change.
 func (p *posix) copySourcePermissions(ctx context.Context) error {
-	sp := p.r.String("source_permissions")
-	if !p.r.Given("source") || !(sp == "use" || sp == "use_when_creating" && p.fi == nil) {
+	if !p.r.Given("source") {
+		return nil
+	}
+	if sp := p.r.String("source_permissions"); !(sp == "use" || sp == "use_when_creating" && p.fi == nil) {
 		return nil
 	}
 	m, err := p.sourceMeta(ctx)
