@@ -83,7 +83,7 @@ func TestNewResource(t *testing.T) {
 				assert.True(t, r.Noop)
 				assert.Equal(t, slog.LevelInfo, r.LogLevel)
 				assert.Equal(t, []string{"alias", "audit", "before", "notify", "require", "schedule", "stage", "subscribe", "tag"}, r.Ignored)
-				assert.False(t, r.Has("tag"))
+				assert.False(t, r.Declares("tag"), "metaparameters are not attributes")
 			}},
 		{name: "provider parameter", title: "/a", params: map[string]any{"provider": "mem"},
 			check: func(t *testing.T, r *applier.Resource) { assert.Equal(t, "mem", r.Value("provider")) }},
@@ -192,7 +192,6 @@ func TestResourceSlots(t *testing.T) {
 		{"label", "label of /a", true, false}, // computed default
 		{"tags", nil, false, false},           // declared, unset
 		{"provider", nil, false, false},       // the implicit parameter, unset
-		{"undeclared", nil, false, false},     // not an attribute at all
 	}
 	for _, c := range cases {
 		v, ok := r.Get(c.attr)
@@ -209,7 +208,19 @@ func TestResourceSlots(t *testing.T) {
 	r.SetGiven("tags", []any{"x"})
 	assert.True(t, r.Given("tags"))
 	assert.Equal(t, []string{"x"}, r.Strings("tags"))
-	assert.PanicsWithValue(t, `Widget[/a]: no attribute named "nope" to set`, func() { r.Set("nope", 1) })
+	// A name the type does not declare is a programming error in every
+	// accessor: a typo must not read as "unset".
+	const undeclared = `Widget[/a]: no attribute named "nope": the type does not declare it`
+	for name, f := range map[string]func(){
+		"Set": func() { r.Set("nope", 1) }, "SetGiven": func() { r.SetGiven("nope", 1) },
+		"Get": func() { r.Get("nope") }, "Value": func() { r.Value("nope") }, "Has": func() { r.Has("nope") },
+		"Given": func() { r.Given("nope") }, "String": func() { r.String("nope") }, "Bool": func() { r.Bool("nope") },
+		"Int": func() { r.Int("nope") }, "Strings": func() { r.Strings("nope") },
+	} {
+		assert.PanicsWithValue(t, undeclared, f, name)
+	}
+	assert.False(t, r.Declares("nope"))
+	assert.True(t, r.Declares("provider"))
 
 	// Another type with other slots reusing r's storage, as the engine's
 	// pool does: nothing of the widget survives.
@@ -222,5 +233,5 @@ func TestResourceSlots(t *testing.T) {
 	assert.Equal(t, "g", g.Name())
 	assert.False(t, g.Has("ensure"), "ensure was the widget's, not the gadget's")
 	assert.False(t, g.Given("ensure"))
-	assert.False(t, g.Has("colour"))
+	assert.False(t, g.Declares("colour"), "colour was the widget's")
 }

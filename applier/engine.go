@@ -153,6 +153,15 @@ func (e *Engine) Converge(ctx context.Context, r *Resource, p Provider) protocol
 	// t (and the Result in it) stays on the stack: no allocation per request.
 	t := &txn{e: e, ctx: ctx, r: r, p: p, res: protocol.Result{Resource: ref, Noop: r.Noop}}
 	res := &t.res
+	if rs, ok := p.(Resolver); ok {
+		if err := rs.Resolve(ctx); err != nil {
+			res.Failed = true
+			res.Exception = fmt.Sprintf("Could not evaluate %s: %v", ref, err)
+			return *res
+		}
+	}
+	// From here on desired values are settled: Get only reads.
+	r.frozen = true
 	cur := &r.cur
 	cur.reset(ix, ref)
 	if err := p.Get(ctx, cur); err != nil {

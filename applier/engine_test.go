@@ -297,3 +297,71 @@ func TestState(t *testing.T) {
 	var zero applier.State
 	assert.Nil(t, zero.Value("size"), "the zero State is empty")
 }
+
+// resolving is a provider whose desired size depends on "the system": its
+// Resolve sets it, and its Get may (wrongly) try to set it too.
+type resolving struct {
+	*mock.Provider
+	r          *applier.Resource
+	resolveErr error
+	setInGet   bool
+}
+
+func (p *resolving) Resolve(ctx context.Context) error {
+	p.Calls = append(p.Calls, "resolve")
+	if p.resolveErr != nil {
+		return p.resolveErr
+	}
+	if !p.r.Given("size") {
+		p.r.Set("size", int64(7))
+	}
+	return nil
+}
+
+func (p *resolving) Get(ctx context.Context, cur *applier.State) error {
+	if p.setInGet {
+		p.r.Set("size", int64(9))
+	}
+	return p.Provider.Get(ctx, cur)
+}
+
+// The contract's order: Resolve, then Get, then Set; desired values are
+// settled before Get, and a Get that sets one is an error answer.
+func TestResolverContract(t *testing.T) {
+	cases := []struct {
+		name       string
+		resolveErr error
+		setInGet   bool
+		want       func(t *testing.T, got protocol.Result, p *resolving)
+	}{
+		{name: "resolve sets a desired value", want: func(t *testing.T, got protocol.Result, p *resolving) {
+			require.False(t, got.Failed, got.Exception)
+			require.Len(t, got.Events, 1)
+			assert.Equal(t, int64(7), got.Events[0].Desired)
+			assert.Equal(t, []string{"resolve", "get", "set size", "flush"}, p.CallLog())
+		}},
+		{name: "resolve fails", resolveErr: errors.New("source unreachable"), want: func(t *testing.T, got protocol.Result, p *resolving) {
+			assert.True(t, got.Failed)
+			assert.False(t, got.Error)
+			assert.Equal(t, "Could not evaluate Widget[/a]: source unreachable", got.Exception)
+			assert.Equal(t, []string{"resolve"}, p.CallLog(), "nothing read or changed after a failed Resolve")
+		}},
+		{name: "get sets a desired value", setInGet: true, want: func(t *testing.T, got protocol.Result, p *resolving) {
+			assert.True(t, got.Error)
+			assert.Contains(t, got.Exception, `"size" set after desired values were resolved`)
+			assert.Equal(t, []string{"resolve"}, p.CallLog(), "no change after the contract is broken")
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := &resolving{Provider: mock.NewProvider(map[string]any{"ensure": "present", "size": int64(3), "colour": "red"}), resolveErr: c.resolveErr, setInGet: c.setInGet}
+			typ := widgetType(p.Provider)
+			typ.Providers = []*applier.ProviderSpec{{Name: "mem", New: func(r *applier.Resource, _ *applier.Env) (applier.Provider, error) {
+				p.r = r
+				return p, nil
+			}}}
+			e, _ := newEngine(t, typ)
+			c.want(t, e.Apply(context.Background(), req("widget", "/a", map[string]any{"ensure": "present"})), p)
+		})
+	}
+}

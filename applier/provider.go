@@ -111,6 +111,10 @@ func (e *Engine) SelectProvider(r *Resource) (*ProviderSpec, error) {
 	if len(t.Providers) == 0 {
 		return nil, fmt.Errorf("type %s has no providers", t.Name)
 	}
+	if !r.Declares("provider") {
+		// The type's one built-in implementation (notify).
+		return t.Providers[0], nil
+	}
 	if name, ok := r.Value("provider").(string); ok && r.Given("provider") {
 		ix, err := t.index()
 		if err != nil {

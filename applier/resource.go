@@ -29,6 +29,9 @@ type Resource struct {
 	vals  []any   // munged values by slot
 	flags []uint8 // by slot: slotSet, slotGiven
 	cur   State   // the engine's storage for the provider's Get
+	// frozen: desired values may not change (the engine sets it while
+	// the provider's Get runs and after it: Get only reads).
+	frozen bool
 
 	ref string // cached Ref()
 }
@@ -89,6 +92,22 @@ func (r *Resource) slot(name string) int {
 	return r.ix.names.find(name)
 }
 
+// mustSlot is slot for the accessors: a name the type does not declare is
+// a programming error (a typo reads as "unset" otherwise), so it panics;
+// the engine turns the panic into an error answer naming the resource.
+func (r *Resource) mustSlot(name string) int {
+	s := r.slot(name)
+	if s < 0 {
+		panic(fmt.Sprintf("%s: no attribute named %q: the type does not declare it", r.Ref(), name))
+	}
+	return s
+}
+
+// Declares reports whether the resource's type declares an attribute
+// called name (the implicit `provider` parameter included). Code shared by
+// several types asks this before reading an attribute only some declare.
+func (r *Resource) Declares(name string) bool { return r.slot(name) >= 0 }
+
 // at returns slot s's value and whether it has one.
 func (r *Resource) at(s int) (any, bool) {
 	if r.flags[s]&slotSet == 0 {
@@ -106,13 +125,10 @@ func (r *Resource) Name() string {
 	return r.Title
 }
 
-// Get returns the attribute's value and whether it has one.
-func (r *Resource) Get(name string) (any, bool) {
-	if s := r.slot(name); s >= 0 {
-		return r.at(s)
-	}
-	return nil, false
-}
+// Get returns the attribute's value and whether it has one. Every
+// accessor (Get, Value, Has, Given, String, Bool, Int, Strings, Set)
+// panics on a name the type does not declare.
+func (r *Resource) Get(name string) (any, bool) { return r.at(r.mustSlot(name)) }
 
 // Value returns the attribute's value, nil when it has none.
 func (r *Resource) Value(name string) any { v, _ := r.Get(name); return v }
@@ -122,15 +138,14 @@ func (r *Resource) Has(name string) bool { _, ok := r.Get(name); return ok }
 
 // Given reports whether the request itself set the attribute (a default
 // or a value derived from the title does not count).
-func (r *Resource) Given(name string) bool {
-	s := r.slot(name)
-	return s >= 0 && r.flags[s]&slotGiven != 0
-}
+func (r *Resource) Given(name string) bool { return r.flags[r.mustSlot(name)]&slotGiven != 0 }
 
-// Set stores an already munged value for a declared attribute, as a
-// type's Validate or a provider does when one attribute decides another.
-// Setting an attribute the type does not declare is a programming error
-// and panics (the engine turns it into an error answer).
+// Set stores an already munged value for a declared attribute: in a
+// type's Validate, or in a provider's Resolve (see Resolver) when a desired
+// value depends on the system. Setting an attribute the type does not
+// declare, or setting one once the provider's Get has started (Get only
+// reads), is a programming error and panics (the engine turns it into an
+// error answer).
 func (r *Resource) Set(name string, v any) { r.set(name, v, 0) }
 
 // SetGiven is Set for a value that counts as given by the request, as
@@ -138,10 +153,10 @@ func (r *Resource) Set(name string, v any) { r.set(name, v, 0) }
 func (r *Resource) SetGiven(name string, v any) { r.set(name, v, slotGiven) }
 
 func (r *Resource) set(name string, v any, given uint8) {
-	s := r.slot(name)
-	if s < 0 {
-		panic(fmt.Sprintf("%s: no attribute named %q to set", r.Ref(), name))
+	if r.frozen {
+		panic(fmt.Sprintf("%s: %q set after desired values were resolved: only Type.Validate and Resolver.Resolve may set them", r.Ref(), name))
 	}
+	s := r.mustSlot(name)
 	r.vals[s] = v
 	r.flags[s] |= slotSet | given
 }

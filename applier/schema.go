@@ -108,15 +108,34 @@ type Type struct {
 }
 
 // Provider reads and changes one resource on the system.
+//
+// The engine drives it in a fixed order: Resolve (when the provider is a
+// Resolver), Get, then, for each property the attribute's InSync finds out
+// of sync, Set; then Flush (when a Flusher and a Set succeeded). Get only
+// reads: desired values are settled before it runs, and setting one from
+// Get panics.
 type Provider interface {
 	// Get reads the current value of the type's properties into cur. A
 	// property left unset is unknown and compared as absent. Ensurable
 	// types report "ensure"; a resource that does not exist reports
-	// "absent". cur belongs to the engine: don't keep it.
+	// "absent". Get decides nothing: whether a value is in sync is the
+	// attribute's InSync (a provider may report a value that InSync
+	// compares cheaply, such as a handle on a file's content). cur belongs
+	// to the engine: don't keep it.
 	Get(ctx context.Context, cur *State) error
 	// Set moves one property to c.Should. For ensure, creating brings every
 	// desired property with it. Set may rewrite c.Message.
 	Set(ctx context.Context, c *Change) error
+}
+
+// Resolver is a Provider some of whose desired values depend on the
+// system and are worked out before the current state is read: a file's
+// ensure from its source's kind, its mode from the source's permissions, a
+// group given by name resolved to its number. The engine calls Resolve
+// once, before Get; it is the one place a provider may Set desired values
+// on its resource. An error fails the resource (Could not evaluate ...).
+type Resolver interface {
+	Resolve(ctx context.Context) error
 }
 
 // Flusher is a Provider that collects changes in Set and applies them once.

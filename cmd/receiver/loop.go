@@ -206,6 +206,8 @@ func sigName(s os.Signal) string {
 		return "TERM"
 	case syscall.SIGINT:
 		return "INT"
+	case syscall.SIGHUP:
+		return "HUP"
 	}
 	return s.String()
 }

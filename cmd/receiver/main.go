@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/command"
 	_ "github.com/pippet/pippet/applier/types/all"
 	"github.com/pippet/pippet/protocol"
 )
@@ -143,11 +144,17 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	})
 
 	// A closed stdout must not kill us with SIGPIPE: the write fails with
-	// EPIPE and the loop ends quietly with exitOutput.
-	signal.Ignore(syscall.SIGPIPE)
+	// EPIPE and the loop ends quietly with exitOutput. The signal is
+	// caught, not ignored: an ignored disposition would survive exec into
+	// every command we run (`yes | head -1` would never end).
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	defer signal.Stop(pipe)
 	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
+	// Whatever ends the receiver, no command it started outlives it.
+	defer command.KillAll()
 
 	return runLoop(ctx, loopConfig{
 		MaxLine: o.maxLine,

@@ -363,13 +363,6 @@ func TestExecOutputBounded(t *testing.T) {
 	require.True(t, res.Failed)
 	assert.Contains(t, res.Exception, "END")
 	assert.Less(t, len(logs.String()), 80<<10, "logged output is bounded")
-
-	tl := &tail{max: 8}
-	tl.Write([]byte("abcdef"))
-	tl.Write([]byte("ghij"))
-	assert.Equal(t, "cdefghij", string(tl.buf))
-	tl.Write([]byte("0123456789"))
-	assert.Equal(t, "23456789", string(tl.buf))
 }
 
 func TestExecUserGroup(t *testing.T) {

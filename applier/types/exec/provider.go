@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/command"
 	"github.com/pippet/pippet/applier/cmdline"
 )
 
@@ -192,28 +193,28 @@ func (p *provider) argv(c any) ([]string, error) {
 }
 
 // exec runs one command with the resource's settings.
-func (p *provider) exec(ctx context.Context, c any) (outcome, error) {
+func (p *provider) exec(ctx context.Context, c any) (command.Result, error) {
 	if p.credErr != nil {
-		return outcome{}, p.credErr
+		return command.Result{}, p.credErr
 	}
 	args, err := p.argv(c)
 	if err != nil {
-		return outcome{}, err
+		return command.Result{}, err
 	}
 	dir := p.r.String("cwd")
 	if dir != "" {
 		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-			return outcome{}, fmt.Errorf("Working directory %s does not exist!", dir)
+			return command.Result{}, fmt.Errorf("Working directory %s does not exist!", dir)
 		}
 	}
 	timeout, _ := p.r.Value("timeout").(float64)
 	p.env.Logger().Debug(p.r.Ref() + ": executing " + commandString(c))
-	return run(ctx, &spec{
-		argv:    args,
-		env:     p.environment(),
-		dir:     dir,
-		cred:    p.cred,
-		timeout: time.Duration(timeout * float64(time.Second)),
+	return run(ctx, &command.Cmd{
+		Argv:    args,
+		Env:     p.environment(),
+		Dir:     dir,
+		Cred:    p.cred,
+		Timeout: time.Duration(timeout * float64(time.Second)),
 	})
 }
 
@@ -265,19 +266,19 @@ func (p *provider) checks(ctx context.Context) (bool, error) {
 		list, _ := p.r.Value(chk.name).([]any)
 		for _, c := range list {
 			o, err := p.exec(ctx, c)
-			for _, line := range strings.Split(strings.TrimRight(string(o.output), "\n"), "\n") {
+			for _, line := range strings.Split(strings.TrimRight(string(o.Output), "\n"), "\n") {
 				if line != "" {
 					log.Debug(ref + "/" + chk.name + ": " + line)
 				}
 			}
-			if errors.Is(err, errTimeout) {
+			if errors.Is(err, command.ErrTimeout) {
 				log.Error(ref + ": check '" + commandString(c) + "' exceeded timeout")
 				return false, nil
 			}
 			if err != nil {
 				return false, fmt.Errorf("check %s '%s': %w", chk.name, commandString(c), err)
 			}
-			if (o.code == 0) != chk.wantOK {
+			if (o.Code == 0) != chk.wantOK {
 				log.Debug(ref + ": not running because of failed check '" + chk.name + "'")
 				return false, nil
 			}
@@ -311,18 +312,18 @@ func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 		tries = 1
 	}
 	sleep, _ := p.r.Value("try_sleep").(float64)
-	var o outcome
+	var o command.Result
 	var err error
 	for try := int64(1); try <= tries; try++ {
 		if tries > 1 {
 			p.env.Logger().Debug(fmt.Sprintf("%s: try %d/%d", p.r.Ref(), try, tries))
 		}
 		o, err = p.exec(ctx, cmd)
-		if err != nil && !errors.Is(err, errTimeout) {
+		if err != nil && !errors.Is(err, command.ErrTimeout) {
 			return err
 		}
 		// A timeout ends the tries, as in Puppet.
-		if err != nil || accepted(o.code) {
+		if err != nil || accepted(o.Code) {
 			break
 		}
 		if try < tries && sleep > 0 {
@@ -333,20 +334,20 @@ func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 			}
 		}
 	}
-	ok := err == nil && accepted(o.code)
+	ok := err == nil && accepted(o.Code)
 	switch lo := p.r.String("logoutput"); {
 	case lo == "true", lo == "on_failure" && !ok:
-		p.logOutput(ctx, o.output)
+		p.logOutput(ctx, o.Output)
 	}
 	if err != nil {
-		if out := lastLines(o.output, 10); out != "" {
+		if out := lastLines(o.Output, 10); out != "" {
 			return fmt.Errorf("%w; last output:\n%s", err, out)
 		}
 		return err
 	}
 	if !ok {
-		msg := fmt.Sprintf("'%s' returned %d instead of one of [%s]", commandString(cmd), o.code, formatCodes(codes))
-		if out := lastLines(o.output, 10); out != "" {
+		msg := fmt.Sprintf("'%s' returned %d instead of one of [%s]", commandString(cmd), o.Code, formatCodes(codes))
+		if out := lastLines(o.Output, 10); out != "" {
 			msg += "; last output:\n" + out
 		}
 		return errors.New(msg)

@@ -148,14 +148,17 @@ func (p *posix) stat() error {
 	return nil
 }
 
-func (p *posix) Get(ctx context.Context, cur *applier.State) error {
+// Resolve settles the desired values a source decides: without ensure,
+// the source's kind is the desired kind (as Puppet's source does on
+// retrieve), and source_permissions copies its mode, owner and group.
+func (p *posix) Resolve(ctx context.Context) error {
+	if !p.r.Given("source") {
+		return nil
+	}
 	if err := p.stat(); err != nil {
 		return err
 	}
-	if !p.r.Given("ensure") && p.r.Given("source") && p.r.String("ensure") == "present" {
-		// As Puppet's source does on retrieve: without ensure, the
-		// source's kind is the desired kind (the engine reads ensure's
-		// desired value after Get).
+	if !p.r.Given("ensure") && p.r.String("ensure") == "present" {
 		m, err := p.sourceMeta(ctx)
 		if err != nil {
 			return err
@@ -164,7 +167,11 @@ func (p *posix) Get(ctx context.Context, cur *applier.State) error {
 			p.r.Set("ensure", m.Type)
 		}
 	}
-	if err := p.copySourcePermissions(ctx); err != nil {
+	return p.copySourcePermissions(ctx)
+}
+
+func (p *posix) Get(ctx context.Context, cur *applier.State) error {
+	if err := p.stat(); err != nil {
 		return err
 	}
 	cur.Set("ensure", kindValue(p.kind))

@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/command"
 	"github.com/pippet/pippet/applier/types/internal/parsedfile"
 )
 
@@ -374,21 +374,11 @@ func (p *parsed) remount(ctx context.Context) error {
 	return nil
 }
 
-// run executes a command and words a failure as Puppet does.
+// run executes a command through the shared runner; a failure is worded
+// as Puppet words it (Execution of 'umount /mnt' returned 32: ...).
 func run(ctx context.Context, name string, args ...string) error {
-	cmd := exec.CommandContext(ctx, name, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err := cmd.Run()
-	if err == nil {
-		return nil
-	}
-	line := strings.Join(append([]string{name}, args...), " ")
-	var ee *exec.ExitError
-	if errors.As(err, &ee) && ee.Exited() {
-		return fmt.Errorf("Execution of '%s' returned %d: %s", line, ee.ExitCode(), strings.TrimSpace(out.String()))
-	}
-	return fmt.Errorf("Execution of '%s' failed: %w", line, err)
+	_, err := command.Exec(ctx, append([]string{name}, args...)...)
+	return err
 }
 
 // isMounted reports whether something is mounted on dir, from the
@@ -404,11 +394,15 @@ func (p *parsed) isMounted(ctx context.Context, dir string) (bool, error) {
 		}
 		return false, nil
 	}
-	out, cerr := exec.CommandContext(ctx, "mount").Output()
+	var out bytes.Buffer
+	res, cerr := command.Run(ctx, &command.Cmd{Argv: []string{"mount"}, Stdout: &out})
+	if cerr == nil && res.Code != 0 {
+		cerr = &command.ExitError{Argv: []string{"mount"}, Code: res.Code, Output: command.LastLines(res.Output, 10)}
+	}
 	if cerr != nil {
 		return false, fmt.Errorf("listing mounts: %w (and %w)", err, cerr)
 	}
-	for _, line := range strings.Split(string(out), "\n") {
+	for _, line := range strings.Split(out.String(), "\n") {
 		if m := mountLineRe.FindStringSubmatch(line); m != nil && m[1] == dir {
 			return true, nil
 		}

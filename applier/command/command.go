@@ -1,0 +1,333 @@
+// Package command runs the system's tools for every type: exec's
+// commands, mount(8), useradd(8), crontab(1), apt-get, init scripts,
+// validate_cmd. One runner, so every command gets the same guarantees:
+//
+//   - Bounded output. Combined stdout and stderr are kept to their last
+//     MaxOutput bytes (64 KiB by default), however much the command prints;
+//     a caller that wants stdout whole (a listing it parses) passes its own
+//     Stdout writer and bounds it itself.
+//   - Bounded time. Timeout, or the context, ends the command: its whole
+//     process group gets SIGTERM, then SIGKILL a second later. Output is
+//     read until the command exits (plus a short drain), so a background
+//     grandchild holding the pipe never blocks the caller.
+//   - Nothing outlives the receiver. Each command runs in its own session
+//     (so its process group can be killed as one) with SIGKILL as its
+//     parent-death signal, and every group still running is known: KillAll,
+//     which the receiver calls whenever it exits, ends them all, and a
+//     watchdog process (see watchdog.go) ends them when the receiver is
+//     killed outright.
+//   - Clean signal dispositions. A command starts with default signal
+//     handling whatever the receiver ignores (the receiver must not ignore
+//     SIGPIPE: an ignored disposition survives exec).
+//
+// Failures are worded as Puppet words them: Execution of '/usr/sbin/useradd
+// -u 5 x' returned 9: useradd: user 'x' already exists.
+package command
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	osexec "os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultMaxOutput is how much output is kept when Cmd.MaxOutput is 0.
+const DefaultMaxOutput = 64 << 10
+
+// KillGrace is how long a process group has between SIGTERM and SIGKILL.
+const KillGrace = time.Second
+
+// ErrTimeout is returned when a command exceeded its Timeout (Puppet's words).
+var ErrTimeout = errors.New("Command exceeded timeout")
+
+// Cmd is one command to run.
+type Cmd struct {
+	// Argv is the program and its arguments; Argv[0] is a path, or a name
+	// looked up on PATH.
+	Argv []string
+	// Env is the command's environment; nil inherits the receiver's.
+	Env []string
+	// Dir is the working directory; "" inherits the receiver's.
+	Dir string
+	// Cred runs the command as another user (nil: as the receiver).
+	Cred *syscall.Credential
+	// Stdin is fed to the command's standard input; nil gives it /dev/null.
+	Stdin []byte
+	// Stdout, when set, receives standard output alone (then Output holds
+	// only standard error's tail). It is the caller's to bound.
+	Stdout io.Writer
+	// Timeout ends the command's process group when exceeded (0: none).
+	Timeout time.Duration
+	// MaxOutput bounds the output kept (0: DefaultMaxOutput).
+	MaxOutput int
+}
+
+// Result is a finished command.
+type Result struct {
+	// Code is the exit status; 128+N for a command killed by signal N.
+	Code int
+	// Output is the last MaxOutput bytes of combined stdout and stderr.
+	Output []byte
+	// Truncated: earlier output was dropped.
+	Truncated bool
+}
+
+// String renders argv as Puppet quotes a command in messages.
+func String(argv []string) string { return strings.Join(argv, " ") }
+
+// Run starts c and waits for it, its Timeout or ctx, whichever comes
+// first; on the last two it kills the whole process group and returns the
+// output so far with an error wrapping ErrTimeout or ctx's error. A
+// command that ran and exited non-zero is not an error: see Result.Code.
+func Run(ctx context.Context, c *Cmd) (Result, error) {
+	if len(c.Argv) == 0 {
+		return Result{}, errors.New("command: empty argv")
+	}
+	path := c.Argv[0]
+	if !strings.Contains(path, "/") {
+		p, err := osexec.LookPath(path)
+		if err != nil {
+			return Result{}, fmt.Errorf("could not find command '%s': %w", path, err)
+		}
+		path = p
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("creating the output pipe: %w", err)
+	}
+	defer pr.Close()
+	max := c.MaxOutput
+	if max <= 0 {
+		max = DefaultMaxOutput
+	}
+	cmd := &osexec.Cmd{
+		Path:   path,
+		Args:   c.Argv,
+		Env:    c.Env,
+		Dir:    c.Dir,
+		Stdout: pw,
+		Stderr: pw,
+		SysProcAttr: &syscall.SysProcAttr{
+			Setsid:     true,
+			Pdeathsig:  syscall.SIGKILL,
+			Credential: c.Cred,
+		},
+	}
+	if c.Stdout != nil {
+		cmd.Stdout = c.Stdout
+	}
+	if c.Stdin != nil {
+		cmd.Stdin = bytes.NewReader(c.Stdin)
+	}
+	live.Lock()
+	if live.closed {
+		live.Unlock()
+		pw.Close()
+		return Result{}, errors.New("command: the receiver is exiting; not starting '" + c.Argv[0] + "'")
+	}
+	err = cmd.Start()
+	if err == nil {
+		live.groups[cmd.Process.Pid] = struct{}{}
+	}
+	live.Unlock()
+	if err == nil {
+		watch('+', cmd.Process.Pid)
+	}
+	pw.Close()
+	if err != nil {
+		return Result{}, fmt.Errorf("could not execute '%s': %w", c.Argv[0], err)
+	}
+	pgid := cmd.Process.Pid
+
+	out := &Tail{Max: max}
+	readDone := make(chan struct{})
+	go func() {
+		defer close(readDone)
+		buf := make([]byte, 32<<10)
+		for {
+			n, err := pr.Read(buf)
+			out.Write(buf[:n])
+			if err != nil {
+				return
+			}
+		}
+	}()
+	waitDone := make(chan error, 1)
+	go func() { waitDone <- cmd.Wait() }()
+
+	var timer <-chan time.Time
+	if c.Timeout > 0 {
+		t := time.NewTimer(c.Timeout)
+		defer t.Stop()
+		timer = t.C
+	}
+	var waitErr, why error
+	select {
+	case waitErr = <-waitDone:
+	case <-timer:
+		why = ErrTimeout
+	case <-ctx.Done():
+		why = fmt.Errorf("cancelled: %w", ctx.Err())
+	}
+	if why != nil {
+		_ = syscall.Kill(-pgid, syscall.SIGTERM)
+		select {
+		case waitErr = <-waitDone:
+		case <-time.After(KillGrace):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			waitErr = <-waitDone
+		}
+	}
+	// A command ended by timeout or cancellation takes its whole group
+	// with it (children that ignored SIGTERM). A command that exited by
+	// itself leaves its background children alone: a service's start
+	// script is expected to leave its daemon running.
+	if why != nil {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+	live.Lock()
+	delete(live.groups, pgid)
+	live.Unlock()
+	watch('-', pgid)
+	// The command has exited; take what output is there without waiting
+	// on descendants that still hold the pipe.
+	_ = pr.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	<-readDone
+
+	res := Result{Code: cmd.ProcessState.ExitCode(), Output: out.Bytes(), Truncated: out.Truncated}
+	if waitErr != nil {
+		var ee *osexec.ExitError
+		if !errors.As(waitErr, &ee) {
+			return res, fmt.Errorf("waiting for '%s': %w", c.Argv[0], waitErr)
+		}
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			res.Code = 128 + int(ws.Signal())
+		}
+	}
+	if why != nil {
+		return res, why
+	}
+	return res, nil
+}
+
+// Exec runs argv with the receiver's environment, no timeout but ctx's,
+// and returns its combined output. A command that exits non-zero is an
+// *ExitError worded as Puppet words it.
+func Exec(ctx context.Context, argv ...string) (string, error) {
+	return Check(ctx, &Cmd{Argv: argv})
+}
+
+// Check is Run for a command that must succeed: a non-zero exit is an
+// *ExitError (Execution of 'ARGV' returned N: LAST LINES).
+func Check(ctx context.Context, c *Cmd) (string, error) {
+	res, err := Run(ctx, c)
+	if err != nil {
+		return string(res.Output), fmt.Errorf("Execution of '%s' failed: %w", String(c.Argv), err)
+	}
+	if res.Code != 0 {
+		return string(res.Output), &ExitError{Argv: c.Argv, Code: res.Code, Output: LastLines(res.Output, 10)}
+	}
+	return string(res.Output), nil
+}
+
+// ExitError is a command that ran and exited with a status other than 0.
+type ExitError struct {
+	Argv   []string
+	Code   int
+	Output string // its last lines
+}
+
+func (e *ExitError) Error() string {
+	msg := fmt.Sprintf("Execution of '%s' returned %d", String(e.Argv), e.Code)
+	if e.Output != "" {
+		msg += ": " + e.Output
+	}
+	return msg
+}
+
+// MaxReason bounds the output LastLines quotes.
+const MaxReason = 2048
+
+// LastLines returns up to n trailing lines of out, at most MaxReason
+// bytes, for a failure message.
+func LastLines(out []byte, n int) string {
+	if len(out) > MaxReason+1 {
+		out = out[len(out)-MaxReason-1:]
+	}
+	s := strings.TrimRight(string(out), "\n")
+	if s == "" {
+		return ""
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Tail is an io.Writer keeping the last Max bytes written.
+type Tail struct {
+	Max       int
+	buf       []byte
+	Truncated bool
+	mu        sync.Mutex
+}
+
+// Write keeps the last Max bytes of everything written.
+func (t *Tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(p)
+	if len(p) >= t.Max {
+		t.Truncated = t.Truncated || len(p) > t.Max || len(t.buf) > 0
+		t.buf = append(t.buf[:0], p[len(p)-t.Max:]...)
+		return n, nil
+	}
+	if over := len(t.buf) + len(p) - t.Max; over > 0 {
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+		t.Truncated = true
+	}
+	t.buf = append(t.buf, p...)
+	return n, nil
+}
+
+// Bytes returns what is kept.
+func (t *Tail) Bytes() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.buf
+}
+
+// live is every process group started and not yet reaped.
+var live = struct {
+	sync.Mutex
+	groups map[int]struct{}
+	closed bool
+}{groups: map[int]struct{}{}}
+
+// KillAll sends SIGKILL to the process group of every command still
+// running and refuses to start new ones. The receiver calls it when it
+// exits, so no command outlives it; Run's callers then see their
+// commands killed.
+func KillAll() {
+	live.Lock()
+	defer live.Unlock()
+	live.closed = true
+	for pgid := range live.groups {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
+
+// Running is how many commands are running now (for tests).
+func Running() int {
+	live.Lock()
+	defer live.Unlock()
+	return len(live.groups)
+}
