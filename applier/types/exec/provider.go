@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/command"
 	"github.com/pippet/pippet/applier/cmdline"
+	"github.com/pippet/pippet/applier/command"
 )
 
 // provider runs one exec resource's checks and command.
