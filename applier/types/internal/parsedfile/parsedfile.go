@@ -16,7 +16,7 @@
 //   - trailing blank lines are dropped and the file ends in one newline;
 //   - every record is rendered again from its fields when the file is
 //     written, so records are normalised (fields joined by tabs);
-//   - a new file is created with mode 0600; an existing file keeps its mode
+//   - a new file is created with mode 0600 (the Parser's Mode when set); an existing file keeps its mode
 //     and owner, and its old content is first backed up to the filebucket.
 //
 // Unlike Puppet, which copies over the file in place, Save writes a
@@ -57,6 +57,9 @@ type Parser[R any] struct {
 	Parse func(line string) (rec R, ok bool)
 	// Render turns a record into its line (without a newline).
 	Render func(rec R) (string, error)
+	// Mode is the mode of a file Save creates (0: 0600); an existing file
+	// keeps its own. Puppet's sshkey provider creates known_hosts 0644.
+	Mode fs.FileMode
 }
 
 // Line is one line of a file: a record, or text kept verbatim.
@@ -159,6 +162,11 @@ func (p *Parser[R]) Load(path string, cache *applier.Cache) (*File[R], error) {
 	}
 	return f, nil
 }
+
+// Lines parses a file's text as Load does (Puppet's header lines dropped,
+// every line a record or text), for callers that read the file themselves
+// (through a sysfile cache).
+func (p *Parser[R]) Lines(text string) []Line[R] { return p.parse(text) }
 
 // parse splits text into lines as Ruby's String#split("\n") does (trailing
 // empty lines dropped) after removing Puppet's header lines.
@@ -267,10 +275,14 @@ func (f *File[R]) Save(ctx context.Context, now time.Time, env *applier.Env) err
 	if env != nil {
 		dirs = env.Dirs
 	}
-	// A new file gets mode 0600; an existing one keeps its mode and
-	// owner; a symlink is followed; a bind-mounted target is rewritten
-	// in place.
-	o := atomicfile.Options{Mode: 0o600, UID: -1, GID: -1, KeepExisting: true, FollowLinks: true,
+	// A new file gets the parser's Mode (0600 by default); an existing
+	// one keeps its mode and owner; a symlink is followed; a bind-mounted
+	// target is rewritten in place.
+	mode := f.p.Mode
+	if mode == 0 {
+		mode = 0o600
+	}
+	o := atomicfile.Options{Mode: uint32(mode.Perm()), UID: -1, GID: -1, KeepExisting: true, FollowLinks: true,
 		Dirs: dirs, InPlaceFallback: true}
 	if err := atomicfile.Write(ctx, f.Path, data, o); err != nil {
 		return err
