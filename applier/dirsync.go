@@ -162,10 +162,7 @@ func (d *DirSync) Flush(ctx context.Context) (int, error) {
 }
 
 // fsyncDir fsyncs one directory. A file system that cannot fsync a
-// directory (EINVAL) has nothing to make durable, and a directory removed
-// since it was marked (ENOENT) has nothing left to make durable (its
-// removal is its parent's entry, marked by whoever removed it): neither is
-// an error.
+// directory (EINVAL) has nothing to make durable: that is no error.
 // syscall.Open rather than os.Open: a directory needs no poller
 // registration.
 func fsyncDir(dir string) error {
@@ -176,9 +173,6 @@ func fsyncDir(dir string) error {
 		if err != syscall.EINTR {
 			break
 		}
-	}
-	if err == syscall.ENOENT {
-		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("fsync directory %s: %w", dir, err)

@@ -107,6 +107,21 @@ func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 			removed++
 		}
 	}
+	// The directories whose entries changed, to be made durable, less
+	// those removed themselves (their removal is their parent's entry).
+	parents, gone := map[string]bool{}, map[string]bool{}
+	defer func() {
+		if p.env.Dirs == nil {
+			return
+		}
+		for d := range parents {
+			if !gone[d] {
+				if err := p.env.Dirs.Mark(d); err != nil {
+					p.env.Logger().Error(p.r.Ref() + ": " + err.Error())
+				}
+			}
+		}
+	}()
 	w := &walker{ctx: ctx, c: &p.c, root: p.r.Name(),
 		visit: func(dirfd int, name, path string, st *syscall.Stat_t, emptied bool) (bool, error) {
 			s, ok := want[[2]uint64{uint64(st.Dev), st.Ino}]
@@ -121,8 +136,11 @@ func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 			if errors.Is(err, syscall.ENOENT) {
 				return true, nil // gone meanwhile
 			}
-			if p.env.Dirs != nil && err == nil {
-				p.env.Dirs.Mark(parentOf(path))
+			if err == nil {
+				parents[parentOf(path)] = true
+				if dir {
+					gone[path] = true
+				}
 			}
 			record(s, err)
 			return err == nil, nil
