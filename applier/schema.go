@@ -98,6 +98,12 @@ type Type struct {
 	TitlePatterns []TitlePattern
 	// Validate checks rules across attributes, after munging and defaults.
 	Validate func(r *Resource) error
+	// RefTitle, when set, is the title the resource's reference shows once
+	// the request is validated, where Puppet names a resource by more than
+	// its title: an sshkey titled "h1" of type ssh-rsa answers
+	// Sshkey[h1@ssh-rsa]. Errors found while validating keep the request's
+	// title.
+	RefTitle func(r *Resource) string
 	// Providers, in order of preference when several are suitable.
 	Providers []*ProviderSpec
 

@@ -11,4 +11,5 @@ import (
 	_ "github.com/pippet/pippet/applier/types/host"
 	_ "github.com/pippet/pippet/applier/types/mount"
 	_ "github.com/pippet/pippet/applier/types/notify"
+	_ "github.com/pippet/pippet/applier/types/sshkey"
 )
