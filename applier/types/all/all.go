@@ -12,4 +12,5 @@ import (
 	_ "github.com/pippet/pippet/applier/types/mount"
 	_ "github.com/pippet/pippet/applier/types/notify"
 	_ "github.com/pippet/pippet/applier/types/sshkey"
+	_ "github.com/pippet/pippet/applier/types/tidy"
 )
