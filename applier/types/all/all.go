@@ -7,6 +7,7 @@ package all
 import (
 	_ "github.com/pippet/pippet/applier/types/exec"
 	_ "github.com/pippet/pippet/applier/types/file"
+	_ "github.com/pippet/pippet/applier/types/group"
 	_ "github.com/pippet/pippet/applier/types/host"
 	_ "github.com/pippet/pippet/applier/types/mount"
 	_ "github.com/pippet/pippet/applier/types/notify"
