@@ -30,9 +30,6 @@ type Engine struct {
 	spare sync.Pool
 }
 
-// DefaultStateDir is where pippet keeps its own state unless told otherwise.
-const DefaultStateDir = "/var/lib/pippet"
-
 // NewEngine returns an engine over reg; env's zero fields get defaults
 // (facts read once, the features of this process, a discarding logger,
 // an empty cache, the default state directory). env may be nil.
@@ -53,7 +50,7 @@ func NewEngine(reg *Registry, env *Env) *Engine {
 		env.Cache = &Cache{}
 	}
 	if env.Options.StateDir == "" {
-		env.Options.StateDir = DefaultStateDir
+		env.Options.StateDir = DefaultStateDir()
 	}
 	return &Engine{reg: reg, env: env}
 }

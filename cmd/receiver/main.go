@@ -68,7 +68,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&o.maxLine, "max-line", 16<<20, "longest request line in bytes; a longer one is skipped and answered with an error")
 	fs.StringVar(&o.logLevel, "log-level", "warning", "least severe level logged to stderr: debug, info, notice, warning, err")
 	fs.BoolVar(&o.debug, "debug", false, "log everything (same as --log-level debug)")
-	fs.StringVar(&o.stateDir, "state-dir", "/var/lib/pippet", "directory for pippet's own state (the filebucket)")
+	fs.StringVar(&o.stateDir, "state-dir", applier.DefaultStateDir(), "directory for pippet's own state (the filebucket); "+applier.SystemStateDir+" for root, else $XDG_STATE_HOME/pippet or ~/.local/state/pippet")
 	fs.StringVar(&o.caFile, "ca-file", "", "PEM bundle to verify HTTPS sources against instead of the system roots")
 	fs.DurationVar(&o.httpTimeout, "http-timeout", 60*time.Second, "time limit for one HTTP(S) source request")
 	fs.BoolVar(&o.sync, "sync", false, "make each change durable (its directory fsynced) before its answer; by default directories are fsynced in groups: when input pauses, every 64 changes, within 100ms, and before exit")

@@ -27,10 +27,11 @@ type Bucket struct {
 	Dir string
 }
 
-// BucketDir is the bucket's directory under a state directory.
+// BucketDir is the bucket's directory under a state directory
+// (applier.DefaultStateDir() when empty).
 func BucketDir(stateDir string) string {
 	if stateDir == "" {
-		stateDir = "/var/lib/pippet"
+		stateDir = applier.DefaultStateDir()
 	}
 	return filepath.Join(stateDir, "bucket")
 }
