@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // LevelNotice is Puppet's notice level, between info and warning.
@@ -26,7 +27,7 @@ type Options struct {
 	// instead of the system roots.
 	CAFile string
 	// HTTPTimeout bounds one HTTP source request (0: 60s).
-	HTTPTimeoutSeconds int
+	HTTPTimeout time.Duration
 }
 
 // Env is what a provider may use besides its resource: facts, settings,
