@@ -36,7 +36,6 @@ import (
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/command"
 	_ "github.com/pippet/pippet/applier/types/all"
-	"github.com/pippet/pippet/protocol"
 )
 
 func main() {
@@ -72,7 +71,7 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.caFile, "ca-file", "", "PEM bundle to verify HTTPS sources against instead of the system roots")
 	fs.DurationVar(&o.httpTimeout, "http-timeout", 60*time.Second, "time limit for one HTTP(S) source request")
 	fs.BoolVar(&o.sync, "sync", false, "make each change durable (its directory fsynced) before its answer; by default directories are fsynced in groups: when input pauses, every 64 changes, within 100ms, and before exit")
-	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.BoolVar(&o.version, "version", false, "print the version and the commit the binary was built from (and whether its tree was modified), and exit")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
 	// Parse reports a bad flag itself; --help is printed once, to stdout,
 	// by realMain.
@@ -102,7 +101,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitUsage
 	}
 	if o.version {
-		fmt.Fprintf(stdout, "receiver %s (protocol 1)\n", protocol.Version)
+		fmt.Fprint(stdout, versionLine())
 		return exitOK
 	}
 	level, ok := logLevels[strings.ToLower(o.logLevel)]
@@ -134,10 +133,10 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	dirs := newDirSync(logger, !o.sync)
 	engine := applier.NewEngine(applier.Default, &applier.Env{
 		Options: applier.Options{
-			Noop:               o.noop,
-			StateDir:           o.stateDir,
-			CAFile:             o.caFile,
-			HTTPTimeoutSeconds: int((o.httpTimeout + time.Second - 1) / time.Second),
+			Noop:        o.noop,
+			StateDir:    o.stateDir,
+			CAFile:      o.caFile,
+			HTTPTimeout: o.httpTimeout,
 		},
 		Log:  logger,
 		Dirs: dirs,
