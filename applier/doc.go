@@ -14,9 +14,13 @@
 //
 // A ProviderSpec says when a provider is suitable (Confine: facts, commands
 // on PATH, files, features) and when it is the default (Defaults, by fact).
-// Its New binds a Provider to one Resource. The Provider reads the current
-// state (Get) and moves one property at a time (Set); it may also implement
-// Flusher to apply collected changes once. A provider that can read many
+// Its New binds a Provider to one Resource. The engine calls Resolve when
+// the provider is a Resolver (the one place it may settle desired values
+// that depend on the system), then Get, which only reads the current state
+// (desired values are frozen: setting one panics), then Set for each
+// property whose attribute's InSync finds it out of sync, and Flush when
+// the provider is a Flusher. Accessors panic on attribute names the type
+// does not declare. A provider that can read many
 // instances at once (a parsed file, a package database) prefetches them on
 // first use into Env.Cache and drops the entry when it changes the system.
 //

@@ -236,6 +236,9 @@ func (t *txn) sync(a *Attr, is, should any) {
 	}
 	c := &Change{Property: a.Name, Is: is, Should: should, Message: changeMessage(a, is, should)}
 	err := t.p.Set(t.ctx, c)
+	if len(c.Parts) > 0 {
+		t.parts(a, c.Parts)
+	}
 	if err != nil {
 		ev.Status = protocol.StatusFailure
 		ev.Message = "change from " + quoteValue(a, is) + " to " + quoteValue(a, should) + " failed: " + err.Error()
@@ -244,14 +247,40 @@ func (t *txn) sync(a *Attr, is, should any) {
 			t.res.Exception = ev.Message
 		}
 		log.Error(ref + "/" + a.Name + ": " + ev.Message)
-	} else {
+	} else if len(c.Parts) == 0 {
 		ev.Status = protocol.StatusSuccess
 		ev.Message = c.Message
 		t.res.Changed = true
 		t.applied = true
 		log.Log(t.ctx, t.r.LogLevel, ref+"/"+a.Name+": "+ev.Message)
+	} else {
+		return // the parts are the events
 	}
 	t.res.Events = append(t.res.Events, ev)
+}
+
+// parts records one event per part of a change made of many.
+func (t *txn) parts(a *Attr, parts []Part) {
+	ref := t.r.Ref()
+	log := t.e.env.Log
+	for _, p := range parts {
+		ev := protocol.Event{Property: a.Name, Previous: p.Previous, Desired: p.Desired, Message: p.Message}
+		if p.Err != nil {
+			ev.Status = protocol.StatusFailure
+			ev.Message += " failed: " + p.Err.Error()
+			t.res.Failed = true
+			if t.res.Exception == "" {
+				t.res.Exception = ev.Message
+			}
+			log.Error(ref + "/" + a.Name + ": " + ev.Message)
+		} else {
+			ev.Status = protocol.StatusSuccess
+			t.res.Changed = true
+			t.applied = true
+			log.Log(t.ctx, t.r.LogLevel, ref+"/"+a.Name+": "+ev.Message)
+		}
+		t.res.Events = append(t.res.Events, ev)
+	}
 }
 
 // changeMessage is Puppet's default wording for a change.

@@ -16,7 +16,7 @@
 //   - trailing blank lines are dropped and the file ends in one newline;
 //   - every record is rendered again from its fields when the file is
 //     written, so records are normalised (fields joined by tabs);
-//   - a new file is created with mode 0600; an existing file keeps its mode
+//   - a new file is created with mode 0600 (the Parser's Mode when set); an existing file keeps its mode
 //     and owner, and its old content is first backed up to the filebucket.
 //
 // Unlike Puppet, which copies over the file in place, Save writes a
@@ -57,6 +57,9 @@ type Parser[R any] struct {
 	Parse func(line string) (rec R, ok bool)
 	// Render turns a record into its line (without a newline).
 	Render func(rec R) (string, error)
+	// Mode is the mode of a file Save creates (0: 0600); an existing file
+	// keeps its own. Puppet's sshkey provider creates known_hosts 0644.
+	Mode fs.FileMode
 }
 
 // Line is one line of a file: a record, or text kept verbatim.
@@ -159,6 +162,11 @@ func (p *Parser[R]) Load(path string, cache *applier.Cache) (*File[R], error) {
 	}
 	return f, nil
 }
+
+// Lines parses a file's text as Load does (Puppet's header lines dropped,
+// every line a record or text), for callers that read the file themselves
+// (through a sysfile cache).
+func (p *Parser[R]) Lines(text string) []Line[R] { return p.parse(text) }
 
 // parse splits text into lines as Ruby's String#split("\n") does (trailing
 // empty lines dropped) after removing Puppet's header lines.
@@ -267,7 +275,11 @@ func (f *File[R]) Save(ctx context.Context, now time.Time, env *applier.Env) err
 	if env != nil {
 		dirs = env.Dirs
 	}
-	if err := WriteAtomic(ctx, f.Path, data, dirs); err != nil {
+	mode := f.p.Mode
+	if mode == 0 {
+		mode = 0o600
+	}
+	if err := WriteAtomicMode(ctx, f.Path, data, mode, dirs); err != nil {
 		return err
 	}
 	f.Exists = true
@@ -279,6 +291,11 @@ func (f *File[R]) Save(ctx context.Context, now time.Time, env *applier.Env) err
 // (nil: fsynced at once). A new file gets mode 0600; an existing one keeps
 // its mode and owner. A symbolic link is followed.
 func WriteAtomic(ctx context.Context, path string, data []byte, dirs *applier.DirSync) error {
+	return WriteAtomicMode(ctx, path, data, 0o600, dirs)
+}
+
+// WriteAtomicMode is WriteAtomic giving a new file mode newMode.
+func WriteAtomicMode(ctx context.Context, path string, data []byte, newMode fs.FileMode, dirs *applier.DirSync) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
@@ -288,7 +305,7 @@ func WriteAtomic(ctx context.Context, path string, data []byte, dirs *applier.Di
 			return fmt.Errorf("writing %s: %w", path, err)
 		}
 	}
-	mode := fs.FileMode(0o600)
+	mode := newMode
 	uid, gid := -1, -1
 	st, err := os.Stat(target)
 	switch {
