@@ -49,7 +49,9 @@ type options struct {
 	compat      bool
 	maxLine     int
 	logLevel    string
+	verbose     bool
 	debug       bool
+	detailed    bool
 	stateDir    string
 	caFile      string
 	httpTimeout time.Duration
@@ -65,8 +67,10 @@ func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.BoolVar(&o.noBanner, "no-banner", false, "do not write the ready banner line before the first answer")
 	fs.BoolVar(&o.compat, "compat", false, "answer with exactly Puppet's six fields (no id, no events)")
 	fs.IntVar(&o.maxLine, "max-line", 16<<20, "longest request line in bytes; a longer one is skipped and answered with an error")
-	fs.StringVar(&o.logLevel, "log-level", "warning", "least severe level logged to stderr: debug, info, notice, warning, err")
-	fs.BoolVar(&o.debug, "debug", false, "log everything (same as --log-level debug)")
+	fs.StringVar(&o.logLevel, "log-level", "", "least severe level logged to stderr: debug, info, notice, warning, err (default notice when stderr is a terminal, else warning)")
+	fs.BoolVar(&o.verbose, "verbose", false, "log info and above (as --log-level info)")
+	fs.BoolVar(&o.debug, "debug", false, "log everything (as --log-level debug)")
+	fs.BoolVar(&o.detailed, "detailed-exitcodes", false, "at the end of input exit 2 when something changed, 4 when something failed, 6 for both, 0 otherwise (as puppet apply)")
 	fs.StringVar(&o.stateDir, "state-dir", applier.DefaultStateDir(), "directory for pippet's own state (the filebucket); "+applier.SystemStateDir+" for root, else $XDG_STATE_HOME/pippet or ~/.local/state/pippet")
 	fs.StringVar(&o.caFile, "ca-file", "", "PEM bundle to verify HTTPS sources against instead of the system roots")
 	fs.DurationVar(&o.httpTimeout, "http-timeout", 60*time.Second, "time limit for one HTTP(S) source request")
@@ -104,10 +108,22 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprint(stdout, versionLine())
 		return exitOK
 	}
-	level, ok := logLevels[strings.ToLower(o.logLevel)]
-	if !ok {
-		fmt.Fprintf(stderr, "receiver: invalid --log-level %q (want debug, info, notice, warning or err)\n", o.logLevel)
-		return exitUsage
+	// Notices at a terminal, as puppet apply prints them; a controller's
+	// pipe gets warnings and errors only, as from Puppet's receiver.
+	level := slog.LevelWarn
+	if isTerminal(stderr) {
+		level = applier.LevelNotice
+	}
+	if o.logLevel != "" {
+		l, ok := logLevels[strings.ToLower(o.logLevel)]
+		if !ok {
+			fmt.Fprintf(stderr, "receiver: invalid --log-level %q (want debug, info, notice, warning or err)\n", o.logLevel)
+			return exitUsage
+		}
+		level = l
+	}
+	if o.verbose {
+		level = min(level, slog.LevelInfo)
 	}
 	if o.debug {
 		level = slog.LevelDebug
@@ -155,13 +171,30 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	// Whatever ends the receiver, no command it started outlives it.
 	defer command.KillAll()
 
-	return runLoop(ctx, loopConfig{
+	// The summary is a notice: it is printed whenever notices are.
+	summary := level <= applier.LevelNotice
+	var count *tally
+	if summary || o.detailed {
+		count = &tally{}
+	}
+	code := runLoop(ctx, loopConfig{
 		MaxLine: o.maxLine,
 		Compat:  o.compat,
 		Banner:  !o.noBanner,
 		Log:     logger,
 		Dirs:    dirs,
+		Tally:   count,
 	}, engine, stdin, stdout, sigs)
+	if code != exitOK {
+		return code
+	}
+	if summary {
+		logger.Log(ctx, applier.LevelNotice, count.summary())
+	}
+	if o.detailed {
+		return count.detailedExitCode()
+	}
+	return exitOK
 }
 
 func subcommandNames() string {

@@ -240,7 +240,7 @@ func (p *posix) Get(ctx context.Context, cur *applier.State) error {
 			cur.Set(n, wantV)
 		} else if n == "owner" && os.Geteuid() != 0 {
 			// As Puppet: ownership can't be managed unless running as root.
-			p.env.Logger().Warn(p.r.Ref() + ": cannot manage ownership unless running as root")
+			p.env.Logger().Warn("/" + p.r.Ref() + ": cannot manage ownership unless running as root")
 			cur.Set(n, wantV)
 		} else {
 			cur.Set(n, idName(p.env, is, n == "group"))
@@ -381,7 +381,7 @@ func (p *posix) logNoopDiff(ctx context.Context, nw []byte) {
 	if err != nil {
 		return
 	}
-	p.env.Logger().Log(ctx, p.r.LogLevel, p.r.Ref()+"/content: would change (noop)\n"+unifiedDiff(p.path, p.path+" (new)", old, nw))
+	p.env.Logger().Log(ctx, p.r.LogLevel, "/"+p.r.Ref()+"/content: would change (noop)\n"+unifiedDiff(p.path, p.path+" (new)", old, nw))
 }
 
 // compareDigest compares the file's digest (of c.Kind) with c.Sum.
