@@ -11,8 +11,8 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/sysfile"
-	"github.com/pippet/pippet/applier/types/internal/parsedfile"
 	"github.com/pippet/pippet/applier/types/internal/accounts"
+	"github.com/pippet/pippet/applier/types/internal/parsedfile"
 )
 
 // Parsed is the provider that edits authorized_keys files.

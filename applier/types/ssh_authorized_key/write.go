@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/types/internal/parsedfile"
 	"github.com/pippet/pippet/applier/types/internal/accounts"
+	"github.com/pippet/pippet/applier/types/internal/parsedfile"
 )
 
 // atFDCWD is Linux's AT_FDCWD (the syscall package leaves it out).
