@@ -13,4 +13,5 @@ import (
 	_ "github.com/pippet/pippet/applier/types/notify"
 	_ "github.com/pippet/pippet/applier/types/sshkey"
 	_ "github.com/pippet/pippet/applier/types/tidy"
+	_ "github.com/pippet/pippet/applier/types/user"
 )
