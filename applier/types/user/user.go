@@ -279,7 +279,7 @@ var Useradd = &applier.ProviderSpec{
 	Name: "useradd",
 	Doc: "User management via `useradd` and its ilk (usermod, userdel, chage, chpasswd). " +
 		"The state is read from /etc/passwd, /etc/shadow and /etc/group directly.",
-	Confine:  applier.Confine{Commands: []string{"useradd", "usermod", "userdel"}},
+	Confine:  applier.Confine{Func: accounts.ToolsFound("useradd", "usermod", "userdel")},
 	Defaults: map[string][]string{"kernel": {"Linux"}},
 	New: func(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
 		accounts.LogUnsupported(r, env, "useradd", unsupported)

@@ -179,7 +179,7 @@ func TestUser(t *testing.T) {
 			}},
 		{"duplicate uids", []string{"pipu356", "pipu357", "pipu358"}, nil, nil, []step{
 			{"pipu356", "{uid: 47356}", "changed", "", ""},
-			{"pipu357", "{uid: 47356, allowdupe: true}", "changed", "passwd", "pipu357:x:47356:47357::/home/pipu357:/bin/sh"},
+			{"pipu357", "{uid: 47356, gid: 47356, allowdupe: true}", "changed", "passwd", "pipu357:x:47356:47356::/home/pipu357:/bin/sh"},
 			{"pipu358", "{uid: 47356}", "failed: Execution of '/usr/sbin/useradd -u 47356 -M pipu358' returned 4: useradd: UID 47356 is not unique", "passwd", ""},
 		}},
 		{"system user", []string{"pipu359"}, nil, nil, []step{
