@@ -5,6 +5,7 @@
 package all
 
 import (
+	_ "github.com/pippet/pippet/applier/types/cron"
 	_ "github.com/pippet/pippet/applier/types/exec"
 	_ "github.com/pippet/pippet/applier/types/file"
 	_ "github.com/pippet/pippet/applier/types/group"
