@@ -218,7 +218,7 @@ func ownerInSync(is, should any) bool {
 		return true
 	}
 	if !s.group && os.Geteuid() != 0 {
-		s.p.env.Logger().Warn(s.p.r.Ref() + ": cannot manage ownership unless running as root")
+		s.p.env.Logger().Warn("/" + s.p.r.Ref() + ": cannot manage ownership unless running as root")
 		return true
 	}
 	return false
@@ -234,5 +234,5 @@ func (p *posix) logNoopDiff(ctx context.Context, nw []byte) {
 	if err != nil {
 		return
 	}
-	p.env.Logger().Log(ctx, p.r.LogLevel, p.r.Ref()+"/content: would change (noop)\n"+unifiedDiff(p.path, p.path+" (new)", old, nw))
+	p.env.Logger().Log(ctx, p.r.LogLevel, "/"+p.r.Ref()+"/content: would change (noop)\n"+unifiedDiff(p.path, p.path+" (new)", old, nw))
 }

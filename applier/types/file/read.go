@@ -256,7 +256,7 @@ func (p *posix) fetcher() (*source.Fetcher, error) {
 	o := source.Options{}
 	if p.env != nil {
 		o.CAFile = p.env.Options.CAFile
-		o.HTTPTimeout = time.Duration(p.env.Options.HTTPTimeoutSeconds) * time.Second
+		o.HTTPTimeout = p.env.Options.HTTPTimeout
 	}
 	key := fmt.Sprintf("file:fetcher:%s:%d", o.CAFile, o.HTTPTimeout)
 	if v, ok := cacheGet(p.env, key); ok {
@@ -271,8 +271,8 @@ func (p *posix) fetcher() (*source.Fetcher, error) {
 }
 
 func (p *posix) httpTimeout() time.Duration {
-	if p.env != nil && p.env.Options.HTTPTimeoutSeconds > 0 {
-		return time.Duration(p.env.Options.HTTPTimeoutSeconds) * time.Second
+	if p.env != nil && p.env.Options.HTTPTimeout > 0 {
+		return p.env.Options.HTTPTimeout
 	}
 	return 60 * time.Second
 }
