@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/types/file"
+	"github.com/pippet/pippet/applier/filebucket"
 )
 
 func init() { subcommands["filebucket"] = runFilebucket }
@@ -57,7 +57,7 @@ func runFilebucket(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return exitUsage
 	}
 	action, rest := pos[0], pos[1:]
-	b := &file.Bucket{Dir: file.BucketDir(*stateDir)}
+	b := &filebucket.Bucket{Dir: filebucket.Dir(*stateDir)}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "receiver filebucket %s: %v\n", action, err)
 		return exitInput

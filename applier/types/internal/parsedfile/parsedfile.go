@@ -38,14 +38,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/types/file"
+	"github.com/pippet/pippet/applier/atomicfile"
+	"github.com/pippet/pippet/applier/filebucket"
 )
 
 // Parser describes one file format.
@@ -266,7 +266,7 @@ func (f *File[R]) Save(ctx context.Context, now time.Time, env *applier.Env) err
 		return fmt.Errorf("writing %s: %w", f.Path, err)
 	}
 	if env != nil && f.Exists {
-		b := &file.Bucket{Dir: file.BucketDir(env.Options.StateDir)}
+		b := &filebucket.Bucket{Dir: filebucket.Dir(env.Options.StateDir)}
 		if _, err := b.Backup(ctx, f.Path, "puppet"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("could not back up %s to filebucket puppet: %w", f.Path, err)
 		}
@@ -275,125 +275,20 @@ func (f *File[R]) Save(ctx context.Context, now time.Time, env *applier.Env) err
 	if env != nil {
 		dirs = env.Dirs
 	}
+	// A new file gets the parser's Mode (0600 by default); an existing
+	// one keeps its mode and owner; a symlink is followed; a bind-mounted
+	// target is rewritten in place.
 	mode := f.p.Mode
 	if mode == 0 {
 		mode = 0o600
 	}
-	if err := WriteAtomicMode(ctx, f.Path, data, mode, dirs); err != nil {
+	o := atomicfile.Options{Mode: uint32(mode.Perm()), UID: -1, GID: -1, KeepExisting: true, FollowLinks: true,
+		Dirs: dirs, InPlaceFallback: true}
+	if err := atomicfile.Write(ctx, f.Path, data, o); err != nil {
 		return err
 	}
 	f.Exists = true
 	return nil
-}
-
-// WriteAtomic replaces path's contents with data: a temporary file in the
-// same directory, fsynced, renamed over path, the directory marked in dirs
-// (nil: fsynced at once). A new file gets mode 0600; an existing one keeps
-// its mode and owner. A symbolic link is followed.
-func WriteAtomic(ctx context.Context, path string, data []byte, dirs *applier.DirSync) error {
-	return WriteAtomicMode(ctx, path, data, 0o600, dirs)
-}
-
-// WriteAtomicMode is WriteAtomic giving a new file mode newMode.
-func WriteAtomicMode(ctx context.Context, path string, data []byte, newMode fs.FileMode, dirs *applier.DirSync) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	target := path
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		if target, err = filepath.EvalSymlinks(path); err != nil {
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-	}
-	mode := newMode
-	uid, gid := -1, -1
-	st, err := os.Stat(target)
-	switch {
-	case err == nil:
-		if !st.Mode().IsRegular() {
-			return fmt.Errorf("writing %s: not a regular file", path)
-		}
-		mode = st.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-			uid, gid = int(sys.Uid), int(sys.Gid)
-		}
-	case errors.Is(err, fs.ErrNotExist):
-	default:
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-
-	dir, base := filepath.Split(target)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".pippet-*")
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("writing %s: directory %s does not exist: %w", path, dir, fs.ErrNotExist)
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if uid >= 0 && (uid != os.Geteuid() || gid != os.Getegid()) {
-		if err := tmp.Chown(uid, gid); err != nil {
-			return fmt.Errorf("writing %s: keeping owner %d:%d: %w", path, uid, gid, err)
-		}
-	}
-	// After chown, which clears the set-id bits.
-	if err := tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), target); err != nil {
-		if !errors.Is(err, syscall.EBUSY) && !errors.Is(err, syscall.EXDEV) {
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-		// A bind-mounted file can't be replaced; rewrite it in place.
-		if err := writeInPlace(target, data); err != nil {
-			return fmt.Errorf("writing %s in place: %w", path, err)
-		}
-		os.Remove(tmp.Name())
-		done = true
-		return nil
-	}
-	done = true
-	if err := dirs.Mark(filepath.Clean(dir)); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
-}
-
-func writeInPlace(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 func inode(fi fs.FileInfo) uint64 {
