@@ -266,9 +266,8 @@ func (f *File[R]) Save(ctx context.Context, now time.Time, env *applier.Env) err
 		return fmt.Errorf("writing %s: %w", f.Path, err)
 	}
 	if env != nil && f.Exists {
-		b := &filebucket.Bucket{Dir: filebucket.Dir(env.Options.StateDir)}
-		if _, err := b.Backup(ctx, f.Path, "puppet"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("could not back up %s to filebucket puppet: %w", f.Path, err)
+		if err := Backup(ctx, env, f.Path); err != nil {
+			return err
 		}
 	}
 	var dirs *applier.DirSync
@@ -288,6 +287,17 @@ func (f *File[R]) Save(ctx context.Context, now time.Time, env *applier.Env) err
 		return err
 	}
 	f.Exists = true
+	return nil
+}
+
+// Backup saves path's content in the filebucket under env's state
+// directory, as Puppet backs a parsed file up to its clientbucket before
+// rewriting it. A missing file is no error.
+func Backup(ctx context.Context, env *applier.Env, path string) error {
+	b := &filebucket.Bucket{Dir: filebucket.Dir(env.Options.StateDir)}
+	if _, err := b.Backup(ctx, path, "puppet"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("could not back up %s to filebucket puppet: %w", path, err)
+	}
 	return nil
 }
 
