@@ -5,6 +5,7 @@
 package all
 
 import (
+	_ "github.com/pippet/pippet/applier/types/cron"
 	_ "github.com/pippet/pippet/applier/types/exec"
 	_ "github.com/pippet/pippet/applier/types/file"
 	_ "github.com/pippet/pippet/applier/types/group"
@@ -15,4 +16,5 @@ import (
 	_ "github.com/pippet/pippet/applier/types/ssh_authorized_key"
 	_ "github.com/pippet/pippet/applier/types/sshkey"
 	_ "github.com/pippet/pippet/applier/types/tidy"
+	_ "github.com/pippet/pippet/applier/types/user"
 )

@@ -11,8 +11,8 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/sysfile"
+	"github.com/pippet/pippet/applier/types/internal/accounts"
 	"github.com/pippet/pippet/applier/types/internal/parsedfile"
-	"github.com/pippet/pippet/applier/types/internal/passwd"
 )
 
 // Parsed is the provider that edits authorized_keys files.
@@ -161,9 +161,13 @@ func (p *parsed) resolveTarget() (string, error) {
 	if t := p.r.String("target"); t != "" {
 		return t, nil
 	}
-	u, err := passwd.Lookup(p.r.String("user"))
-	if err != nil || u == nil {
+	users, err := accounts.LoadUsers()
+	if err != nil {
 		return "", err
+	}
+	u := users.Lookup(p.r.String("user"))
+	if u == nil {
+		return "", nil
 	}
 	return filepath.Join(u.Home, ".ssh", "authorized_keys"), nil
 }
@@ -317,10 +321,11 @@ func (p *parsed) Flush(ctx context.Context) error {
 	if user == "" {
 		return errors.New("Cannot write SSH authorized keys without user")
 	}
-	u, err := passwd.Lookup(user)
+	users, err := accounts.LoadUsers()
 	if err != nil {
 		return err
 	}
+	u := users.Lookup(user)
 	if u == nil {
 		return fmt.Errorf("User '%s' does not exist", user)
 	}
