@@ -5,8 +5,8 @@ import (
 	"context"
 	"flag"
 	"io"
-	"os"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 
