@@ -253,7 +253,7 @@ func TestNewEngineDefaults(t *testing.T) {
 	assert.True(t, env.Features["posix"])
 	assert.NotNil(t, env.Log)
 	assert.NotNil(t, env.Cache)
-	assert.Equal(t, "/var/lib/pippet", env.Options.StateDir)
+	assert.Equal(t, applier.DefaultStateDir(), env.Options.StateDir)
 	var nilEnv *applier.Env
 	assert.NotNil(t, nilEnv.Logger())
 }

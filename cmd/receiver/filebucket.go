@@ -34,7 +34,7 @@ CHECKSUM is the sha256 (or a unique prefix of at least 6 hex digits).
 func runFilebucket(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("receiver filebucket", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	stateDir := fs.String("state-dir", applier.DefaultStateDir, "pippet's state directory (the bucket is its bucket/ subdirectory)")
+	stateDir := fs.String("state-dir", applier.DefaultStateDir(), "pippet's state directory (the bucket is its bucket/ subdirectory)")
 	fs.Usage = func() { fmt.Fprint(stderr, filebucketUsage) }
 	// Flags may come before, between or after the positional arguments.
 	var pos []string

@@ -15,4 +15,5 @@ import (
 	_ "github.com/pippet/pippet/applier/types/ssh_authorized_key"
 	_ "github.com/pippet/pippet/applier/types/sshkey"
 	_ "github.com/pippet/pippet/applier/types/tidy"
+	_ "github.com/pippet/pippet/applier/types/user"
 )

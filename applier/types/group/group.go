@@ -132,7 +132,7 @@ var Groupadd = &applier.ProviderSpec{
 	Name: "groupadd",
 	Doc: "Group management via `groupadd` and its ilk (groupmod, groupdel). The default " +
 		"on Linux. The state is read from /etc/group directly.",
-	Confine:  applier.Confine{Commands: []string{"groupadd", "groupmod", "groupdel"}},
+	Confine:  applier.Confine{Func: accounts.ToolsFound("groupadd", "groupmod", "groupdel")},
 	Defaults: map[string][]string{"kernel": {"Linux"}},
 	New: func(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
 		accounts.LogUnsupported(r, env, "groupadd", unsupported)

@@ -24,7 +24,9 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
+	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/command"
 	"github.com/pippet/pippet/applier/sysfile"
 )
@@ -323,4 +325,27 @@ func NameArgs(name string) []string {
 		return []string{"--", name}
 	}
 	return []string{name}
+}
+
+// ToolsFound is a Confine.Func: "" when every named tool is on PATH.
+// The engine checks a provider's commands on every request; looking three
+// tools up in every PATH directory costs more than the whole of an
+// unchanged account, so a positive verdict is kept (a tool removed later
+// makes the change that needs it fail, naming it) and a negative one is
+// checked again on the next request, so a tool installed meanwhile is
+// found.
+func ToolsFound(names ...string) func(*applier.Env) string {
+	var found atomic.Bool
+	return func(*applier.Env) string {
+		if found.Load() {
+			return ""
+		}
+		for _, n := range names {
+			if _, err := exec.LookPath(n); err != nil {
+				return "command '" + n + "' not found"
+			}
+		}
+		found.Store(true)
+		return ""
+	}
 }

@@ -1,6 +1,7 @@
 package accounts
 
 import (
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,4 +45,16 @@ func TestParse(t *testing.T) {
 func TestNameArgs(t *testing.T) {
 	assert.Equal(t, []string{"x"}, NameArgs("x"))
 	assert.Equal(t, []string{"--", "-r"}, NameArgs("-r"))
+}
+
+func TestToolsFound(t *testing.T) {
+	assert.Equal(t, "", ToolsFound("sh")(nil))
+	assert.Equal(t, "command 'pippet-no-such-tool' not found", ToolsFound("sh", "pippet-no-such-tool")(nil))
+	// a negative verdict is not kept
+	dir := t.TempDir()
+	t.Setenv("PATH", dir)
+	f := ToolsFound("pippet-tool")
+	assert.NotEqual(t, "", f(nil))
+	require.NoError(t, os.WriteFile(dir+"/pippet-tool", []byte("#!/bin/sh\n"), 0o755))
+	assert.Equal(t, "", f(nil))
 }
