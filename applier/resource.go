@@ -179,6 +179,20 @@ func (r *Resource) Set(name string, v any) { r.set(name, v, 0) }
 // when a type rewrites one attribute the user wrote into another.
 func (r *Resource) SetGiven(name string, v any) { r.set(name, v, slotGiven) }
 
+// Unset drops an attribute's desired value, so the property is not
+// managed (Given still reports what the request gave). Like Set, only a
+// type's Validate and a provider's Resolve may call it: a file with
+// replace: false that already exists leaves its kind and content
+// unmanaged.
+func (r *Resource) Unset(name string) {
+	if r.frozen {
+		panic(fmt.Sprintf("%s: %q unset after desired values were resolved: only Type.Validate and Resolver.Resolve may change them", r.Ref(), name))
+	}
+	s := r.mustSlot(name)
+	r.vals[s] = nil
+	r.flags[s] &^= slotSet
+}
+
 func (r *Resource) set(name string, v any, given uint8) {
 	if r.frozen {
 		panic(fmt.Sprintf("%s: %q set after desired values were resolved: only Type.Validate and Resolver.Resolve may set them", r.Ref(), name))
