@@ -242,6 +242,15 @@ func BenchmarkDecoder(b *testing.B) {
 		{"dir-owner", func(i int) string {
 			return fmt.Sprintf(`{"type":"file","title":"/srv/d/d%d","params":"{ensure: directory, owner: deploy, group: www-data, mode: '0750', seltype: httpd_sys_content_t}"}`, i)
 		}},
+		{"mixed-types", func(i int) string {
+			return [...]string{
+				fmt.Sprintf(`{"type":"user","title":"u%d","params":"{ensure: present, uid: %d, gid: 100, shell: /bin/bash, home: /home/u%d, managehome: true}"}`, i, 2000+i, i),
+				fmt.Sprintf(`{"type":"package","title":"p%d","params":"{ensure: installed, provider: apt}"}`, i),
+				fmt.Sprintf(`{"type":"service","title":"s%d","params":"{ensure: running, enable: true, hasrestart: true}"}`, i),
+				fmt.Sprintf(`{"type":"cron","title":"c%d","params":"{command: /usr/bin/backup, user: root, hour: '2', minute: '30', environment: MAILTO=ops}"}`, i),
+				fmt.Sprintf(`{"type":"ssh_authorized_key","title":"k%d","params":"{ensure: present, user: deploy, type: ssh-ed25519, key: AAAAC3NzaC1lZDI1NTE5AAAAI}"}`, i),
+			}[i%5]
+		}},
 	} {
 		lines := make([][]byte, 1000)
 		for i := range lines {
