@@ -303,3 +303,31 @@ func TestDecoderCache(t *testing.T) {
 	assert.Equal(t, 1.0, allocs, "only the title is a new string")
 	assert.Equal(t, map[string]any{"ensure": "directory", "owner": "deploy", "group": "www-data", "seltype": "httpd_sys_content_t"}, req.Params)
 }
+
+// Values unique to each line (titles, paths) pass through the cache
+// without pushing out the type name and keys repeated on every line: over
+// a long stream each line costs its own strings only, whatever set its
+// unique values fall in.
+func TestDecoderCacheKeepsRepeated(t *testing.T) {
+	var (
+		d   Decoder
+		req Request
+	)
+	lines := make([][]byte, 4*cacheSlots)
+	for i := range lines {
+		lines[i] = []byte(fmt.Sprintf(`{"type":"exec","title":"/bin/true %d","params":"{creates: /srv/d/f%d, cwd: /srv}"}`, i, i))
+	}
+	for _, l := range lines {
+		require.NoError(t, d.DecodeLine(l, &req))
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(len(lines), func() {
+		if err := d.DecodeLine(lines[i%len(lines)], &req); err != nil {
+			t.Fatal(err)
+		}
+		i++
+	})
+	// The title, and the creates path as a string and as a value.
+	assert.Equal(t, 3.0, allocs)
+	assert.Equal(t, "exec", req.Type)
+}
