@@ -188,6 +188,9 @@ func validTypeName(s string) bool {
 }
 
 func (d *Decoder) decodeLegacy(line []byte, req *Request) error {
+	if bytes.HasPrefix(line, []byte("\uFEFF")) {
+		return &DecodeError{Msg: "invalid request: a byte order mark (U+FEFF) starts the line; one is skipped only at the start of the input"}
+	}
 	sp := bytes.IndexByte(line, ' ')
 	if sp < 0 {
 		return &DecodeError{Msg: "invalid request: expected JSON ({\"type\":...}) or TYPE TITLE YAML, got a single word"}
