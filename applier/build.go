@@ -162,6 +162,9 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 			return nil, fmt.Errorf("Validation of %s failed: %w", r.Ref(), err)
 		}
 	}
+	if t.RefTitle != nil {
+		r.ref = ix.display + "[" + t.RefTitle(r) + "]"
+	}
 	return r, nil
 }
 

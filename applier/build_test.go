@@ -130,6 +130,7 @@ func TestTitlePatternsAndRequired(t *testing.T) {
 			{Name: "type", Behaviour: applier.Parameter, Kind: applier.KindEnum, Values: []string{"rsa", "ed25519"}, Required: true},
 		},
 		TitlePatterns: []applier.TitlePattern{{Re: regexp.MustCompile(`^(?P<name>[^@]+)@(?P<type>.+)$`)}},
+		RefTitle:      func(r *applier.Resource) string { return r.Name() + "@" + r.String("type") },
 		Providers:     []*applier.ProviderSpec{mock.NewProvider(nil).Spec("mem")},
 	}
 	cases := []struct {
@@ -155,6 +156,7 @@ func TestTitlePatternsAndRequired(t *testing.T) {
 		require.NoError(t, err, tc.title)
 		assert.Equal(t, tc.name, r.Name(), tc.title)
 		assert.Equal(t, tc.ty, r.String("type"), tc.title)
+		assert.Equal(t, "Key["+tc.name+"@"+tc.ty+"]", r.Ref(), "RefTitle names the resource: "+tc.title)
 	}
 }
 

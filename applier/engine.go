@@ -30,9 +30,6 @@ type Engine struct {
 	spare sync.Pool
 }
 
-// DefaultStateDir is where pippet keeps its own state unless told otherwise.
-const DefaultStateDir = "/var/lib/pippet"
-
 // NewEngine returns an engine over reg; env's zero fields get defaults
 // (facts read once, the features of this process, a discarding logger,
 // an empty cache, the default state directory). env may be nil.
@@ -53,7 +50,7 @@ func NewEngine(reg *Registry, env *Env) *Engine {
 		env.Cache = &Cache{}
 	}
 	if env.Options.StateDir == "" {
-		env.Options.StateDir = DefaultStateDir
+		env.Options.StateDir = DefaultStateDir()
 	}
 	return &Engine{reg: reg, env: env}
 }
@@ -234,11 +231,14 @@ func (t *txn) sync(a *Attr, is, should any) {
 		ev.Status = protocol.StatusNoop
 		ev.Message = "current_value " + quoteValue(a, is) + ", should be " + quoteValue(a, should) + " (noop)"
 		t.res.Events = append(t.res.Events, ev)
-		log.Log(t.ctx, t.r.LogLevel, ref+"/"+a.Name+": "+ev.Message)
+		log.Log(t.ctx, t.r.LogLevel, "/"+ref+"/"+a.Name+": "+ev.Message)
 		return
 	}
 	c := &Change{Property: a.Name, Is: is, Should: should, Message: changeMessage(a, is, should)}
 	err := t.p.Set(t.ctx, c)
+	if len(c.Parts) > 0 {
+		t.parts(a, c.Parts)
+	}
 	if err != nil {
 		ev.Status = protocol.StatusFailure
 		ev.Message = "change from " + quoteValue(a, is) + " to " + quoteValue(a, should) + " failed: " + err.Error()
@@ -246,15 +246,41 @@ func (t *txn) sync(a *Attr, is, should any) {
 		if t.res.Exception == "" {
 			t.res.Exception = ev.Message
 		}
-		log.Error(ref + "/" + a.Name + ": " + ev.Message)
-	} else {
+		log.Error("/" + ref + "/" + a.Name + ": " + ev.Message)
+	} else if len(c.Parts) == 0 {
 		ev.Status = protocol.StatusSuccess
 		ev.Message = c.Message
 		t.res.Changed = true
 		t.applied = true
-		log.Log(t.ctx, t.r.LogLevel, ref+"/"+a.Name+": "+ev.Message)
+		log.Log(t.ctx, t.r.LogLevel, "/"+ref+"/"+a.Name+": "+ev.Message)
+	} else {
+		return // the parts are the events
 	}
 	t.res.Events = append(t.res.Events, ev)
+}
+
+// parts records one event per part of a change made of many.
+func (t *txn) parts(a *Attr, parts []Part) {
+	ref := t.r.Ref()
+	log := t.e.env.Log
+	for _, p := range parts {
+		ev := protocol.Event{Property: a.Name, Previous: p.Previous, Desired: p.Desired, Message: p.Message}
+		if p.Err != nil {
+			ev.Status = protocol.StatusFailure
+			ev.Message += " failed: " + p.Err.Error()
+			t.res.Failed = true
+			if t.res.Exception == "" {
+				t.res.Exception = ev.Message
+			}
+			log.Error("/" + ref + "/" + a.Name + ": " + ev.Message)
+		} else {
+			ev.Status = protocol.StatusSuccess
+			t.res.Changed = true
+			t.applied = true
+			log.Log(t.ctx, t.r.LogLevel, "/"+ref+"/"+a.Name+": "+ev.Message)
+		}
+		t.res.Events = append(t.res.Events, ev)
+	}
 }
 
 // changeMessage is Puppet's default wording for a change.

@@ -253,7 +253,7 @@ func TestNewEngineDefaults(t *testing.T) {
 	assert.True(t, env.Features["posix"])
 	assert.NotNil(t, env.Log)
 	assert.NotNil(t, env.Cache)
-	assert.Equal(t, "/var/lib/pippet", env.Options.StateDir)
+	assert.Equal(t, applier.DefaultStateDir(), env.Options.StateDir)
 	var nilEnv *applier.Env
 	assert.NotNil(t, nilEnv.Logger())
 }
@@ -364,4 +364,32 @@ func TestResolverContract(t *testing.T) {
 			c.want(t, e.Apply(context.Background(), req("widget", "/a", map[string]any{"ensure": "present"})), p)
 		})
 	}
+}
+
+// parting is a provider whose one change is made of parts, one failing.
+type parting struct{ *mock.Provider }
+
+func (p parting) Set(ctx context.Context, c *applier.Change) error {
+	c.Parts = append(c.Parts,
+		applier.Part{Previous: "file", Desired: "absent", Message: "removed /a"},
+		applier.Part{Previous: "file", Desired: "absent", Message: "removed /b", Err: errors.New("busy")})
+	return nil
+}
+
+// A change made of parts answers one event per part; a failed part fails
+// the resource, the others still count as changes.
+func TestChangeParts(t *testing.T) {
+	p := parting{mock.NewProvider(map[string]any{"ensure": "present", "size": int64(1), "colour": "red"})}
+	typ := widgetType(p.Provider)
+	typ.Providers = []*applier.ProviderSpec{{Name: "mem", New: func(*applier.Resource, *applier.Env) (applier.Provider, error) { return p, nil }}}
+	e, logs := newEngine(t, typ)
+	got := e.Apply(context.Background(), req("widget", "/a", map[string]any{"size": 2}))
+	assert.True(t, got.Changed)
+	assert.True(t, got.Failed)
+	assert.False(t, got.Error)
+	assert.Equal(t, "removed /b failed: busy", got.Exception)
+	require.Len(t, got.Events, 2)
+	assert.Equal(t, protocol.Event{Property: "size", Previous: "file", Desired: "absent", Message: "removed /a", Status: protocol.StatusSuccess}, got.Events[0])
+	assert.Equal(t, protocol.StatusFailure, got.Events[1].Status)
+	assert.Contains(t, logs.String(), "removed /b failed: busy")
 }

@@ -25,15 +25,12 @@ type typeIndex struct {
 	ensureSlot  int
 	properties  []*Attr // properties other than ensure, in declaration order
 	propSlots   []int   // their slots
-	// defaults holds each attribute's munged static Default (no DefaultFunc).
+	// defaults holds each attribute's munged Default, for describe.
 	defaults map[string]any
-	// staticDefaults: the attributes with a static Default and no
-	// DefaultFunc, in declaration order; defaultFuncs: those with a
-	// DefaultFunc; required: the Required ones.
-	staticDefaults []*Attr
-	defaultFuncs   []*Attr
-	required       []*Attr
-	// The same by slot, and staticVals[i] the munged default of staticSlots[i].
+	// staticSlots: the slots of the attributes with a Default and no
+	// DefaultFunc, in declaration order, and staticVals[i] the munged
+	// default of staticSlots[i]; defaultSlots: those with a DefaultFunc;
+	// requiredSlots: the Required ones.
 	staticSlots   []int
 	staticVals    []any
 	defaultSlots  []int
@@ -104,17 +101,14 @@ func buildIndex(t *Type) (*typeIndex, error) {
 			}
 			ix.defaults[a.Name] = v
 			if a.DefaultFunc == nil {
-				ix.staticDefaults = append(ix.staticDefaults, a)
 				ix.staticSlots = append(ix.staticSlots, slot)
 				ix.staticVals = append(ix.staticVals, v)
 			}
 		}
 		if a.DefaultFunc != nil {
-			ix.defaultFuncs = append(ix.defaultFuncs, a)
 			ix.defaultSlots = append(ix.defaultSlots, slot)
 		}
 		if a.Required {
-			ix.required = append(ix.required, a)
 			ix.requiredSlots = append(ix.requiredSlots, slot)
 		}
 	}

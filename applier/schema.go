@@ -98,6 +98,12 @@ type Type struct {
 	TitlePatterns []TitlePattern
 	// Validate checks rules across attributes, after munging and defaults.
 	Validate func(r *Resource) error
+	// RefTitle, when set, is the title the resource's reference shows once
+	// the request is validated, where Puppet names a resource by more than
+	// its title: an sshkey titled "h1" of type ssh-rsa answers
+	// Sshkey[h1@ssh-rsa]. Errors found while validating keep the request's
+	// title.
+	RefTitle func(r *Resource) string
 	// Providers, in order of preference when several are suitable.
 	Providers []*ProviderSpec
 
@@ -151,6 +157,20 @@ type Change struct {
 	// Message describes the change; preset by the engine, a provider may
 	// replace it (e.g. "executed successfully").
 	Message string
+	// Parts, when Set leaves any, replace the change's one event with one
+	// event per part: a change made of many independent actions (tidy
+	// removing paths) reports each, successful or not. Set returns an
+	// error only when the change as a whole failed; a failed part alone
+	// fails the resource too.
+	Parts []Part
+}
+
+// Part is one action of a Change made of many.
+type Part struct {
+	Previous, Desired any
+	Message           string
+	// Err is why this part failed (nil: it succeeded).
+	Err error
 }
 
 // Confine says when a provider can work here. Every listed condition must hold.

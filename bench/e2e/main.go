@@ -84,6 +84,17 @@ type scenario struct {
 	want bool
 	// args are the receiver's flags for this scenario, after --state-dir.
 	args []string
+	// n, when not 0, is the resources per run instead of -n (creating
+	// accounts costs milliseconds each).
+	n int
+}
+
+// count is the scenario's resources per run.
+func (sc scenario) count(o options) int {
+	if sc.n > 0 {
+		return sc.n
+	}
+	return o.n
 }
 
 func content(i int, gen string) []byte {
@@ -98,7 +109,7 @@ func fileLine(dir string, i int, gen string) string {
 }
 
 func scenarios() []scenario {
-	return []scenario{
+	return append([]scenario{
 		{
 			name:    "file create",
 			prepare: func(dir string, n int) error { return resetDir(dir) },
@@ -158,7 +169,7 @@ func scenarios() []scenario {
 			floor: floorStat,
 			want:  false,
 		},
-	}
+	}, accountScenarios()...)
 }
 
 func resetDir(dir string) error {
@@ -419,6 +430,7 @@ func (c *child) drive(n int, input []byte, want bool, atTenth func()) error {
 // measureReceiver times one receiver run; its CPU time is the child's
 // whole life (start-up included) divided by N.
 func measureReceiver(ctx context.Context, o options, sc scenario, dir string) (measurement, error) {
+	o.n = sc.count(o)
 	if err := sc.prepare(dir, o.n); err != nil {
 		return measurement{}, err
 	}
@@ -473,6 +485,9 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		dir = d
 	}
 	work := filepath.Join(dir, "w")
+	if os.Geteuid() == 0 {
+		defer removeAccounts()
+	}
 	o.stateDir = filepath.Join(dir, "state")
 	fmt.Fprintf(w, "N = %d resources per run, %d runs; the floor is measured just before each receiver run and\n", o.n, o.runs)
 	fmt.Fprintf(w, "the ratio is the median of the per-run ratios of wall times (times are the medians of each column).\n")
@@ -486,7 +501,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		var rec, flo, recCPU, floCPU []time.Duration
 		var ratios []float64
 		for r := 0; r < o.runs; r++ {
-			f, err := measureFloor(sc, work, o.n)
+			f, err := measureFloor(sc, work, sc.count(o))
 			if err != nil {
 				return err
 			}

@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/types/file"
+	"github.com/pippet/pippet/applier/filebucket"
 )
 
 func init() { subcommands["filebucket"] = runFilebucket }
@@ -34,7 +34,7 @@ CHECKSUM is the sha256 (or a unique prefix of at least 6 hex digits).
 func runFilebucket(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("receiver filebucket", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	stateDir := fs.String("state-dir", applier.DefaultStateDir, "pippet's state directory (the bucket is its bucket/ subdirectory)")
+	stateDir := fs.String("state-dir", applier.DefaultStateDir(), "pippet's state directory (the bucket is its bucket/ subdirectory)")
 	fs.Usage = func() { fmt.Fprint(stderr, filebucketUsage) }
 	// Flags may come before, between or after the positional arguments.
 	var pos []string
@@ -57,7 +57,7 @@ func runFilebucket(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return exitUsage
 	}
 	action, rest := pos[0], pos[1:]
-	b := &file.Bucket{Dir: file.BucketDir(*stateDir)}
+	b := &filebucket.Bucket{Dir: filebucket.Dir(*stateDir)}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "receiver filebucket %s: %v\n", action, err)
 		return exitInput

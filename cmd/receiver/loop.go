@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/protocol"
@@ -41,6 +42,8 @@ type loopConfig struct {
 	// Dirs, when deferred, is flushed after answers (see durability.go)
 	// and before the loop returns.
 	Dirs *applier.DirSync
+	// Tally, when not nil, counts the answers (summary.go).
+	Tally *tally
 }
 
 // Read-ahead: the reader goroutine hands lines over in batches of what
@@ -182,8 +185,13 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 			return exitInput
 		}
 		l.lineNo++
+		var start time.Time
+		if cfg.Tally != nil {
+			start = time.Now()
+		}
 		res, answer := l.handle(applyCtx, it)
 		if answer {
+			cfg.Tally.add(&res, start)
 			ans = l.encode(ans[:0], &res)
 			if _, err := out.Write(ans); err != nil {
 				// Nobody reads the answers any more: end quietly.

@@ -22,7 +22,7 @@ func TestRealMainFlags(t *testing.T) {
 		stdout     string
 		stderrPart string
 	}{
-		{"version", []string{"--version"}, exitOK, "receiver " + protocol.Version + " (protocol 1)\n", ""},
+		{"version", []string{"--version"}, exitOK, versionLine(), ""},
 		{"help", []string{"--help"}, exitOK, "", ""},
 		{"bad flag", []string{"--frobnicate"}, exitUsage, "", "flag provided but not defined: -frobnicate"},
 		{"bad level", []string{"--log-level", "loud"}, exitUsage, "", `invalid --log-level "loud"`},

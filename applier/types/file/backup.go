@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/filebucket"
 )
 
 // backup keeps the current content of path before it is replaced or
@@ -52,7 +53,7 @@ func backupFile(ctx context.Context, env *applier.Env, how, path string, fi fs.F
 	if env != nil {
 		dir = env.Options.StateDir
 	}
-	b := &Bucket{Dir: BucketDir(dir)}
+	b := &filebucket.Bucket{Dir: filebucket.Dir(dir)}
 	if _, err := b.Backup(ctx, path, how); err != nil {
 		return fmt.Errorf("could not back up %s to filebucket %s: %w", path, how, err)
 	}

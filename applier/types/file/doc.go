@@ -24,7 +24,7 @@
 // in a stream after a size check; sources by digest (computed for local
 // files, taken from X-Checksum-* or Content-MD5 headers over HTTP, or
 // from a download when a server offers nothing). Set writes through
-// writeAtomic: an unnamed O_TMPFILE inode (or a hidden temp file) in the
+// package atomicfile: an unnamed O_TMPFILE inode (or a hidden temp file) in the
 // target's directory or staging_location, fchown and fchmod on the
 // descriptor, fsync, validate_cmd, then a name and a rename over the
 // target; a failure or a crash leaves the old file and no temp file.
@@ -49,6 +49,7 @@
 // With recurse, a directory's `content` is its tree (tree.go): Get plans
 // what each entry below needs (copied from the source, chowned,
 // chmodded, purged) and Set carries the plan out. Backups go beside the
-// file (a ".suffix") or into the local content-addressed Bucket under the
-// state directory, which `receiver filebucket` lists and restores.
+// file (a ".suffix") or into the local content-addressed bucket under the
+// state directory (package filebucket), which `receiver filebucket` lists
+// and restores.
 package file

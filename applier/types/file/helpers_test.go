@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
@@ -24,7 +25,7 @@ func newEngine(t *testing.T, opts ...func(*applier.Options)) *applier.Engine {
 	t.Helper()
 	reg := applier.NewRegistry()
 	reg.Add(file.Type)
-	env := &applier.Env{Options: applier.Options{StateDir: t.TempDir(), HTTPTimeoutSeconds: 5}}
+	env := &applier.Env{Options: applier.Options{StateDir: t.TempDir(), HTTPTimeout: 5 * time.Second}}
 	for _, o := range opts {
 		o(&env.Options)
 	}
@@ -95,8 +96,8 @@ func listDir(t *testing.T, dir string) []string {
 	return out
 }
 
-func withTimeout(sec int) func(*applier.Options) {
-	return func(o *applier.Options) { o.HTTPTimeoutSeconds = sec }
+func withTimeout(d time.Duration) func(*applier.Options) {
+	return func(o *applier.Options) { o.HTTPTimeout = d }
 }
 
 func sha256hex(s string) string {

@@ -240,7 +240,7 @@ func (p *posix) Get(ctx context.Context, cur *applier.State) error {
 			cur.Set(n, wantV)
 		} else if n == "owner" && os.Geteuid() != 0 {
 			// As Puppet: ownership can't be managed unless running as root.
-			p.env.Logger().Warn(p.r.Ref() + ": cannot manage ownership unless running as root")
+			p.env.Logger().Warn("/" + p.r.Ref() + ": cannot manage ownership unless running as root")
 			cur.Set(n, wantV)
 		} else {
 			cur.Set(n, idName(p.env, is, n == "group"))
@@ -381,7 +381,7 @@ func (p *posix) logNoopDiff(ctx context.Context, nw []byte) {
 	if err != nil {
 		return
 	}
-	p.env.Logger().Log(ctx, p.r.LogLevel, p.r.Ref()+"/content: would change (noop)\n"+unifiedDiff(p.path, p.path+" (new)", old, nw))
+	p.env.Logger().Log(ctx, p.r.LogLevel, "/"+p.r.Ref()+"/content: would change (noop)\n"+unifiedDiff(p.path, p.path+" (new)", old, nw))
 }
 
 // compareDigest compares the file's digest (of c.Kind) with c.Sum.
@@ -499,7 +499,7 @@ func (p *posix) fetcher() (*source.Fetcher, error) {
 	o := source.Options{}
 	if p.env != nil {
 		o.CAFile = p.env.Options.CAFile
-		o.HTTPTimeout = time.Duration(p.env.Options.HTTPTimeoutSeconds) * time.Second
+		o.HTTPTimeout = p.env.Options.HTTPTimeout
 	}
 	key := fmt.Sprintf("file:fetcher:%s:%d", o.CAFile, o.HTTPTimeout)
 	if v, ok := cacheGet(p.env, key); ok {
@@ -514,8 +514,8 @@ func (p *posix) fetcher() (*source.Fetcher, error) {
 }
 
 func (p *posix) httpTimeout() time.Duration {
-	if p.env != nil && p.env.Options.HTTPTimeoutSeconds > 0 {
-		return time.Duration(p.env.Options.HTTPTimeoutSeconds) * time.Second
+	if p.env != nil && p.env.Options.HTTPTimeout > 0 {
+		return p.env.Options.HTTPTimeout
 	}
 	return 60 * time.Second
 }

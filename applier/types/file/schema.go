@@ -53,10 +53,6 @@ func (c *Content) MarshalJSON() ([]byte, error) {
 
 var anything = regexp.MustCompile(`.`)
 
-func boolAttr(name string, def bool, doc string) *applier.Attr {
-	return &applier.Attr{Name: name, Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: def, Doc: doc}
-}
-
 // Type is the `file` type's declaration.
 var Type = &applier.Type{
 	Name: "file",

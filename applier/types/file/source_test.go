@@ -209,7 +209,7 @@ func TestHTTPSourceChangesAndFailures(t *testing.T) {
 	root := t.TempDir()
 	p := filepath.Join(root, "a")
 	require.NoError(t, os.WriteFile(p, []byte("old\n"), 0o644))
-	e := newEngine(t, func(o *applier.Options) { o.HTTPTimeoutSeconds = 1 })
+	e := newEngine(t, func(o *applier.Options) { o.HTTPTimeout = time.Second })
 
 	for _, bad := range []string{"/missing", "/broken", "/loop", "/slow", "/cut"} {
 		res := apply(t, e, p, "{source: '"+hs.URL+bad+"'}")

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/types/file"
+	"github.com/pippet/pippet/applier/filebucket"
 	"github.com/pippet/pippet/applier/types/host"
 	"github.com/pippet/pippet/applier/types/internal/parsedfile"
 	"github.com/pippet/pippet/protocol"
@@ -105,7 +105,7 @@ func TestRequests(t *testing.T) {
 		})
 	}
 	// Every rewrite of the existing file backed its old content up.
-	entries, err := (&file.Bucket{Dir: file.BucketDir(state)}).List()
+	entries, err := (&filebucket.Bucket{Dir: filebucket.Dir(state)}).List()
 	require.NoError(t, err)
 	assert.Len(t, entries, 3, "three rewrites of the existing file (change, alias, removal); creating it backs nothing up")
 }

@@ -16,7 +16,7 @@
 //   - trailing blank lines are dropped and the file ends in one newline;
 //   - every record is rendered again from its fields when the file is
 //     written, so records are normalised (fields joined by tabs);
-//   - a new file is created with mode 0600; an existing file keeps its mode
+//   - a new file is created with mode 0600 (the Parser's Mode when set); an existing file keeps its mode
 //     and owner, and its old content is first backed up to the filebucket.
 //
 // Unlike Puppet, which copies over the file in place, Save writes a
@@ -38,14 +38,14 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/types/file"
+	"github.com/pippet/pippet/applier/atomicfile"
+	"github.com/pippet/pippet/applier/filebucket"
 )
 
 // Parser describes one file format.
@@ -57,6 +57,9 @@ type Parser[R any] struct {
 	Parse func(line string) (rec R, ok bool)
 	// Render turns a record into its line (without a newline).
 	Render func(rec R) (string, error)
+	// Mode is the mode of a file Save creates (0: 0600); an existing file
+	// keeps its own. Puppet's sshkey provider creates known_hosts 0644.
+	Mode fs.FileMode
 }
 
 // Line is one line of a file: a record, or text kept verbatim.
@@ -160,6 +163,11 @@ func (p *Parser[R]) Load(path string, cache *applier.Cache) (*File[R], error) {
 	return f, nil
 }
 
+// Lines parses a file's text as Load does (Puppet's header lines dropped,
+// every line a record or text), for callers that read the file themselves
+// (through a sysfile cache).
+func (p *Parser[R]) Lines(text string) []Line[R] { return p.parse(text) }
+
 // parse splits text into lines as Ruby's String#split("\n") does (trailing
 // empty lines dropped) after removing Puppet's header lines.
 func (p *Parser[R]) parse(text string) []Line[R] {
@@ -258,125 +266,39 @@ func (f *File[R]) Save(ctx context.Context, now time.Time, env *applier.Env) err
 		return fmt.Errorf("writing %s: %w", f.Path, err)
 	}
 	if env != nil && f.Exists {
-		b := &file.Bucket{Dir: file.BucketDir(env.Options.StateDir)}
-		if _, err := b.Backup(ctx, f.Path, "puppet"); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("could not back up %s to filebucket puppet: %w", f.Path, err)
+		if err := Backup(ctx, env, f.Path); err != nil {
+			return err
 		}
 	}
 	var dirs *applier.DirSync
 	if env != nil {
 		dirs = env.Dirs
 	}
-	if err := WriteAtomic(ctx, f.Path, data, dirs); err != nil {
+	// A new file gets the parser's Mode (0600 by default); an existing
+	// one keeps its mode and owner; a symlink is followed; a bind-mounted
+	// target is rewritten in place.
+	mode := f.p.Mode
+	if mode == 0 {
+		mode = 0o600
+	}
+	o := atomicfile.Options{Mode: uint32(mode.Perm()), UID: -1, GID: -1, KeepExisting: true, FollowLinks: true,
+		Dirs: dirs, InPlaceFallback: true}
+	if err := atomicfile.Write(ctx, f.Path, data, o); err != nil {
 		return err
 	}
 	f.Exists = true
 	return nil
 }
 
-// WriteAtomic replaces path's contents with data: a temporary file in the
-// same directory, fsynced, renamed over path, the directory marked in dirs
-// (nil: fsynced at once). A new file gets mode 0600; an existing one keeps
-// its mode and owner. A symbolic link is followed.
-func WriteAtomic(ctx context.Context, path string, data []byte, dirs *applier.DirSync) error {
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	target := path
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		if target, err = filepath.EvalSymlinks(path); err != nil {
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-	}
-	mode := fs.FileMode(0o600)
-	uid, gid := -1, -1
-	st, err := os.Stat(target)
-	switch {
-	case err == nil:
-		if !st.Mode().IsRegular() {
-			return fmt.Errorf("writing %s: not a regular file", path)
-		}
-		mode = st.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-			uid, gid = int(sys.Uid), int(sys.Gid)
-		}
-	case errors.Is(err, fs.ErrNotExist):
-	default:
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-
-	dir, base := filepath.Split(target)
-	if dir == "" {
-		dir = "."
-	}
-	tmp, err := os.CreateTemp(dir, "."+base+".pippet-*")
-	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("writing %s: directory %s does not exist: %w", path, dir, fs.ErrNotExist)
-	}
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if uid >= 0 && (uid != os.Geteuid() || gid != os.Getegid()) {
-		if err := tmp.Chown(uid, gid); err != nil {
-			return fmt.Errorf("writing %s: keeping owner %d:%d: %w", path, uid, gid, err)
-		}
-	}
-	// After chown, which clears the set-id bits.
-	if err := tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), target); err != nil {
-		if !errors.Is(err, syscall.EBUSY) && !errors.Is(err, syscall.EXDEV) {
-			return fmt.Errorf("writing %s: %w", path, err)
-		}
-		// A bind-mounted file can't be replaced; rewrite it in place.
-		if err := writeInPlace(target, data); err != nil {
-			return fmt.Errorf("writing %s in place: %w", path, err)
-		}
-		os.Remove(tmp.Name())
-		done = true
-		return nil
-	}
-	done = true
-	if err := dirs.Mark(filepath.Clean(dir)); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
+// Backup saves path's content in the filebucket under env's state
+// directory, as Puppet backs a parsed file up to its clientbucket before
+// rewriting it. A missing file is no error.
+func Backup(ctx context.Context, env *applier.Env, path string) error {
+	b := &filebucket.Bucket{Dir: filebucket.Dir(env.Options.StateDir)}
+	if _, err := b.Backup(ctx, path, "puppet"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("could not back up %s to filebucket puppet: %w", path, err)
 	}
 	return nil
-}
-
-func writeInPlace(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 func inode(fi fs.FileInfo) uint64 {

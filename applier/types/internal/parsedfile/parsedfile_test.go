@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/types/file"
+	"github.com/pippet/pippet/applier/filebucket"
 )
 
 // kv is a toy format: "key value" records; lines starting with # and
@@ -184,7 +184,7 @@ func TestSaveFailureLeavesFileAlone(t *testing.T) {
 	f.Append(kv{"a", "1"})
 	err = f.Save(context.Background(), stamp, nil)
 	assert.ErrorIs(t, err, os.ErrNotExist)
-	assert.EqualError(t, err, "writing "+dir+"/missing/f: directory "+dir+"/missing/ does not exist: file does not exist")
+	assert.EqualError(t, err, "writing "+dir+"/missing/f: directory "+dir+"/missing does not exist: file does not exist")
 }
 
 func TestCache(t *testing.T) {
@@ -217,7 +217,7 @@ func TestCache(t *testing.T) {
 
 	// Save drops the entry.
 	f3.Append(kv{"c", "3"})
-	require.NoError(t, f3.Save(context.Background(), stamp, &applier.Env{Cache: cache}))
+	require.NoError(t, f3.Save(context.Background(), stamp, &applier.Env{Cache: cache, Options: applier.Options{StateDir: t.TempDir()}}))
 	_, ok := cache.Get(kvParser.key(path))
 	assert.False(t, ok)
 	f4, err := kvParser.Load(path, cache)
@@ -256,7 +256,7 @@ func TestSaveBindMountedFile(t *testing.T) {
 func TestSaveBacksUp(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
 	env := &applier.Env{Options: applier.Options{StateDir: state}}
-	bucket := &file.Bucket{Dir: file.BucketDir(state)}
+	bucket := &filebucket.Bucket{Dir: filebucket.Dir(state)}
 	path := filepath.Join(dir, "f")
 
 	f, err := kvParser.Load(path, nil)

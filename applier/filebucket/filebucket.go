@@ -1,4 +1,15 @@
-package file
+// Package filebucket is pippet's local content-addressed store of the
+// content it replaces or removes: the file type's backup attribute naming
+// a bucket, and the parsed files (host, mount) before each rewrite, put
+// the old content here; `receiver filebucket` lists, prints and restores
+// it.
+//
+// Each content is stored once under <dir>/<aa>/<sha256>/contents, and
+// every backup of it appends one line (original path, time, checksum,
+// bucket name) to the entry's "paths" file. Contents are written through
+// package atomicfile and their directories fsynced before Backup returns,
+// so a change is never kept while the backup it depends on is lost.
+package filebucket
 
 import (
 	"bufio"
@@ -17,26 +28,25 @@ import (
 	"time"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/atomicfile"
 )
 
-// Bucket is the local content-addressed filebucket: each backed-up
-// content is stored once under <dir>/<aa>/<sha256>/contents, and every
-// backup of it appends one line (original path, time, checksum) to the
-// entry's "paths" file.
+// Bucket is a local content-addressed filebucket rooted at Dir.
 type Bucket struct {
 	Dir string
 }
 
-// BucketDir is the bucket's directory under a state directory.
-func BucketDir(stateDir string) string {
+// Dir is the bucket's directory under a state directory ("":
+// applier.DefaultStateDir()).
+func Dir(stateDir string) string {
 	if stateDir == "" {
-		stateDir = "/var/lib/pippet"
+		stateDir = applier.DefaultStateDir()
 	}
 	return filepath.Join(stateDir, "bucket")
 }
 
-// BucketEntry describes one backup.
-type BucketEntry struct {
+// Entry describes one backup.
+type Entry struct {
 	Checksum string    `json:"checksum"`
 	Path     string    `json:"path"`
 	Time     time.Time `json:"time"`
@@ -66,7 +76,7 @@ func (b *Bucket) Backup(ctx context.Context, path, name string) (string, error) 
 	var sum string
 	incoming := filepath.Join(b.Dir, fmt.Sprintf(".incoming-%d-%d", os.Getpid(), time.Now().UnixNano()))
 	dirs := applier.NewDirSync(applier.DirSyncOptions{Deferred: true})
-	err = writeAtomic(ctx, writeSpec{path: incoming, dir: b.Dir, mode: 0o640, uid: -1, gid: -1, dirs: dirs},
+	err = atomicfile.WriteFunc(ctx, incoming, atomicfile.Options{Mode: 0o640, UID: -1, GID: -1, Dirs: dirs},
 		func(w io.Writer) error {
 			if _, err := io.Copy(io.MultiWriter(w, h), f); err != nil {
 				return fmt.Errorf("read %s: %w", path, err)
@@ -89,7 +99,7 @@ func (b *Bucket) Backup(ctx context.Context, path, name string) (string, error) 
 	// The entry's directory may be new, in a new <aa> directory.
 	dirs.Mark(filepath.Dir(dir))
 	dirs.Mark(dir)
-	line, _ := json.Marshal(BucketEntry{Checksum: sum, Path: path, Time: time.Now().UTC(), Bucket: name})
+	line, _ := json.Marshal(Entry{Checksum: sum, Path: path, Time: time.Now().UTC(), Bucket: name})
 	pf, err := os.OpenFile(filepath.Join(dir, "paths"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o640)
 	if err != nil {
 		return "", fmt.Errorf("filebucket: %w", err)
@@ -108,8 +118,8 @@ func (b *Bucket) Backup(ctx context.Context, path, name string) (string, error) 
 }
 
 // List returns every backup, newest first.
-func (b *Bucket) List() ([]BucketEntry, error) {
-	var out []BucketEntry
+func (b *Bucket) List() ([]Entry, error) {
+	var out []Entry
 	err := filepath.WalkDir(b.Dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if errors.Is(err, fs.ErrNotExist) && p == b.Dir {
@@ -127,7 +137,7 @@ func (b *Bucket) List() ([]BucketEntry, error) {
 		defer f.Close()
 		sc := bufio.NewScanner(f)
 		for sc.Scan() {
-			var e BucketEntry
+			var e Entry
 			if json.Unmarshal(sc.Bytes(), &e) == nil {
 				out = append(out, e)
 			}
@@ -174,16 +184,11 @@ func (b *Bucket) Restore(ctx context.Context, sum, path string) error {
 		return err
 	}
 	defer src.Close()
-	ws := writeSpec{path: path, dir: filepath.Dir(path), mode: 0o644, uid: -1, gid: -1}
-	if fi, err := os.Lstat(path); err == nil {
-		if fi.IsDir() {
-			return fmt.Errorf("restore: %s is a directory", path)
-		}
-		ws.mode = uint32(fi.Mode().Perm())
-		ws.uid, ws.gid = statOwner(fi)
-		ws.exists = true
+	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("restore: %s is a directory", path)
 	}
-	return writeAtomic(ctx, ws, func(w io.Writer) error {
+	o := atomicfile.Options{Mode: 0o644, UID: -1, GID: -1, KeepExisting: true}
+	return atomicfile.WriteFunc(ctx, path, o, func(w io.Writer) error {
 		_, err := io.Copy(w, src)
 		return err
 	})

@@ -1,0 +1,347 @@
+package sshauthkey
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/sysfile"
+	"github.com/pippet/pippet/applier/types/internal/accounts"
+	"github.com/pippet/pippet/applier/types/internal/parsedfile"
+)
+
+// Parsed is the provider that edits authorized_keys files.
+var Parsed = &applier.ProviderSpec{
+	Name: "parsed",
+	Doc:  "Edits an authorized_keys file line by line (Puppet's ParsedFile format of puppetlabs-sshkeys_core).",
+	New:  newParsed,
+}
+
+// line is one line of the file: text kept verbatim, or a key record.
+type line struct {
+	text string
+	rec  *record
+}
+
+// record is a key line. V1 marks an SSH protocol 1 key (bits, exponent,
+// modulus), kept as it was read.
+type record struct {
+	Options []string
+	Type    string
+	Key     string
+	Name    string
+	V1      bool
+	V1Opts  string // a v1 key's options, as read
+}
+
+var (
+	// keyRe is puppetlabs-sshkeys_core's key line pattern.
+	keyRe = regexp.MustCompile(`^(?:(.+)\s+)?(ssh-dss|ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp256|ecdsa-sha2-nistp384|ecdsa-sha2-nistp521|ecdsa-sk|ed25519-sk|sk-ecdsa-sha2-nistp256@openssh\.com|sk-ssh-ed25519@openssh\.com|ssh-rsa-cert-v01@openssh\.com|ssh-ed25519-cert-v01@openssh\.com|ssh-dss-cert-v01@openssh\.com|ecdsa-sha2-nistp256-cert-v01@openssh\.com|ecdsa-sha2-nistp384-cert-v01@openssh\.com|ecdsa-sha2-nistp521-cert-v01@openssh\.com)\s+([^ ]+)\s*(.*)$`)
+	v1Re  = regexp.MustCompile(`^(?:(.+) )?(\d+) (\d+) (\d+)(?: (.+))?$`)
+	// The option scanner's tokens (Puppet's parse_options).
+	longOptRe  = regexp.MustCompile(`^[-a-z0-9A-Z_]+=".*?[^\\]"`)
+	shortOptRe = regexp.MustCompile(`^[-a-z0-9A-Z_]+`)
+	commaRe    = regexp.MustCompile(`^[ \t]*,[ \t]*`)
+)
+
+// parseOptions splits an options field as Puppet does: comma-separated
+// `word` or `word="value"` tokens, stopping at the first it can't read.
+func parseOptions(s string) []string {
+	var out []string
+	for {
+		s = strings.TrimLeft(s, " \t")
+		if s == "" {
+			return out
+		}
+		tok := longOptRe.FindString(s)
+		if tok == "" {
+			tok = shortOptRe.FindString(s)
+		}
+		if tok == "" {
+			return out
+		}
+		out = append(out, tok)
+		s = s[len(tok):]
+		if m := commaRe.FindString(s); m != "" {
+			s = s[len(m):]
+		}
+	}
+}
+
+// parseLine reads one line; a line that is neither a comment, blank nor
+// a key is an error, as in Puppet.
+func parseLine(s string) (line, bool) {
+	t := strings.TrimLeft(s, " \t\r\n\f\v")
+	if t == "" || strings.HasPrefix(t, "#") {
+		return line{text: s}, true
+	}
+	if m := keyRe.FindStringSubmatch(s); m != nil {
+		return line{rec: &record{Options: parseOptions(m[1]), Type: m[2], Key: m[3], Name: m[4]}}, true
+	}
+	if m := v1Re.FindStringSubmatch(s); m != nil {
+		return line{rec: &record{V1: true, V1Opts: m[1], Type: m[2] + " " + m[3], Key: m[4], Name: m[5]}}, true
+	}
+	return line{}, false
+}
+
+// render writes a record back as Puppet does: fields joined by spaces,
+// leading whitespace dropped (an unnamed key keeps a trailing space).
+func (r *record) render() string {
+	var s string
+	if r.V1 {
+		s = r.V1Opts + " " + r.Type + " " + r.Key + " " + r.Name
+	} else {
+		s = strings.Join(r.Options, ",") + " " + r.Type + " " + r.Key + " " + r.Name
+	}
+	return strings.TrimLeft(s, " \t\r\n\f\v")
+}
+
+// keys is a parsed authorized_keys file: its lines and the last key line
+// of each name.
+type keys struct {
+	lines []line
+	index map[string]int
+	bad   int // the first line that is not a key, comment or blank (1-based), 0 if none
+}
+
+var headerRe = regexp.MustCompile(`# HEADER[^\n]*\n`)
+
+func parseKeys(data []byte) (*keys, error) {
+	text := string(data)
+	if strings.Contains(text, "# HEADER") {
+		text = headerRe.ReplaceAllString(text, "")
+	}
+	text = strings.TrimRight(text, "\n")
+	k := &keys{}
+	if text == "" {
+		return k, nil
+	}
+	raw := strings.Split(text, "\n")
+	k.lines = make([]line, len(raw))
+	k.index = make(map[string]int, len(raw))
+	for i, s := range raw {
+		l, ok := parseLine(s)
+		if !ok {
+			if k.bad == 0 {
+				k.bad = i + 1
+			}
+			l = line{text: s}
+		}
+		k.lines[i] = l
+		if l.rec != nil && l.rec.Name != "" {
+			k.index[l.rec.Name] = i
+		}
+	}
+	return k, nil
+}
+
+// files keeps each authorized_keys file parsed while it is unchanged.
+var files sysfile.Cache[*keys]
+
+type parsed struct {
+	r      *applier.Resource
+	env    *applier.Env
+	target string // "" when the user has no account to give a default
+	keys   *keys  // the file as changed by Set (a private copy)
+	idx    int    // the resource's line in keys, -1 when absent
+	now    func() time.Time
+}
+
+func newParsed(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
+	return &parsed{r: r, env: env, idx: -1, now: time.Now}, nil
+}
+
+// resolveTarget is the target given, or the user's default.
+func (p *parsed) resolveTarget() (string, error) {
+	if t := p.r.String("target"); t != "" {
+		return t, nil
+	}
+	users, err := accounts.LoadUsers()
+	if err != nil {
+		return "", err
+	}
+	u := users.Lookup(p.r.String("user"))
+	if u == nil {
+		return "", nil
+	}
+	return filepath.Join(u.Home, ".ssh", "authorized_keys"), nil
+}
+
+func (p *parsed) load() (*keys, error) {
+	k, err := files.Load(p.target, parseKeys)
+	if sysfile.IsNotExist(err) {
+		return &keys{}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if k.bad > 0 {
+		return nil, fmt.Errorf("could not parse line %d of %s", k.bad, p.target)
+	}
+	return k, nil
+}
+
+// Get reports the key of the resource's name.
+func (p *parsed) Get(ctx context.Context, cur *applier.State) error {
+	t, err := p.resolveTarget()
+	if err != nil {
+		return err
+	}
+	p.target = t
+	if t == "" {
+		// No such user: nothing can be there; creating fails in Set.
+		cur.Set("ensure", "absent")
+		return nil
+	}
+	k, err := p.load()
+	if err != nil {
+		return err
+	}
+	i, ok := k.index[p.r.Name()]
+	if !ok {
+		cur.Set("ensure", "absent")
+		return nil
+	}
+	rec := k.lines[i].rec
+	cur.Set("ensure", "present")
+	cur.Set("type", rec.Type)
+	cur.Set("key", rec.Key)
+	if len(rec.Options) == 0 {
+		cur.Set("options", []any{"absent"})
+	} else {
+		opts := make([]any, len(rec.Options))
+		for j, o := range rec.Options {
+			opts[j] = o
+		}
+		cur.Set("options", opts)
+	}
+	// The file is the user's by where it is: user and target are what
+	// the resource says (Puppet reads them the same way).
+	if p.r.Has("user") {
+		cur.Set("user", p.r.String("user"))
+	}
+	cur.Set("target", t)
+	return nil
+}
+
+// edit returns a private copy of the file to change, read afresh.
+func (p *parsed) edit() (*keys, error) {
+	if p.keys != nil {
+		return p.keys, nil
+	}
+	if p.target == "" {
+		return nil, fmt.Errorf("User '%s' does not exist", p.r.String("user"))
+	}
+	files.Drop(p.target)
+	k, err := p.load()
+	if err != nil {
+		return nil, err
+	}
+	c := &keys{lines: make([]line, len(k.lines))}
+	for i, l := range k.lines {
+		if l.rec != nil {
+			r := *l.rec
+			l.rec = &r
+		}
+		c.lines[i] = l
+	}
+	p.keys = c
+	p.idx = -1
+	for i := len(c.lines) - 1; i >= 0; i-- {
+		if c.lines[i].rec != nil && c.lines[i].rec.Name == p.r.Name() {
+			p.idx = i
+			break
+		}
+	}
+	return c, nil
+}
+
+// Set edits the file in memory; Flush writes it.
+func (p *parsed) Set(ctx context.Context, c *applier.Change) error {
+	k, err := p.edit()
+	if err != nil {
+		return err
+	}
+	if c.Property == "ensure" {
+		switch c.Should {
+		case "present":
+			if !p.r.Has("type") {
+				return errors.New("Field 'type' is required")
+			}
+			if !p.r.Has("key") {
+				return errors.New("Field 'key' is required")
+			}
+			rec := &record{Options: optionList(p.r.Value("options")), Type: p.r.String("type"), Key: p.r.String("key"), Name: p.r.Name()}
+			if p.idx >= 0 {
+				k.lines[p.idx] = line{rec: rec}
+			} else {
+				k.lines = append(k.lines, line{rec: rec})
+				p.idx = len(k.lines) - 1
+			}
+		case "absent":
+			if p.idx >= 0 {
+				k.lines = append(k.lines[:p.idx], k.lines[p.idx+1:]...)
+				p.idx = -1
+			}
+		default:
+			return fmt.Errorf("invalid ensure %v", c.Should)
+		}
+		return nil
+	}
+	if p.idx < 0 {
+		return fmt.Errorf("%s is no longer in %s", p.r.Ref(), p.target)
+	}
+	rec := k.lines[p.idx].rec
+	switch c.Property {
+	case "type":
+		rec.Type = applier.FormatValue(c.Should)
+	case "key":
+		rec.Key = applier.FormatValue(c.Should)
+	case "options":
+		rec.Options = optionList(c.Should)
+	default:
+		// user and target are reported as the resource's own.
+		return fmt.Errorf("cannot change %s", c.Property)
+	}
+	return nil
+}
+
+// Flush writes the file as the user when a Set changed it.
+func (p *parsed) Flush(ctx context.Context) error {
+	if p.keys == nil {
+		return nil
+	}
+	defer files.Drop(p.target)
+	user := p.r.String("user")
+	if user == "" {
+		return errors.New("Cannot write SSH authorized keys without user")
+	}
+	users, err := accounts.LoadUsers()
+	if err != nil {
+		return err
+	}
+	u := users.Lookup(user)
+	if u == nil {
+		return fmt.Errorf("User '%s' does not exist", user)
+	}
+	var b strings.Builder
+	b.WriteString(parsedfile.Header(p.now()))
+	for _, l := range p.keys.lines {
+		if l.rec != nil {
+			b.WriteString(l.rec.render())
+		} else {
+			b.WriteString(l.text)
+		}
+		b.WriteByte('\n')
+	}
+	if len(p.keys.lines) == 0 {
+		b.WriteByte('\n')
+	}
+	w := &writer{path: p.target, user: u, asUser: p.r.Bool("drop_privileges"), env: p.env}
+	return w.write(ctx, []byte(b.String()))
+}

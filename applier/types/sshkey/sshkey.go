@@ -1,0 +1,139 @@
+// Package sshkey is the `sshkey` type: one host key line of a known_hosts
+// file (by default /etc/ssh/ssh_known_hosts): the host name with its
+// aliases, the key's type and the key.
+//
+// The type is data. As in Puppet, a key is identified by its host name
+// and its type together: the title `h1@ssh-rsa` sets both (a title without
+// `@` is the name alone), and the resource answers to `Sshkey[h1@ssh-rsa]`
+// whichever way the request spelled them, the type's aliases (`rsa`,
+// `dsa`, `ed25519`, ...) resolved first. ensure defaults to present as soon
+// as a property is given.
+//
+// The one provider, parsed, reads the target once and keeps it, with an
+// index of its records by name and type, in a sysfile cache while the
+// file is unchanged, so an unchanged key costs a stat. A change re-reads
+// the file, edits it and writes it back through the shared parsedfile
+// package: Puppet's header, each record rendered `NAME[,ALIAS...] TYPE
+// KEY`, comments, blank lines and other lines as they were, the old file
+// in the filebucket, a new file 0644 (Puppet's mode for known_hosts), the
+// write atomic. The resource is bound to the last line of its name and
+// type, as Puppet binds it.
+package sshkey
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/pippet/pippet/applier"
+)
+
+// DefaultTarget is the known_hosts file managed when the request names none.
+const DefaultTarget = "/etc/ssh/ssh_known_hosts"
+
+// keyTypes are the key types Puppet's sshkey accepts, and typeAliases the
+// short names it accepts for some of them.
+var (
+	keyTypes = []string{"ssh-dss", "ssh-ed25519", "ssh-rsa", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384",
+		"ecdsa-sha2-nistp521", "sk-ecdsa-sha2-nistp256@openssh.com", "sk-ssh-ed25519@openssh.com"}
+	typeAliases = map[string]string{
+		"dsa": "ssh-dss", "ed25519": "ssh-ed25519", "rsa": "ssh-rsa",
+		"ecdsa-sk": "sk-ecdsa-sha2-nistp256@openssh.com", "ed25519-sk": "sk-ssh-ed25519@openssh.com",
+	}
+)
+
+// Type is the sshkey type's declaration.
+var Type = &applier.Type{
+	Name: "sshkey",
+	Doc: "Installs and manages ssh host keys: one line of a known_hosts file (by default " +
+		DefaultTarget + "). A key is identified by its host name and type together: the title " +
+		"`host@type` sets both, and the resource is named `Sshkey[host@type]`.",
+	Attrs: []*applier.Attr{
+		{
+			Name: "ensure", Behaviour: applier.Property, Kind: applier.KindEnum,
+			Values:      []string{"present", "absent"},
+			DefaultFunc: defaultEnsure,
+			Doc: "Whether the key should be in the file. Defaults to `present` when any other " +
+				"property is given.",
+		},
+		{
+			Name: "name", Behaviour: applier.Namevar, Kind: applier.KindString,
+			Validate: validateName,
+			Doc: "The host name the key is associated with (namevar, with `type`). No whitespace, " +
+				"no comma (aliases go in `host_aliases`).",
+		},
+		{
+			Name: "type", Behaviour: applier.Parameter, Kind: applier.KindEnum,
+			Values: keyTypes, Aliases: typeAliases,
+			Doc: "The key's type (part of the key's identity): " + strings.Join(keyTypes, ", ") +
+				"; `dsa`, `ed25519`, `rsa`, `ecdsa-sk` and `ed25519-sk` are aliases. Required to create the key.",
+		},
+		{
+			Name: "key", Behaviour: applier.Property, Kind: applier.KindString,
+			Validate: validateKey,
+			Doc:      "The key itself, without its type or comment. Required to create the key.",
+		},
+		{
+			Name: "host_aliases", Behaviour: applier.Property, Kind: applier.KindString, Array: true,
+			Validate: validateAlias,
+			Doc: "Other names of the host, written after the name, comma-separated, in order. An " +
+				"empty list removes them.",
+		},
+		{
+			Name: "target", Behaviour: applier.Property, Kind: applier.KindPath,
+			Default: DefaultTarget,
+			Doc:     "The known_hosts file the key lives in. Defaults to `" + DefaultTarget + "`.",
+		},
+	},
+	TitlePatterns: []applier.TitlePattern{
+		{Re: regexp.MustCompile(`^(?P<name>.*?)@(?P<type>.*)$`)},
+		{Re: regexp.MustCompile(`^(?P<name>[^@]+)$`)},
+	},
+	RefTitle:  func(r *applier.Resource) string { return r.Name() + "@" + r.String("type") },
+	Providers: []*applier.ProviderSpec{Parsed},
+}
+
+func init() { applier.Register(Type) }
+
+// defaultEnsure is present when the request manages any property, as
+// Puppet's ensurable types default it.
+func defaultEnsure(r *applier.Resource) any {
+	for _, a := range r.Type.Attrs {
+		if a.Behaviour == applier.Property && r.Given(a.Name) {
+			return "present"
+		}
+	}
+	return nil
+}
+
+func validateName(v any) error {
+	s, _ := v.(string)
+	if strings.ContainsAny(s, " \t\r\n\f\v") {
+		return errors.New("Resourcename cannot include whitespaces")
+	}
+	if strings.Contains(s, ",") {
+		return errors.New("No comma in resourcename allowed. If you want to specify aliases use the host_aliases property")
+	}
+	return nil
+}
+
+func validateAlias(v any) error {
+	s, _ := v.(string)
+	if strings.ContainsAny(s, " \t\r\n\f\v") {
+		return errors.New("Aliases cannot include whitespace")
+	}
+	if strings.Contains(s, ",") {
+		return errors.New("Aliases must be provided as an array, not a comma-separated list")
+	}
+	return nil
+}
+
+// validateKey refuses line breaks, which would write a line of the
+// caller's choosing into the file (Puppet writes them).
+func validateKey(v any) error {
+	if s, _ := v.(string); strings.ContainsAny(s, "\r\n") {
+		return fmt.Errorf("Key must not contain a line break")
+	}
+	return nil
+}

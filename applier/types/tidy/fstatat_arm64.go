@@ -1,0 +1,5 @@
+package tidy
+
+import "syscall"
+
+const sysFstatat = syscall.SYS_FSTATAT
