@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/internal/testutil"
 )
 
 // A UTF-8 byte order mark at the start of the input (as editors and
@@ -27,7 +29,7 @@ func TestByteOrderMark(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			out, stderr, code := run(t, t.TempDir(), strings.NewReader(tt.in), "--no-banner")
 			require.Equal(t, 0, code, stderr)
-			_, as := answers(t, out)
+			_, as := testutil.DecodeAnswers(t, out)
 			require.Len(t, as, len(tt.want), out)
 			for i, w := range tt.want {
 				if msg, ok := strings.CutPrefix(w, "error: "); ok {
