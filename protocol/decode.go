@@ -275,6 +275,7 @@ func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
 		seenTitle
 		seenParams
 		seenID
+		seenRefresh
 	)
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
@@ -306,8 +307,10 @@ func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
 				bit = seenParams
 			case "id":
 				bit = seenID
+			case "refresh":
+				bit = seenRefresh
 			default:
-				return fail(&jsonError{pos: keyPos, msg: fmt.Sprintf("unknown member %q (expected type, title, params, id)", key)})
+				return fail(&jsonError{pos: keyPos, msg: fmt.Sprintf("unknown member %q (expected type, title, params, id, refresh)", key)})
 			}
 			if seen&bit != 0 {
 				return fail(&jsonError{pos: keyPos, msg: fmt.Sprintf("member %q given twice", key)})
@@ -349,6 +352,16 @@ func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
 					paramsIsNull = true
 				default:
 					return fail(s.errf("\"params\" must be a YAML string or a JSON object, found %s", s.describe()))
+				}
+			case seenRefresh:
+				switch {
+				case bytes.HasPrefix(s.b[s.i:], []byte("true")):
+					s.i += 4
+					req.Refresh = true
+				case bytes.HasPrefix(s.b[s.i:], []byte("false")):
+					s.i += 5
+				default:
+					return fail(s.errf("\"refresh\" must be true or false, found %s", s.describe()))
 				}
 			case seenID:
 				start := s.i

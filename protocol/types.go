@@ -71,6 +71,11 @@ type Request struct {
 	// ID is the raw JSON of the request's "id" member, echoed verbatim in
 	// the answer; nil when the request had none.
 	ID []byte
+	// Refresh is the request's "refresh" member (a protocol extension): the
+	// caller's graph has a notify edge into this resource that fired. A
+	// running service is restarted, an exec runs (refreshonly ones only
+	// then); other types ignore it.
+	Refresh bool
 }
 
 // Status of one event.

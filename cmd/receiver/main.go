@@ -60,26 +60,22 @@ type options struct {
 	sync        bool
 }
 
-func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
+func newFlagSet(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("receiver", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.BoolVar(&o.noop, "noop", false, "evaluate every resource, change nothing; answers say \"noop\":true with the events that would have happened")
 	fs.BoolVar(&o.noBanner, "no-banner", false, "do not write the ready banner line before the first answer")
 	fs.BoolVar(&o.compat, "compat", false, "answer with exactly Puppet's six fields (no id, no events)")
-	fs.IntVar(&o.maxLine, "max-line", 16<<20, "longest request line in bytes; a longer one is skipped and answered with an error")
-	fs.StringVar(&o.logLevel, "log-level", "", "least severe level logged to stderr: debug, info, notice, warning, err (default notice when stderr is a terminal, else warning)")
+	fs.IntVar(&o.maxLine, "max-line", 16<<20, "longest request line in `bytes`; a longer one is skipped and answered with an error")
+	fs.StringVar(&o.logLevel, "log-level", "", "least severe `level` logged to stderr: debug, info, notice, warning, err (default notice when stderr is a terminal, else warning)")
 	fs.BoolVar(&o.verbose, "verbose", false, "log info and above (as --log-level info)")
 	fs.BoolVar(&o.debug, "debug", false, "log everything (as --log-level debug)")
 	fs.BoolVar(&o.detailed, "detailed-exitcodes", false, "at the end of input exit 2 when something changed, 4 when something failed, 6 for both, 0 otherwise (as puppet apply)")
-	fs.StringVar(&o.stateDir, "state-dir", applier.DefaultStateDir(), "directory for pippet's own state (the filebucket); "+applier.SystemStateDir+" for root, else $XDG_STATE_HOME/pippet or ~/.local/state/pippet")
-	fs.StringVar(&o.caFile, "ca-file", "", "PEM bundle to verify HTTPS sources against instead of the system roots")
-	fs.DurationVar(&o.httpTimeout, "http-timeout", 60*time.Second, "time limit for one HTTP(S) source request")
+	fs.StringVar(&o.stateDir, "state-dir", applier.DefaultStateDir(), "`directory` for pippet's own state (the filebucket); "+applier.SystemStateDir+" for root, else $XDG_STATE_HOME/pippet or ~/.local/state/pippet")
+	fs.StringVar(&o.caFile, "ca-file", "", "PEM `file` to verify HTTPS sources against instead of the system roots")
+	fs.DurationVar(&o.httpTimeout, "http-timeout", 60*time.Second, "time limit for one HTTP(S) source request (a `duration` such as 30s)")
 	fs.BoolVar(&o.sync, "sync", false, "make each change durable (its directory fsynced) before its answer; by default directories are fsynced in groups: when input pauses, every 64 changes, within 100ms, and before exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and the commit the binary was built from (and whether its tree was modified), and exit")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
-	// Parse reports a bad flag itself; --help is printed once, to stdout,
-	// by realMain.
-	fs.Usage = func() {}
 	return fs
 }
 
@@ -90,18 +86,12 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 	}
 	var o options
-	fs := newFlagSet(&o, stderr)
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			fs.SetOutput(stdout)
-			usage(fs)
-			return exitOK
-		}
-		fmt.Fprintln(stderr, "Run 'receiver --help' for the protocol and the flags.")
-		return exitUsage
+	fs := newFlagSet(&o)
+	if code, done := parseFlags(fs, args, "receiver", func(w io.Writer) { usage(w, fs) }, stdout, stderr); done {
+		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "receiver: unexpected argument %q (known subcommands: %s)\n", fs.Arg(0), subcommandNames())
+		fmt.Fprintf(stderr, "receiver: unknown subcommand %q (known: %s); requests are read from stdin\n", fs.Arg(0), subcommandNames())
 		return exitUsage
 	}
 	if o.version {
