@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -76,7 +77,14 @@ func purgeAfter(t *testing.T, names ...string) {
 	t.Helper()
 	purge := func() {
 		for _, n := range names {
-			_ = exec.Command("dpkg", "--purge", n).Run()
+			// Other test binaries may hold the dpkg lock for a moment.
+			for try := 0; try < 120; try++ {
+				out, err := exec.Command("dpkg", "--purge", n).CombinedOutput()
+				if err == nil || !strings.Contains(string(out), "locked by another process") {
+					break
+				}
+				time.Sleep(250 * time.Millisecond)
+			}
 		}
 	}
 	purge()

@@ -39,7 +39,8 @@
 // --purge`, `dpkg --set-selections` for holds. apt-get also gets
 // `-o DPkg::Lock::Timeout=N` (LockTimeout): when another process holds
 // the dpkg lock it waits that long and then fails with apt's message,
-// never hanging; dpkg itself fails at once on a held lock.
+// never hanging; dpkg, which fails at once on a held lock, is tried again
+// for as long.
 package pkg
 
 import (

@@ -227,9 +227,33 @@ func cmdEnv() []string {
 }
 
 // run runs a tool and fails, worded as Puppet words it, unless it exits 0.
+// dpkg fails at once when another process holds its lock: it is tried
+// again every lockRetry until LockTimeout has passed (apt-get waits by
+// itself), so a short-lived lock costs a wait, and a lock held for long
+// fails with dpkg's own words.
 func (p *provider) run(ctx context.Context, stdin []byte, argv ...string) (string, error) {
-	return command.Check(ctx, &command.Cmd{Argv: argv, Env: cmdEnv(), Stdin: stdin})
+	c := &command.Cmd{Argv: argv, Env: cmdEnv(), Stdin: stdin}
+	out, err := command.Check(ctx, c)
+	if argv[0] != dpkgCmd {
+		return out, err
+	}
+	deadline := time.Now().Add(LockTimeout)
+	for err != nil && lockedRe.MatchString(out) && time.Now().Before(deadline) {
+		select {
+		case <-ctx.Done():
+			return out, err
+		case <-time.After(lockRetry):
+		}
+		out, err = command.Check(ctx, c)
+	}
+	return out, err
 }
+
+// lockRetry is how often a dpkg refused by a held lock is tried again.
+const lockRetry = 250 * time.Millisecond
+
+// lockedRe finds dpkg's words for a lock another process holds.
+var lockedRe = regexp.MustCompile(`lock was locked by another process|database is locked by another process`)
 
 func (p *provider) aptArgs(args ...string) []string {
 	secs := int(LockTimeout / time.Second)
