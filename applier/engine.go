@@ -119,6 +119,8 @@ func (e *Engine) apply(ctx context.Context, req *protocol.Request) protocol.Resu
 	if err != nil {
 		return protocol.ErrorResult(ref, err.Error())
 	}
+	r.spec = spec
+	r.Refresh = req.Refresh
 	p, err := spec.New(r, e.env)
 	if err != nil {
 		var pe *ParamError
@@ -185,6 +187,13 @@ func (e *Engine) Converge(ctx context.Context, r *Resource, p Provider) protocol
 			if !managed {
 				continue
 			}
+			if !r.manages(a) {
+				if r.flags[ix.propSlots[i]]&slotGiven != 0 {
+					e.env.Log.Debug(fmt.Sprintf("%s: Provider %s does not support features %s; not managing attribute %s",
+						ref, r.spec.Name, strings.Join(a.Features, ", "), a.Name))
+				}
+				continue
+			}
 			is := cur.at(ix.propSlots[i])
 			if insync(a, is, should) {
 				continue
@@ -210,6 +219,9 @@ func (e *Engine) Converge(ctx context.Context, r *Resource, p Provider) protocol
 				e.env.Log.Error(ref + ": " + msg)
 			}
 		}
+	}
+	if r.Refresh {
+		t.refresh()
 	}
 	return *res
 }
@@ -264,7 +276,11 @@ func (t *txn) parts(a *Attr, parts []Part) {
 	ref := t.r.Ref()
 	log := t.e.env.Log
 	for _, p := range parts {
-		ev := protocol.Event{Property: a.Name, Previous: p.Previous, Desired: p.Desired, Message: p.Message}
+		prop := a.Name
+		if p.Property != "" {
+			prop = p.Property
+		}
+		ev := protocol.Event{Property: prop, Previous: p.Previous, Desired: p.Desired, Message: p.Message}
 		if p.Err != nil {
 			ev.Status = protocol.StatusFailure
 			ev.Message += " failed: " + p.Err.Error()
@@ -272,15 +288,52 @@ func (t *txn) parts(a *Attr, parts []Part) {
 			if t.res.Exception == "" {
 				t.res.Exception = ev.Message
 			}
-			log.Error("/" + ref + "/" + a.Name + ": " + ev.Message)
+			log.Error("/" + ref + "/" + prop + ": " + ev.Message)
 		} else {
 			ev.Status = protocol.StatusSuccess
 			t.res.Changed = true
 			t.applied = true
-			log.Log(t.ctx, t.r.LogLevel, "/"+ref+"/"+a.Name+": "+ev.Message)
+			log.Log(t.ctx, t.r.LogLevel, "/"+ref+"/"+prop+": "+ev.Message)
 		}
 		t.res.Events = append(t.res.Events, ev)
 	}
+}
+
+// refresh delivers the request's refresh to a Refresher, once the
+// resource's own changes are made and unless they failed.
+func (t *txn) refresh() {
+	rf, ok := t.p.(Refresher)
+	if !ok || !t.r.Refresh || t.res.Failed {
+		return
+	}
+	ref := t.r.Ref()
+	ev := protocol.Event{Property: "refresh"}
+	if t.r.Noop {
+		ev.Status = protocol.StatusNoop
+		ev.Message = "Would have triggered 'refresh' from 1 event"
+		t.res.Events = append(t.res.Events, ev)
+		t.e.env.Log.Log(t.ctx, t.r.LogLevel, "/"+ref+": "+ev.Message)
+		return
+	}
+	msg, err := rf.Refresh(t.ctx)
+	switch {
+	case err != nil:
+		ev.Status = protocol.StatusFailure
+		ev.Message = "Triggered 'refresh' from 1 event, which failed: " + err.Error()
+		t.res.Failed = true
+		if t.res.Exception == "" {
+			t.res.Exception = err.Error()
+		}
+		t.e.env.Log.Error("/" + ref + ": " + ev.Message)
+	case msg == "":
+		return
+	default:
+		ev.Status = protocol.StatusSuccess
+		ev.Message = "Triggered 'refresh' from 1 event (" + msg + ")"
+		t.res.Changed = true
+		t.e.env.Log.Log(t.ctx, t.r.LogLevel, "/"+ref+": "+ev.Message)
+	}
+	t.res.Events = append(t.res.Events, ev)
 }
 
 // changeMessage is Puppet's default wording for a change.

@@ -219,8 +219,8 @@ var metaparamDocs = map[string]string{
 	"audit":     "Attributes to audit. Accepted and ignored.",
 	"before":    "Ordering: accepted and ignored (logged at debug); the caller orders requests.",
 	"require":   "Ordering: accepted and ignored (logged at debug); the caller orders requests.",
-	"notify":    "Ordering and refresh: accepted and ignored (logged at debug); nothing sends refresh events.",
-	"subscribe": "Ordering and refresh: accepted and ignored (logged at debug); nothing sends refresh events.",
+	"notify":    "Ordering and refresh: accepted and ignored (logged at debug); the caller sends the refresh itself, as the request's \"refresh\": true.",
+	"subscribe": "Ordering and refresh: accepted and ignored (logged at debug); the caller sends the refresh itself, as the request's \"refresh\": true.",
 	"schedule":  "Accepted and ignored: the caller decides when to send a request.",
 	"stage":     "Accepted and ignored: the caller orders requests.",
 }

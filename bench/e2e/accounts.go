@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // accountsN is how many different users and groups the requests name.
@@ -28,56 +29,68 @@ func bgname(i int) string { return fmt.Sprintf("pipbg%04d", i%accountsN) }
 func cname(i int) string  { return fmt.Sprintf("pipc%04d", i) }
 func bid(i int) int       { return 48500 + i%500 }
 
-// names lists the first field of each line of an account database.
-func names(path string) (map[string]bool, error) {
+// ids maps the names of an account database to their id (third field).
+func ids(path string) (map[string]string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	m := map[string]bool{}
+	m := map[string]string{}
 	s := bufio.NewScanner(f)
 	for s.Scan() {
-		if n, _, ok := strings.Cut(s.Text(), ":"); ok {
-			m[n] = true
+		if p := strings.SplitN(s.Text(), ":", 4); len(p) == 4 {
+			m[p[0]] = p[2]
 		}
 	}
 	return m, s.Err()
 }
 
+// runTool runs a shadow tool; other processes (tests running beside the
+// benchmark) may hold the databases' locks for a moment, so a failure is
+// tried again a few times.
 func runTool(argv ...string) error {
-	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, out)
+	var err error
+	var out []byte
+	for try := 0; try < 10; try++ {
+		if out, err = exec.Command(argv[0], argv[1:]...).CombinedOutput(); err == nil {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
-	return nil
+	return fmt.Errorf("%s: %w: %s", strings.Join(argv, " "), err, out)
 }
 
 // prepareAccounts makes the primary group, the 1,000 groups and the
 // 1,000 users the unchanged scenarios name, if they are not there yet.
 func prepareAccounts(string, int) error {
-	groups, err := names("/etc/group")
+	groups, err := ids("/etc/group")
 	if err != nil {
 		return err
 	}
-	if !groups["pipbg"] {
-		if err := runTool("groupadd", "-g", "48500", "-o", "pipbg"); err != nil {
+	group := func(name, gid string) error {
+		switch have, ok := groups[name]; {
+		case !ok:
+			return runTool("groupadd", "-g", gid, "-o", name)
+		case have != gid:
+			return runTool("groupmod", "-g", gid, "-o", name)
+		}
+		return nil
+	}
+	if err := group("pipbg", "48500"); err != nil {
+		return err
+	}
+	for i := 0; i < accountsN; i++ {
+		if err := group(bgname(i), strconv.Itoa(bid(i))); err != nil {
 			return err
 		}
 	}
-	for i := 0; i < accountsN; i++ {
-		if !groups[bgname(i)] {
-			if err := runTool("groupadd", "-g", strconv.Itoa(bid(i)), "-o", bgname(i)); err != nil {
-				return err
-			}
-		}
-	}
-	users, err := names("/etc/passwd")
+	users, err := ids("/etc/passwd")
 	if err != nil {
 		return err
 	}
 	for i := 0; i < accountsN; i++ {
-		if !users[bname(i)] {
+		if _, ok := users[bname(i)]; !ok {
 			if err := runTool("useradd", "-u", strconv.Itoa(bid(i)), "-o", "-g", "48500", "-d", "/nonexistent", "-s", "/bin/sh", "-M", bname(i)); err != nil {
 				return err
 			}
@@ -91,12 +104,12 @@ func prepareCreate(dir string, n int) error {
 	if err := prepareAccounts(dir, n); err != nil {
 		return err
 	}
-	users, err := names("/etc/passwd")
+	users, err := ids("/etc/passwd")
 	if err != nil {
 		return err
 	}
 	for i := 0; i < createN; i++ {
-		if users[cname(i)] {
+		if _, ok := users[cname(i)]; ok {
 			if err := runTool("userdel", cname(i)); err != nil {
 				return err
 			}
@@ -105,16 +118,24 @@ func prepareCreate(dir string, n int) error {
 	return nil
 }
 
-// removeAccounts removes every account the scenarios made.
+// removeAccounts removes every account the scenarios made (only those
+// that exist: a run without the account scenarios spends nothing here).
 func removeAccounts() {
+	users, _ := ids("/etc/passwd")
+	groups, _ := ids("/etc/group")
+	del := func(tool, name string, db map[string]string) {
+		if _, ok := db[name]; ok || db == nil {
+			_ = exec.Command(tool, name).Run()
+		}
+	}
 	for i := 0; i < createN; i++ {
-		_ = exec.Command("userdel", cname(i)).Run()
+		del("userdel", cname(i), users)
 	}
 	for i := 0; i < accountsN; i++ {
-		_ = exec.Command("userdel", bname(i)).Run()
-		_ = exec.Command("groupdel", bgname(i)).Run()
+		del("userdel", bname(i), users)
+		del("groupdel", bgname(i), groups)
 	}
-	_ = exec.Command("groupdel", "pipbg").Run()
+	del("groupdel", "pipbg", groups)
 }
 
 // floorStatFile: a stat of one database file and the answer write, per resource.

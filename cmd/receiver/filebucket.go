@@ -69,7 +69,7 @@ func runFilebucket(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return fail(err)
 		}
 		for _, e := range entries {
-			if _, err := fmt.Fprintf(stdout, "%s %s %s\n", e.Checksum, e.Time.UTC().Format("2006-01-02 15:04:05"), e.Path); err != nil {
+			if _, err := fmt.Fprintf(stdout, "%s %s %s\n", e.Checksum, e.Time.UTC().Format("2006-01-02 15:04:05"), escapeControls(e.Path)); err != nil {
 				return exitOutput
 			}
 		}

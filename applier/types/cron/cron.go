@@ -34,6 +34,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/pippet/pippet/applier"
 )
@@ -61,14 +62,53 @@ var fieldOrder = []string{"minute", "hour", "monthday", "month", "weekday"}
 
 var specials = []string{"reboot", "yearly", "annually", "monthly", "weekly", "daily", "midnight", "hourly", "absent"}
 
-var (
-	digitsRe    = regexp.MustCompile(`^[0-9]+$`)
-	stepRe      = regexp.MustCompile(`^\*/[0-9]+$`)
-	rangeRe     = regexp.MustCompile(`^[0-9]+-[0-9]+$`)
-	rangeStepRe = regexp.MustCompile(`^[0-9]+-[0-9]+/[0-9]+$`)
-	envRe       = regexp.MustCompile(`^\s*(\w+)\s*=\s*(.*)\s*$`)
-	userRe      = regexp.MustCompile(`^[A-Za-z0-9_.][A-Za-z0-9_.-]*\$?$`)
-)
+var envRe = regexp.MustCompile(`^\s*(\w+)\s*=\s*(.*)\s*$`)
+
+// digits returns the end of the run of digits at s[i:] (i when none).
+func digits(s string, i int) int {
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	return i
+}
+
+// isRangeOrStep: `*/N`, `N-M` or `N-M/S` (Puppet's CronParam patterns,
+// written out: this runs for every field of every request).
+func isRangeOrStep(s string) bool {
+	if strings.HasPrefix(s, "*/") {
+		return len(s) > 2 && digits(s, 2) == len(s)
+	}
+	i := digits(s, 0)
+	if i == 0 || i == len(s) || s[i] != '-' {
+		return false
+	}
+	j := digits(s, i+1)
+	if j == i+1 {
+		return false
+	}
+	if j == len(s) {
+		return true
+	}
+	return s[j] == '/' && j+1 < len(s) && digits(s, j+1) == len(s)
+}
+
+// validUserName: letters, digits, `_`, `.`, `-` (not first), an
+// optional final `$`, as useradd(8) allows by default.
+func validUserName(s string) bool {
+	if s == "" || s[0] == '-' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '.', c == '-':
+		case c == '$' && i == len(s)-1:
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // munge returns a time field's munging: Puppet's CronParam rules.
 func (f timeField) munge(v any) (any, error) {
@@ -76,9 +116,9 @@ func (f timeField) munge(v any) (any, error) {
 	switch {
 	case s == "absent" || s == "*":
 		return "absent", nil
-	case stepRe.MatchString(s), rangeRe.MatchString(s), rangeStepRe.MatchString(s):
+	case isRangeOrStep(s):
 		return s, nil
-	case digitsRe.MatchString(s):
+	case s != "" && digits(s, 0) == len(s):
 		n := 0
 		for _, c := range s {
 			if n = n*10 + int(c-'0'); n > 1000 {
@@ -117,7 +157,7 @@ func validateEnv(v any) error {
 }
 
 func validateUser(v any) error {
-	if s, _ := v.(string); !userRe.MatchString(s) {
+	if s, _ := v.(string); !validUserName(s) {
 		return fmt.Errorf("Invalid user name %q", s)
 	}
 	return nil
@@ -125,12 +165,12 @@ func validateUser(v any) error {
 
 // currentUser is the account the receiver runs as (root), Puppet's
 // default crontab.
-func currentUser() string {
+var currentUser = sync.OnceValue(func() string {
 	if u, err := user.Current(); err == nil {
 		return u.Username
 	}
 	return "root"
-}
+})
 
 // fieldList renders a time field's value as the list written: nil for
 // absent (every value).

@@ -20,7 +20,7 @@ import (
 // testUser creates the account name with a free uid from uid up to 47599
 // (any free one when others hold them all) and a crontab-less start,
 // removing both when the test ends.
-func testUser(t *testing.T, name string, uid int) {
+func testUser(t testing.TB, name string, uid int) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: installs crontabs of a test account it creates")
@@ -68,7 +68,7 @@ func listed(t *testing.T, name string) string {
 	return b.String()
 }
 
-func install(t *testing.T, name, text string) {
+func install(t testing.TB, name, text string) {
 	t.Helper()
 	c := exec.Command("crontab", "-u", name, "-")
 	c.Stdin = strings.NewReader(text)
@@ -251,4 +251,49 @@ func TestUnparsableLine(t *testing.T) {
 	res := e.Apply("cron", "j", "{user: pipcron8, command: /bin/true}")
 	assert.Equal(t, "failed: Could not evaluate Cron[j]: could not parse line 2 of pipcron8's crontab", typetest.Summary(res))
 	assert.Equal(t, "* * * * * /bin/a\ngarbage\n", listed(t, "pipcron8"))
+}
+
+// Each form a time field takes, as Puppet's CronParam munges it.
+func TestFieldValues(t *testing.T) {
+	for _, tc := range []struct {
+		field string
+		in    any
+		want  any // the munged value, or an error's text
+	}{
+		{"minute", int64(0), []any{"0"}},
+		{"minute", "07", []any{"07"}},
+		{"minute", "59", []any{"59"}},
+		{"minute", "60", "60 is not a valid minute"},
+		{"minute", "*", "absent"},
+		{"minute", []any{"*"}, "absent"},
+		{"minute", "absent", "absent"},
+		{"minute", "*/5", []any{"*/5"}},
+		{"minute", "*/", "*/ is not a valid minute"},
+		{"minute", "1-5", []any{"1-5"}},
+		{"minute", "1-5/2", []any{"1-5/2"}},
+		{"minute", "1-/2", "1-/2 is not a valid minute"},
+		{"minute", "1-5/", "1-5/ is not a valid minute"},
+		{"minute", "", " is not a valid minute"},
+		{"hour", []any{int64(1), "13"}, []any{"1", "13"}},
+		{"hour", "24", "24 is not a valid hour"},
+		{"monthday", "0", "0 is not a valid monthday"},
+		{"monthday", "31", []any{"31"}},
+		{"month", "jan", []any{"1"}},
+		{"month", "DECEMBER", []any{"12"}},
+		{"month", "Sept", "Sept is not a valid month"},
+		{"month", "13", "13 is not a valid month"},
+		{"weekday", "Sun", []any{"0"}},
+		{"weekday", "saturday", []any{"6"}},
+		{"weekday", "7", []any{"7"}},
+		{"weekday", "1-5", []any{"1-5"}},
+	} {
+		r, err := cron.Type.NewResource("j", map[string]any{"command": "/bin/true", "user": "root", tc.field: tc.in}, false)
+		if want, isErr := tc.want.(string); isErr && want != "absent" {
+			require.Error(t, err, "%s %v", tc.field, tc.in)
+			assert.Contains(t, err.Error(), want)
+			continue
+		}
+		require.NoError(t, err, "%s %v", tc.field, tc.in)
+		assert.Equal(t, tc.want, r.Value(tc.field), "%s %v", tc.field, tc.in)
+	}
 }

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -21,10 +23,29 @@ import (
 
 // Crontab is the provider that edits crontabs through crontab(1).
 var Crontab = &applier.ProviderSpec{
-	Name:    "crontab",
-	Doc:     "Edits a user's crontab and installs it with `crontab -u USER -` (Puppet's crontab provider).",
-	Confine: applier.Confine{Commands: []string{"crontab"}},
+	Name: "crontab",
+	Doc: "Edits a user's crontab and installs it with `crontab -u USER -` (Puppet's crontab provider). " +
+		"Needs crontab(1) on PATH (Debian package `cron`).",
+	Confine: applier.Confine{Func: crontabFound},
 	New:     newCrontab,
+}
+
+// found is crontab(1)'s path once it has been found: a command the
+// receiver found stays found (were it removed, installing a crontab fails
+// with the reason), so an unchanged job does not search PATH each time.
+var found atomic.Pointer[string]
+
+// crontabFound is the provider's confine: crontab(1) is on PATH.
+func crontabFound(*applier.Env) string {
+	if found.Load() != nil {
+		return ""
+	}
+	p, err := exec.LookPath("crontab")
+	if err != nil {
+		return "command 'crontab' not found"
+	}
+	found.Store(&p)
+	return ""
 }
 
 // spoolDir is where crontab(1) keeps each user's crontab, by os.family.
@@ -52,6 +73,30 @@ type job struct {
 	Special   string   // without its @; "" for the time fields
 	Fields    [5]string
 	Command   string
+	// vals and env are the fields and Env as Get reports them, made when
+	// the crontab is parsed (shared by every reader: never modified).
+	vals [5]any
+	env  any
+}
+
+// values fills vals and env from the fields.
+func (j *job) values() {
+	for k := range j.Fields {
+		if j.Special != "" {
+			j.vals[k] = "absent"
+		} else {
+			j.vals[k] = fieldValue(j.Fields[k])
+		}
+	}
+	if j.Env == nil {
+		j.env = "absent"
+	} else {
+		l := make([]any, len(j.Env))
+		for k, e := range j.Env {
+			l[k] = e
+		}
+		j.env = l
+	}
 }
 
 // entry is one element of a crontab: a line kept as text, or a job.
@@ -158,6 +203,7 @@ func parseTab(text string) *tab {
 			if len(envs) > 0 {
 				j.Env, envs, collecting = envs, nil, false
 			}
+			j.values()
 			t.entries = append(t.entries, entry{job: j})
 		}
 	}
@@ -374,21 +420,9 @@ func (p *crontab) Get(ctx context.Context, cur *applier.State) error {
 		cur.Set("special", "absent")
 	}
 	for k, name := range fieldOrder {
-		if j.Special != "" {
-			cur.Set(name, "absent")
-		} else {
-			cur.Set(name, fieldValue(j.Fields[k]))
-		}
+		cur.Set(name, j.vals[k])
 	}
-	if j.Env == nil {
-		cur.Set("environment", "absent")
-	} else {
-		l := make([]any, len(j.Env))
-		for k, e := range j.Env {
-			l[k] = e
-		}
-		cur.Set("environment", l)
-	}
+	cur.Set("environment", j.env)
 	cur.Set("user", p.user)
 	cur.Set("target", p.user)
 	return nil

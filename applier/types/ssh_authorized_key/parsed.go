@@ -37,6 +37,9 @@ type record struct {
 	Name    string
 	V1      bool
 	V1Opts  string // a v1 key's options, as read
+	// options is Options as Get reports them, made when the file is
+	// parsed (shared: never modified).
+	options []any
 }
 
 var (
@@ -132,6 +135,16 @@ func parseKeys(data []byte) (*keys, error) {
 			}
 			l = line{text: s}
 		}
+		if l.rec != nil {
+			if len(l.rec.Options) == 0 {
+				l.rec.options = []any{"absent"}
+			} else {
+				l.rec.options = make([]any, len(l.rec.Options))
+				for j, o := range l.rec.Options {
+					l.rec.options[j] = o
+				}
+			}
+		}
 		k.lines[i] = l
 		if l.rec != nil && l.rec.Name != "" {
 			k.index[l.rec.Name] = i
@@ -211,15 +224,7 @@ func (p *parsed) Get(ctx context.Context, cur *applier.State) error {
 	cur.Set("ensure", "present")
 	cur.Set("type", rec.Type)
 	cur.Set("key", rec.Key)
-	if len(rec.Options) == 0 {
-		cur.Set("options", []any{"absent"})
-	} else {
-		opts := make([]any, len(rec.Options))
-		for j, o := range rec.Options {
-			opts[j] = o
-		}
-		cur.Set("options", opts)
-	}
+	cur.Set("options", rec.options)
 	// The file is the user's by where it is: user and target are what
 	// the resource says (Puppet reads them the same way).
 	if p.r.Has("user") {

@@ -24,7 +24,7 @@ const (
 	rsa = "AAAAB3NzaC1yc2EAAAADAQABAAAAgQDBvh3VmYp2EaV"
 )
 
-func needRoot(t *testing.T) {
+func needRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: writes files owned by a test account it creates")
@@ -35,7 +35,7 @@ func needRoot(t *testing.T) {
 // 47599 (any free one when another test holds them all) and its home in
 // a temporary directory, removed when the test ends. It returns the home
 // and the uid.
-func testUser(t *testing.T, name string, uid int) (string, int) {
+func testUser(t testing.TB, name string, uid int) (string, int) {
 	t.Helper()
 	needRoot(t)
 	home := filepath.Join(t.TempDir(), name)

@@ -59,6 +59,9 @@ var unsupported = append(append(append(
 	accounts.Unsupported("manages_password_salt", "salt", "iterations")...),
 	accounts.Unsupported("manages_loginclass", "loginclass")...)
 
+// unmanaged are the attributes accepted and not managed here.
+var unmanaged = accounts.Names(unsupported, "forcelocal")
+
 func membership(name, of string) *applier.Attr {
 	return &applier.Attr{
 		Name: name, Behaviour: applier.Parameter, Kind: applier.KindEnum,
@@ -282,11 +285,7 @@ var Useradd = &applier.ProviderSpec{
 	Confine:  applier.Confine{Func: accounts.ToolsFound("useradd", "usermod", "userdel")},
 	Defaults: map[string][]string{"kernel": {"Linux"}},
 	New: func(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
-		accounts.LogUnsupported(r, env, "useradd", unsupported)
-		if r.Given("forcelocal") {
-			env.Logger().Debug(r.Ref() + ": provider useradd does not support the feature this " +
-				"attribute needs (libuser is not installed); not managing attribute forcelocal")
-		}
+		accounts.LogUnsupported(r, env, "useradd", unmanaged)
 		return &provider{r: r}, nil
 	},
 }
@@ -360,11 +359,12 @@ func (p *provider) Get(_ context.Context, cur *applier.State) error {
 		return nil
 	}
 	cur.Set("ensure", "present")
-	cur.Set("uid", u.UID)
-	cur.Set("gid", u.GID)
-	cur.Set("home", u.Home)
-	cur.Set("shell", u.Shell)
-	cur.Set("comment", u.Gecos)
+	uid, gid, home, shell, gecos := u.Boxed()
+	cur.Set("uid", uid)
+	cur.Set("gid", gid)
+	cur.Set("home", home)
+	cur.Set("shell", shell)
+	cur.Set("comment", gecos)
 	for _, n := range shadowed {
 		if !r.Has(n) {
 			continue

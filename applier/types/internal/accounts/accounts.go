@@ -45,6 +45,17 @@ type User struct {
 	UID, GID    int64
 	Gecos       string
 	Home, Shell string
+
+	// boxed holds uid, gid, home, shell and gecos as interface values,
+	// made once when the file is parsed, so reporting them allocates nothing.
+	boxed [5]any
+}
+
+// Boxed returns the entry's uid and gid (int64), home, shell and gecos
+// (string) as interface values made once per parse: a provider reporting
+// them for every request allocates nothing. Don't modify them.
+func (u *User) Boxed() (uid, gid, home, shell, gecos any) {
+	return u.boxed[0], u.boxed[1], u.boxed[2], u.boxed[3], u.boxed[4]
 }
 
 // Users is a parsed /etc/passwd. Immutable once loaded.
@@ -87,7 +98,12 @@ type Group struct {
 	Name    string
 	GID     int64
 	Members []string
+
+	gid any // GID boxed once per parse
 }
+
+// BoxedGID returns GID as an interface value made once per parse.
+func (g *Group) BoxedGID() any { return g.gid }
 
 // Groups is a parsed /etc/group.
 type Groups struct {
@@ -223,7 +239,9 @@ func ParseUsers(data []byte) (*Users, error) {
 		if _, dup := u.byName[f[0]]; dup {
 			return
 		}
-		u.byName[f[0]] = &User{Name: f[0], UID: uid, GID: gid, Gecos: f[4], Home: f[5], Shell: f[6]}
+		e := &User{Name: f[0], UID: uid, GID: gid, Gecos: f[4], Home: f[5], Shell: f[6]}
+		e.boxed = [5]any{e.UID, e.GID, e.Home, e.Shell, e.Gecos}
+		u.byName[f[0]] = e
 	})
 	return u, nil
 }
@@ -263,7 +281,7 @@ func ParseGroups(data []byte) (*Groups, error) {
 		if f[3] != "" {
 			members = strings.Split(f[3], ",")
 		}
-		gr := &Group{Name: f[0], GID: gid, Members: members}
+		gr := &Group{Name: f[0], GID: gid, Members: members, gid: gid}
 		if _, dup := g.byName[gr.Name]; !dup {
 			g.byName[gr.Name] = gr
 		}

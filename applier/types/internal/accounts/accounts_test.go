@@ -20,8 +20,11 @@ func TestParse(t *testing.T) {
 		"a:x:7:7::/:/bin/sh\n" +
 		"last:x:9:9::/h:/bin/sh"))
 	require.NoError(t, err)
-	assert.Equal(t, &User{Name: "root", UID: 0, GID: 0, Gecos: "root", Home: "/root", Shell: "/bin/bash"}, u.Lookup("root"))
-	assert.Equal(t, &User{Name: "a", UID: 5, GID: 6, Gecos: "A, B", Home: "/home/a", Shell: "/bin/sh"}, u.Lookup("a"))
+	plain := func(e *User) User { c := *e; c.boxed = [5]any{}; return c }
+	assert.Equal(t, User{Name: "root", UID: 0, GID: 0, Gecos: "root", Home: "/root", Shell: "/bin/bash"}, plain(u.Lookup("root")))
+	assert.Equal(t, User{Name: "a", UID: 5, GID: 6, Gecos: "A, B", Home: "/home/a", Shell: "/bin/sh"}, plain(u.Lookup("a")))
+	uid, gid, home, shell, gecos := u.Lookup("a").Boxed()
+	assert.Equal(t, []any{int64(5), int64(6), "/home/a", "/bin/sh", "A, B"}, []any{uid, gid, home, shell, gecos})
 	assert.NotNil(t, u.Lookup("last"))
 	for _, n := range []string{"bad", "short", "big", "+nis", "nis", "-nis2", "# comment"} {
 		assert.Nil(t, u.Lookup(n), n)
