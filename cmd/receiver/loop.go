@@ -336,6 +336,9 @@ func readLine(r *bufio.Reader, buf []byte, max int) (lineItem, []byte) {
 	}
 }
 
+// utf8BOM is U+FEFF encoded, skipped at the start of the input.
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
 // loop holds the apply loop's state between lines.
 type loop struct {
 	cfg    loopConfig
@@ -355,6 +358,11 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 			l.lineNo, it.tooLong, l.cfg.MaxLine)
 		l.cfg.Log.Error(msg)
 		return protocol.ErrorResult("", msg), true
+	}
+	if l.lineNo == 1 {
+		// A UTF-8 byte order mark, as some editors and Windows tools
+		// write at the start of a file, is not part of the request.
+		it.line = bytes.TrimPrefix(it.line, utf8BOM)
 	}
 	if protocol.Skip(it.line) {
 		return res, false
