@@ -9,8 +9,14 @@ FUZZTIME ?= 5m
 
 all: build
 
+# The commit the binary is built from, and -dirty when the tree has
+# uncommitted changes: `receiver --version` prints it. Without git (or
+# with `go install`), --version falls back to the build's VCS stamp.
+COMMIT  := $(shell git describe --always --dirty 2>/dev/null)
+LDFLAGS := -X main.commit=$(COMMIT)
+
 build:
-	$(GO) build -o $(RECEIVER) ./cmd/receiver
+	$(GO) build -ldflags '$(LDFLAGS)' -o $(RECEIVER) ./cmd/receiver
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \

@@ -51,9 +51,16 @@
 // request, so an unchanged resource costs no map and no per-attribute
 // allocation; Get, Value, Given and Set find a slot by name through a small
 // open-addressing table built with the type's index.
+//
+// # Errors
+//
 // Errors are worded as Puppet words them: `no parameter named 'x' on
 // File[/a]`, `Parameter mode failed on File[/x]: ...`, `Invalid value
-// "x". Valid values are a, b.`.
+// "x". Valid values are a, b.`. That wording is kept on purpose, capital
+// letter and closing full stop included, although Go's convention (and
+// linters such as staticcheck's ST1005) want error strings in lower case
+// without punctuation: users and controllers read and match Puppet's
+// messages, and the answers must say what Puppet says.
 //
 // # Facts
 //

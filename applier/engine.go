@@ -30,9 +30,6 @@ type Engine struct {
 	spare sync.Pool
 }
 
-// DefaultStateDir is where pippet keeps its own state unless told otherwise.
-const DefaultStateDir = "/var/lib/pippet"
-
 // NewEngine returns an engine over reg; env's zero fields get defaults
 // (facts read once, the features of this process, a discarding logger,
 // an empty cache, the default state directory). env may be nil.
@@ -53,7 +50,7 @@ func NewEngine(reg *Registry, env *Env) *Engine {
 		env.Cache = &Cache{}
 	}
 	if env.Options.StateDir == "" {
-		env.Options.StateDir = DefaultStateDir
+		env.Options.StateDir = DefaultStateDir()
 	}
 	return &Engine{reg: reg, env: env}
 }
@@ -121,6 +118,8 @@ func (e *Engine) apply(ctx context.Context, req *protocol.Request) protocol.Resu
 	if err != nil {
 		return protocol.ErrorResult(ref, err.Error())
 	}
+	r.spec = spec
+	r.Refresh = req.Refresh
 	p, err := spec.New(r, e.env)
 	if err != nil {
 		var pe *ParamError
@@ -187,6 +186,13 @@ func (e *Engine) Converge(ctx context.Context, r *Resource, p Provider) protocol
 			if !managed {
 				continue
 			}
+			if !r.manages(a) {
+				if r.flags[ix.propSlots[i]]&slotGiven != 0 {
+					e.env.Log.Debug(fmt.Sprintf("%s: Provider %s does not support features %s; not managing attribute %s",
+						ref, r.spec.Name, strings.Join(a.Features, ", "), a.Name))
+				}
+				continue
+			}
 			is := cur.at(ix.propSlots[i])
 			if insync(a, is, should) {
 				continue
@@ -213,6 +219,9 @@ func (e *Engine) Converge(ctx context.Context, r *Resource, p Provider) protocol
 			}
 		}
 	}
+	if r.Refresh {
+		t.refresh()
+	}
 	return *res
 }
 
@@ -233,7 +242,7 @@ func (t *txn) sync(a *Attr, is, should any) {
 		ev.Status = protocol.StatusNoop
 		ev.Message = "current_value " + quoteValue(a, is) + ", should be " + quoteValue(a, should) + " (noop)"
 		t.res.Events = append(t.res.Events, ev)
-		log.Log(t.ctx, t.r.LogLevel, ref+"/"+a.Name+": "+ev.Message)
+		log.Log(t.ctx, t.r.LogLevel, "/"+ref+"/"+a.Name+": "+ev.Message)
 		return
 	}
 	c := &Change{Property: a.Name, Is: is, Should: should, Message: changeMessage(a, is, should)}
@@ -248,13 +257,13 @@ func (t *txn) sync(a *Attr, is, should any) {
 		if t.res.Exception == "" {
 			t.res.Exception = ev.Message
 		}
-		log.Error(ref + "/" + a.Name + ": " + ev.Message)
+		log.Error("/" + ref + "/" + a.Name + ": " + ev.Message)
 	} else if len(c.Parts) == 0 {
 		ev.Status = protocol.StatusSuccess
 		ev.Message = c.Message
 		t.res.Changed = true
 		t.applied = true
-		log.Log(t.ctx, t.r.LogLevel, ref+"/"+a.Name+": "+ev.Message)
+		log.Log(t.ctx, t.r.LogLevel, "/"+ref+"/"+a.Name+": "+ev.Message)
 	} else {
 		return // the parts are the events
 	}
@@ -266,7 +275,11 @@ func (t *txn) parts(a *Attr, parts []Part) {
 	ref := t.r.Ref()
 	log := t.e.env.Log
 	for _, p := range parts {
-		ev := protocol.Event{Property: a.Name, Previous: p.Previous, Desired: p.Desired, Message: p.Message}
+		prop := a.Name
+		if p.Property != "" {
+			prop = p.Property
+		}
+		ev := protocol.Event{Property: prop, Previous: p.Previous, Desired: p.Desired, Message: p.Message}
 		if p.Err != nil {
 			ev.Status = protocol.StatusFailure
 			ev.Message += " failed: " + p.Err.Error()
@@ -274,15 +287,52 @@ func (t *txn) parts(a *Attr, parts []Part) {
 			if t.res.Exception == "" {
 				t.res.Exception = ev.Message
 			}
-			log.Error(ref + "/" + a.Name + ": " + ev.Message)
+			log.Error("/" + ref + "/" + prop + ": " + ev.Message)
 		} else {
 			ev.Status = protocol.StatusSuccess
 			t.res.Changed = true
 			t.applied = true
-			log.Log(t.ctx, t.r.LogLevel, ref+"/"+a.Name+": "+ev.Message)
+			log.Log(t.ctx, t.r.LogLevel, "/"+ref+"/"+prop+": "+ev.Message)
 		}
 		t.res.Events = append(t.res.Events, ev)
 	}
+}
+
+// refresh delivers the request's refresh to a Refresher, once the
+// resource's own changes are made and unless they failed.
+func (t *txn) refresh() {
+	rf, ok := t.p.(Refresher)
+	if !ok || !t.r.Refresh || t.res.Failed {
+		return
+	}
+	ref := t.r.Ref()
+	ev := protocol.Event{Property: "refresh"}
+	if t.r.Noop {
+		ev.Status = protocol.StatusNoop
+		ev.Message = "Would have triggered 'refresh' from 1 event"
+		t.res.Events = append(t.res.Events, ev)
+		t.e.env.Log.Log(t.ctx, t.r.LogLevel, "/"+ref+": "+ev.Message)
+		return
+	}
+	msg, err := rf.Refresh(t.ctx)
+	switch {
+	case err != nil:
+		ev.Status = protocol.StatusFailure
+		ev.Message = "Triggered 'refresh' from 1 event, which failed: " + err.Error()
+		t.res.Failed = true
+		if t.res.Exception == "" {
+			t.res.Exception = err.Error()
+		}
+		t.e.env.Log.Error("/" + ref + ": " + ev.Message)
+	case msg == "":
+		return
+	default:
+		ev.Status = protocol.StatusSuccess
+		ev.Message = "Triggered 'refresh' from 1 event (" + msg + ")"
+		t.res.Changed = true
+		t.e.env.Log.Log(t.ctx, t.r.LogLevel, "/"+ref+": "+ev.Message)
+	}
+	t.res.Events = append(t.res.Events, ev)
 }
 
 // changeMessage is Puppet's default wording for a change.

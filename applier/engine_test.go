@@ -253,7 +253,7 @@ func TestNewEngineDefaults(t *testing.T) {
 	assert.True(t, env.Features["posix"])
 	assert.NotNil(t, env.Log)
 	assert.NotNil(t, env.Cache)
-	assert.Equal(t, "/var/lib/pippet", env.Options.StateDir)
+	assert.Equal(t, applier.DefaultStateDir(), env.Options.StateDir)
 	var nilEnv *applier.Env
 	assert.NotNil(t, nilEnv.Logger())
 }
@@ -305,12 +305,18 @@ type resolving struct {
 	r          *applier.Resource
 	resolveErr error
 	setInGet   bool
+	// unset: Resolve drops the desired size; unsetInGet: Get (wrongly) does.
+	unset, unsetInGet bool
 }
 
 func (p *resolving) Resolve(ctx context.Context) error {
 	p.Calls = append(p.Calls, "resolve")
 	if p.resolveErr != nil {
 		return p.resolveErr
+	}
+	if p.unset {
+		p.r.Unset("size")
+		return nil
 	}
 	if !p.r.Given("size") {
 		p.r.Set("size", int64(7))
@@ -322,6 +328,9 @@ func (p *resolving) Get(ctx context.Context, cur *applier.State) error {
 	if p.setInGet {
 		p.r.Set("size", int64(9))
 	}
+	if p.unsetInGet {
+		p.r.Unset("size")
+	}
 	return p.Provider.Get(ctx, cur)
 }
 
@@ -332,8 +341,19 @@ func TestResolverContract(t *testing.T) {
 		name       string
 		resolveErr error
 		setInGet   bool
+		unset      bool
+		unsetInGet bool
 		want       func(t *testing.T, got protocol.Result, p *resolving)
 	}{
+		{name: "resolve unsets a desired value", unset: true, want: func(t *testing.T, got protocol.Result, p *resolving) {
+			require.False(t, got.Failed, got.Exception)
+			assert.Empty(t, got.Events, "an unset property is not managed")
+			assert.Equal(t, []string{"resolve", "get"}, p.CallLog())
+		}},
+		{name: "get unsets a desired value", unsetInGet: true, want: func(t *testing.T, got protocol.Result, p *resolving) {
+			assert.True(t, got.Error)
+			assert.Contains(t, got.Exception, `"size" unset after desired values were resolved`)
+		}},
 		{name: "resolve sets a desired value", want: func(t *testing.T, got protocol.Result, p *resolving) {
 			require.False(t, got.Failed, got.Exception)
 			require.Len(t, got.Events, 1)
@@ -354,14 +374,19 @@ func TestResolverContract(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p := &resolving{Provider: mock.NewProvider(map[string]any{"ensure": "present", "size": int64(3), "colour": "red"}), resolveErr: c.resolveErr, setInGet: c.setInGet}
+			p := &resolving{Provider: mock.NewProvider(map[string]any{"ensure": "present", "size": int64(3), "colour": "red"}), resolveErr: c.resolveErr, setInGet: c.setInGet,
+				unset: c.unset, unsetInGet: c.unsetInGet}
 			typ := widgetType(p.Provider)
 			typ.Providers = []*applier.ProviderSpec{{Name: "mem", New: func(r *applier.Resource, _ *applier.Env) (applier.Provider, error) {
 				p.r = r
 				return p, nil
 			}}}
 			e, _ := newEngine(t, typ)
-			c.want(t, e.Apply(context.Background(), req("widget", "/a", map[string]any{"ensure": "present"})), p)
+			params := map[string]any{"ensure": "present"}
+			if c.unset {
+				params["size"] = int64(5) // out of sync (3) unless unset
+			}
+			c.want(t, e.Apply(context.Background(), req("widget", "/a", params)), p)
 		})
 	}
 }

@@ -2,6 +2,9 @@ package applier
 
 import (
 	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
 )
 
 // LevelNotice is Puppet's notice level, between info and warning.
@@ -17,13 +20,14 @@ type Facts map[string]string
 type Options struct {
 	// Noop: evaluate every resource without changing anything.
 	Noop bool
-	// StateDir holds pippet's own state (the filebucket). Default /var/lib/pippet.
+	// StateDir holds pippet's own state (the filebucket); NewEngine sets
+	// DefaultStateDir() when empty.
 	StateDir string
 	// CAFile, when set, is the PEM bundle HTTPS sources are verified against
 	// instead of the system roots.
 	CAFile string
 	// HTTPTimeout bounds one HTTP source request (0: 60s).
-	HTTPTimeoutSeconds int
+	HTTPTimeout time.Duration
 }
 
 // Env is what a provider may use besides its resource: facts, settings,
@@ -41,4 +45,33 @@ type Env struct {
 	// Dirs.Mark(parent). nil is immediate mode: each Mark fsyncs at once.
 	// The receiver sets a deferred one and flushes it.
 	Dirs *DirSync
+}
+
+// SystemStateDir is root's state directory, as Puppet's vardir is
+// /opt/puppetlabs/puppet/cache for root.
+const SystemStateDir = "/var/lib/pippet"
+
+// DefaultStateDir is where pippet keeps its own state (the filebucket)
+// unless told otherwise: SystemStateDir for root; for any other user a
+// directory of their own, $XDG_STATE_HOME/pippet, else
+// ~/.local/state/pippet (as Puppet gives a user other than root a vardir
+// under ~/.puppetlabs), so that a normal user's backups go where that user
+// may write. With neither an absolute XDG_STATE_HOME nor HOME it is
+// SystemStateDir.
+func DefaultStateDir() string { return stateDirFor(os.Geteuid(), os.Getenv) }
+
+// stateDirFor is DefaultStateDir for effective uid euid and the
+// environment getenv.
+func stateDirFor(euid int, getenv func(string) string) string {
+	if euid == 0 {
+		return SystemStateDir
+	}
+	// The XDG base directory spec: a relative path is invalid and ignored.
+	if d := getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "pippet")
+	}
+	if h := getenv("HOME"); filepath.IsAbs(h) {
+		return filepath.Join(h, ".local", "state", "pippet")
+	}
+	return SystemStateDir
 }

@@ -8,8 +8,8 @@ import (
 	"strings"
 )
 
-// FactsRoot is where LoadFacts reads the machine's files from; tests point
-// LoadFactsFrom at a fake tree instead.
+// factsRoot is where LoadFacts reads the machine's files from; tests call
+// LoadFactsFrom with a fake tree instead.
 const factsRoot = "/"
 
 // LoadFacts reads what pippet knows about this machine: /etc/os-release

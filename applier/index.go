@@ -27,15 +27,12 @@ type typeIndex struct {
 	ensureSlot  int
 	properties  []*Attr // properties other than ensure, in declaration order
 	propSlots   []int   // their slots
-	// defaults holds each attribute's munged static Default (no DefaultFunc).
+	// defaults holds each attribute's munged Default, for describe.
 	defaults map[string]any
-	// staticDefaults: the attributes with a static Default and no
-	// DefaultFunc, in declaration order; defaultFuncs: those with a
-	// DefaultFunc; required: the Required ones.
-	staticDefaults []*Attr
-	defaultFuncs   []*Attr
-	required       []*Attr
-	// The same by slot, and staticVals[i] the munged default of staticSlots[i].
+	// staticSlots: the slots of the attributes with a Default and no
+	// DefaultFunc, in declaration order, and staticVals[i] the munged
+	// default of staticSlots[i]; defaultSlots: those with a DefaultFunc;
+	// requiredSlots: the Required ones.
 	staticSlots   []int
 	staticVals    []any
 	defaultSlots  []int
@@ -106,17 +103,14 @@ func buildIndex(t *Type) (*typeIndex, error) {
 			}
 			ix.defaults[a.Name] = v
 			if a.DefaultFunc == nil {
-				ix.staticDefaults = append(ix.staticDefaults, a)
 				ix.staticSlots = append(ix.staticSlots, slot)
 				ix.staticVals = append(ix.staticVals, v)
 			}
 		}
 		if a.DefaultFunc != nil {
-			ix.defaultFuncs = append(ix.defaultFuncs, a)
 			ix.defaultSlots = append(ix.defaultSlots, slot)
 		}
 		if a.Required {
-			ix.required = append(ix.required, a)
 			ix.requiredSlots = append(ix.requiredSlots, slot)
 		}
 	}
@@ -227,8 +221,8 @@ var metaparamDocs = map[string]string{
 	"audit":     "Attributes to audit. Accepted and ignored.",
 	"before":    "Ordering: accepted and ignored (logged at debug); the caller orders requests.",
 	"require":   "Ordering: accepted and ignored (logged at debug); the caller orders requests.",
-	"notify":    "Ordering and refresh: accepted and ignored (logged at debug); nothing sends refresh events.",
-	"subscribe": "Ordering and refresh: accepted and ignored (logged at debug); nothing sends refresh events.",
+	"notify":    "Ordering and refresh: accepted and ignored (logged at debug); the caller sends the refresh itself, as the request's \"refresh\": true.",
+	"subscribe": "Ordering and refresh: accepted and ignored (logged at debug); the caller sends the refresh itself, as the request's \"refresh\": true.",
 	"schedule":  "Accepted and ignored: the caller decides when to send a request.",
 	"stage":     "Accepted and ignored: the caller orders requests.",
 }

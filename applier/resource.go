@@ -22,6 +22,8 @@ type Resource struct {
 	// LogLevel is the level of the resource's change messages (the
 	// loglevel metaparameter; default notice).
 	LogLevel slog.Level
+	// Refresh: the request carries a refresh (see Refresher).
+	Refresh bool
 	// Ignored lists the metaparameters the request gave that the engine
 	// accepts and ignores (alias, tag, audit and the ordering ones).
 	Ignored []string
@@ -30,6 +32,9 @@ type Resource struct {
 	vals  []any   // munged values by slot
 	flags []uint8 // by slot: slotSet, slotGiven
 	cur   State   // the engine's storage for the provider's Get
+	// spec is the provider chosen for the resource (nil when a test
+	// drives a provider without the engine's selection).
+	spec *ProviderSpec
 	// frozen: desired values may not change (the engine sets it while
 	// the provider's Get runs and after it: Get only reads).
 	frozen bool
@@ -88,6 +93,28 @@ func (r *Resource) mustSlot(name string) int {
 	return s
 }
 
+// Provider is the spec of the provider the engine chose for r (nil before
+// the choice, or when a provider is driven without the engine).
+func (r *Resource) Provider() *ProviderSpec { return r.spec }
+
+// manages reports whether the chosen provider has every feature attribute
+// a needs; without a choice, it does.
+func (r *Resource) manages(a *Attr) bool {
+	if len(a.Features) == 0 || r.spec == nil {
+		return true
+	}
+	for _, f := range a.Features {
+		found := false
+		for _, h := range r.spec.Features {
+			found = found || h == f
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
 // Declares reports whether the resource's type declares an attribute
 // called name (the implicit `provider` parameter included). Code shared by
 // several types asks this before reading an attribute only some declare.
@@ -136,6 +163,20 @@ func (r *Resource) Set(name string, v any) { r.set(name, v, 0) }
 // SetGiven is Set for a value that counts as given by the request, as
 // when a type rewrites one attribute the user wrote into another.
 func (r *Resource) SetGiven(name string, v any) { r.set(name, v, slotGiven) }
+
+// Unset drops an attribute's desired value, so the property is not
+// managed (Given still reports what the request gave). Like Set, only a
+// type's Validate and a provider's Resolve may call it: a file with
+// replace: false that already exists leaves its kind and content
+// unmanaged.
+func (r *Resource) Unset(name string) {
+	if r.frozen {
+		panic(fmt.Sprintf("%s: %q unset after desired values were resolved: only Type.Validate and Resolver.Resolve may change them", r.Ref(), name))
+	}
+	s := r.mustSlot(name)
+	r.vals[s] = nil
+	r.flags[s] &^= slotSet
+}
 
 func (r *Resource) set(name string, v any, given uint8) {
 	if r.frozen {

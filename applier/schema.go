@@ -74,6 +74,10 @@ type Attr struct {
 	Unordered bool
 	// Format renders a value for event messages; nil uses the default.
 	Format func(v any) string
+	// Features are the provider features the attribute needs (Puppet's
+	// required_features): with a provider that lacks one, the attribute is
+	// accepted and left alone, with a debug message, as Puppet leaves it.
+	Features []string
 	// Doc is the one-paragraph documentation `receiver describe` prints.
 	Doc string
 }
@@ -144,6 +148,16 @@ type Resolver interface {
 	Resolve(ctx context.Context) error
 }
 
+// Refresher is a Provider that acts on a refresh: the request said a
+// notify edge of the caller's graph fired into this resource (the
+// protocol's "refresh": true). A service restarts, an exec runs. The
+// engine calls Refresh after the resource's changes, unless it failed; the
+// message names what was done ("" when there was nothing to do, such as a
+// service that is not running or was just started).
+type Refresher interface {
+	Refresh(ctx context.Context) (message string, err error)
+}
+
 // Flusher is a Provider that collects changes in Set and applies them once.
 type Flusher interface {
 	Flush(ctx context.Context) error
@@ -167,6 +181,10 @@ type Change struct {
 
 // Part is one action of a Change made of many.
 type Part struct {
+	// Property is the property the part changed; "" is the Change's own.
+	// (Syncing ensure may bring another property along, as a service's
+	// enable comes with its start.)
+	Property          string
 	Previous, Desired any
 	Message           string
 	// Err is why this part failed (nil: it succeeded).
@@ -198,6 +216,9 @@ type ProviderSpec struct {
 	// Defaults: fact name to values for which this provider is the default
 	// among the suitable ones.
 	Defaults map[string][]string
+	// Features the provider has (Puppet's provider features, such as
+	// "enableable"): attributes that need others are left alone.
+	Features []string
 	// New binds the provider to one resource.
 	New func(r *Resource, env *Env) (Provider, error)
 }

@@ -148,3 +148,26 @@ func BenchmarkNotify(b *testing.B) {
 		apply(b, e, line, true)
 	}
 }
+
+// BenchmarkUserUnchanged: root as it is (uid, gid, home, shell from
+// /etc/passwd, kept while the file is unchanged).
+func BenchmarkUserUnchanged(b *testing.B) {
+	e := newEngine(b)
+	line := []byte(`{"type":"user","title":"root","params":"{ensure: present, uid: 0, gid: 0, home: /root}"}`)
+	b.ReportAllocs()
+	reportCPU(b)
+	for b.Loop() {
+		apply(b, e, line, false)
+	}
+}
+
+// BenchmarkGroupUnchanged: the root group as it is.
+func BenchmarkGroupUnchanged(b *testing.B) {
+	e := newEngine(b)
+	line := []byte(`{"type":"group","title":"root","params":"{ensure: present, gid: 0}"}`)
+	b.ReportAllocs()
+	reportCPU(b)
+	for b.Loop() {
+		apply(b, e, line, false)
+	}
+}

@@ -28,7 +28,7 @@ func TestCommandsStartWithDefaultSignals(t *testing.T) {
 		`{"type":"exec","title":"/bin/sh -c 'yes | head -1'","params":"{timeout: 20}"}` + "\n"
 	out, stderr, code := run(t, root, strings.NewReader(in), "--no-banner")
 	require.Equal(t, 0, code, stderr)
-	_, as := answers(t, out)
+	_, as := testutil.DecodeAnswers(t, out)
 	require.Len(t, as, 2, out)
 	for _, a := range as {
 		assert.False(t, a.Failed, "%s: %v", a.Resource, a.Exception)
@@ -110,7 +110,7 @@ func TestSIGHUPLikeSIGTERM(t *testing.T) {
 	out, err := io.ReadAll(bufio.NewReader(stdout))
 	require.NoError(t, err)
 	require.NoError(t, cmd.Wait(), "stderr: %s", stderr.String())
-	_, as := answers(t, string(out))
+	_, as := testutil.DecodeAnswers(t, string(out))
 	require.Len(t, as, 1, "the resource in progress is answered: %s", out)
 	assert.True(t, as[0].Failed)
 	waitGone(t, pid, "the cancelled command outlived the receiver")

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pippet/pippet/internal/testutil"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -49,7 +50,7 @@ func TestLegacyController(t *testing.T) {
 			t.Fatal("no answer while stdin is still open")
 		}
 		require.NoError(t, err)
-		var a answer
+		var a testutil.Answer
 		require.NoError(t, json.Unmarshal([]byte(line), &a), "answer %q", line)
 		require.NotNil(t, a.Resource)
 		assert.Equal(t, "Notify["+title+"]", *a.Resource)

@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/internal/testutil"
 )
 
 // flushRe matches the receiver's debug line for one round of directory fsyncs.
@@ -57,7 +59,7 @@ func TestDirectoryFsyncGroups(t *testing.T) {
 			}
 			out, stderr, code := run(t, root, strings.NewReader(in.String()), append([]string{"--log-level", "debug"}, c.args...)...)
 			require.Equal(t, 0, code, stderr)
-			_, as := answers(t, out)
+			_, as := testutil.DecodeAnswers(t, out)
 			require.Len(t, as, n)
 			for i := range n {
 				p := filepath.Join(root, []string{"a", "b"}[i%2], fmt.Sprintf("f%d", i))
@@ -103,7 +105,7 @@ func TestDirectoryFsyncBeforeExitOnSIGTERM(t *testing.T) {
 	out, err := io.ReadAll(stdout)
 	require.NoError(t, err)
 	require.NoError(t, cmd.Wait(), "stderr: %s", stderr.String())
-	_, as := answers(t, string(out))
+	_, as := testutil.DecodeAnswers(t, string(out))
 	require.Len(t, as, 1, "%s", out)
 	assert.True(t, as[0].Changed)
 	assert.FileExists(t, target)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pippet/pippet/internal/testutil"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -19,7 +20,7 @@ const afterLine = `{"type":"notify","title":"after","params":"{message: still he
 
 // checkAfter asserts the last answer is the one to afterLine: decoded and
 // applied successfully.
-func checkAfter(t *testing.T, a answer) {
+func checkAfter(t *testing.T, a testutil.Answer) {
 	t.Helper()
 	require.NotNil(t, a.Resource, "the request after the bad input must be answered")
 	assert.Equal(t, "Notify[after]", *a.Resource)
@@ -122,7 +123,7 @@ func TestHostileInput(t *testing.T) {
 			elapsed := time.Since(start)
 			assert.Equal(t, 0, code, "stderr: %.2000s", stderr)
 			assert.Less(t, elapsed, tt.within)
-			banner, as := answers(t, out)
+			banner, as := testutil.DecodeAnswers(t, out)
 			assert.Equal(t, strings.TrimSuffix(protocol.Banner, "\n"), banner)
 			require.Len(t, as, tt.answers+1)
 			for i, a := range as[:tt.answers] {

@@ -6,16 +6,13 @@
 package integration
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -100,35 +97,4 @@ func run(t *testing.T, dir string, input io.Reader, args ...string) (stdout, std
 		t.Fatalf("running receiver: %v", err)
 	}
 	return o.String(), e.String(), code
-}
-
-// answer is one decoded answer line.
-type answer struct {
-	Resource  *string         `json:"resource"`
-	Failed    bool            `json:"failed"`
-	Changed   bool            `json:"changed"`
-	Noop      bool            `json:"noop"`
-	Error     bool            `json:"error"`
-	Exception *string         `json:"exception"`
-	ID        json.RawMessage `json:"id"`
-	Ready     *bool           `json:"ready"`
-}
-
-// answers decodes every stdout line; the banner is returned apart.
-func answers(t *testing.T, out string) (banner string, as []answer) {
-	t.Helper()
-	sc := bufio.NewScanner(strings.NewReader(out))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var a answer
-		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
-			t.Fatalf("answer is not JSON: %q: %v", sc.Text(), err)
-		}
-		if a.Ready != nil {
-			banner = sc.Text()
-			continue
-		}
-		as = append(as, a)
-	}
-	return banner, as
 }

@@ -95,6 +95,9 @@ func TestOracle(t *testing.T) {
 			if missing := missingTypes(c.Steps); len(missing) > 0 {
 				t.Fatalf("the oracle uses types pippet does not have: %v", missing)
 			}
+			if why := needsRoot(c.Steps); why != "" && os.Geteuid() != 0 {
+				t.Skip(why)
+			}
 			ran++
 			runOracleCase(t, c)
 		})

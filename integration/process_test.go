@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/internal/testutil"
 )
 
 // The flags that shape answers, against the real binary.
@@ -25,7 +27,7 @@ func TestAnswerFlags(t *testing.T) {
 		exists bool
 	}{
 		{"noop", []string{"--noop"}, func(t *testing.T, root, out string) {
-			_, as := answers(t, out)
+			_, as := testutil.DecodeAnswers(t, out)
 			require.Len(t, as, 1)
 			assert.True(t, as[0].Noop)
 			assert.False(t, as[0].Changed)
@@ -35,7 +37,7 @@ func TestAnswerFlags(t *testing.T) {
 			assert.Equal(t, `{"resource":"File[`+root+`/a]","failed":false,"changed":true,"noop":false,"error":false,"exception":null}`+"\n", out)
 		}, true},
 		{"default", nil, func(t *testing.T, root, out string) {
-			banner, as := answers(t, out)
+			banner, as := testutil.DecodeAnswers(t, out)
 			assert.NotEmpty(t, banner)
 			require.Len(t, as, 1)
 			assert.Equal(t, `"x"`, string(as[0].ID))
@@ -72,7 +74,7 @@ func TestSIGTERMFinishesResource(t *testing.T) {
 	require.NoError(t, cmd.Wait(), "stderr: %s", stderr.String())
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
 	require.Len(t, lines, 1, "only the resource in progress is answered: %s", out)
-	var a answer
+	var a testutil.Answer
 	require.NoError(t, json.Unmarshal([]byte(lines[0]), &a))
 	assert.True(t, a.Changed)
 	assert.False(t, a.Failed)
@@ -96,7 +98,7 @@ func TestSecondSignalCancels(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, cmd.Wait(), "stderr: %s", stderr.String())
 	assert.Less(t, time.Since(start), 10*time.Second)
-	_, as := answers(t, string(out))
+	_, as := testutil.DecodeAnswers(t, string(out))
 	require.Len(t, as, 1)
 	assert.True(t, as[0].Failed)
 	assert.Contains(t, *as[0].Exception, "cancel")

@@ -56,14 +56,14 @@ func Skip(line []byte) bool {
 // anything else is the legacy form TYPE TITLE YAML, split on the first two
 // spaces. Errors are *DecodeError.
 func DecodeLine(line []byte, req *Request) error {
-	var d Decoder
+	d := Decoder{oneLine: true}
 	return d.DecodeLine(line, req)
 }
 
 // Decoder decodes request lines as DecodeLine does, reusing its memory from
 // one line to the next: the Params mapping (cleared first) and ID of the
 // request it fills (and a DecodeError's ID), its scratch buffers, and a
-// small cache of short strings repeated from line to line. So
+// small cache of short strings repeated from line to line (intern.go). So
 // what it puts in a Request is only valid until its next DecodeLine: the
 // caller, and the Applier it hands the request to, must not keep req.Params
 // or req.ID (values inside Params are not reused and may be kept). The
@@ -77,6 +77,7 @@ type Decoder struct {
 	id         []byte
 	buf, spare []byte    // the JSON scanner's string buffers
 	fast       fastState // the fast path's buffer and string cache
+	oneLine    bool      // DecodeLine's own: no cache for a single line
 }
 
 const (
@@ -88,6 +89,9 @@ const (
 // Decoder's rule on what req may be kept.
 func (d *Decoder) DecodeLine(line []byte, req *Request) error {
 	*req = Request{}
+	if d.fast.cache == nil && !d.oneLine {
+		d.fast.cache = new(valueCache)
+	}
 	if len(d.params) > maxKeptEntries {
 		d.params = nil
 	}
@@ -123,9 +127,6 @@ func keptBuf(b []byte) []byte {
 func (d *Decoder) parseParams(src []byte) (map[string]any, error) {
 	if d.params == nil {
 		d.params = make(map[string]any, 8)
-	}
-	if d.fast.cache == nil {
-		d.fast.cache = new(valueCache)
 	}
 	m, ok := fastParamsInto(src, d.params, &d.fast)
 	d.fast.buf = keptBuf(d.fast.buf)
@@ -187,6 +188,9 @@ func validTypeName(s string) bool {
 }
 
 func (d *Decoder) decodeLegacy(line []byte, req *Request) error {
+	if bytes.HasPrefix(line, []byte("\uFEFF")) {
+		return &DecodeError{Msg: "invalid request: a byte order mark (U+FEFF) starts the line; one is skipped only at the start of the input"}
+	}
 	sp := bytes.IndexByte(line, ' ')
 	if sp < 0 {
 		return &DecodeError{Msg: "invalid request: expected JSON ({\"type\":...}) or TYPE TITLE YAML, got a single word"}
@@ -196,7 +200,7 @@ func (d *Decoder) decodeLegacy(line []byte, req *Request) error {
 	if sp2 < 0 {
 		return &DecodeError{Msg: "invalid request: legacy form TYPE TITLE YAML has no YAML after the title"}
 	}
-	typ, title, params := internType(line[:sp]), string(rest[:sp2]), rest[sp2+1:]
+	typ, title, params := d.fast.str('t', line[:sp]), string(rest[:sp2]), rest[sp2+1:]
 	if !validTypeName(typ) {
 		return &DecodeError{Msg: fmt.Sprintf("invalid request: %q is not a resource type name", typ)}
 	}
@@ -271,6 +275,7 @@ func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
 		seenTitle
 		seenParams
 		seenID
+		seenRefresh
 	)
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
@@ -302,8 +307,10 @@ func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
 				bit = seenParams
 			case "id":
 				bit = seenID
+			case "refresh":
+				bit = seenRefresh
 			default:
-				return fail(&jsonError{pos: keyPos, msg: fmt.Sprintf("unknown member %q (expected type, title, params, id)", key)})
+				return fail(&jsonError{pos: keyPos, msg: fmt.Sprintf("unknown member %q (expected type, title, params, id, refresh)", key)})
 			}
 			if seen&bit != 0 {
 				return fail(&jsonError{pos: keyPos, msg: fmt.Sprintf("member %q given twice", key)})
@@ -319,7 +326,7 @@ func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
 					return fail(err)
 				}
 				if bit == seenType {
-					req.Type = internType(v)
+					req.Type = d.fast.str('t', v)
 				} else {
 					req.Title = string(v)
 				}
@@ -345,6 +352,16 @@ func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
 					paramsIsNull = true
 				default:
 					return fail(s.errf("\"params\" must be a YAML string or a JSON object, found %s", s.describe()))
+				}
+			case seenRefresh:
+				switch {
+				case bytes.HasPrefix(s.b[s.i:], []byte("true")):
+					s.i += 4
+					req.Refresh = true
+				case bytes.HasPrefix(s.b[s.i:], []byte("false")):
+					s.i += 5
+				default:
+					return fail(s.errf("\"refresh\" must be true or false, found %s", s.describe()))
 				}
 			case seenID:
 				start := s.i

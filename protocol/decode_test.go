@@ -242,6 +242,15 @@ func BenchmarkDecoder(b *testing.B) {
 		{"dir-owner", func(i int) string {
 			return fmt.Sprintf(`{"type":"file","title":"/srv/d/d%d","params":"{ensure: directory, owner: deploy, group: www-data, mode: '0750', seltype: httpd_sys_content_t}"}`, i)
 		}},
+		{"mixed-types", func(i int) string {
+			return [...]string{
+				fmt.Sprintf(`{"type":"user","title":"u%d","params":"{ensure: present, uid: %d, gid: 100, shell: /bin/bash, home: /home/u%d, managehome: true}"}`, i, 2000+i, i),
+				fmt.Sprintf(`{"type":"package","title":"p%d","params":"{ensure: installed, provider: apt}"}`, i),
+				fmt.Sprintf(`{"type":"service","title":"s%d","params":"{ensure: running, enable: true, hasrestart: true}"}`, i),
+				fmt.Sprintf(`{"type":"cron","title":"c%d","params":"{command: /usr/bin/backup, user: root, hour: '2', minute: '30', environment: MAILTO=ops}"}`, i),
+				fmt.Sprintf(`{"type":"ssh_authorized_key","title":"k%d","params":"{ensure: present, user: deploy, type: ssh-ed25519, key: AAAAC3NzaC1lZDI1NTE5AAAAI}"}`, i),
+			}[i%5]
+		}},
 	} {
 		lines := make([][]byte, 1000)
 		for i := range lines {
@@ -293,4 +302,32 @@ func TestDecoderCache(t *testing.T) {
 	})
 	assert.Equal(t, 1.0, allocs, "only the title is a new string")
 	assert.Equal(t, map[string]any{"ensure": "directory", "owner": "deploy", "group": "www-data", "seltype": "httpd_sys_content_t"}, req.Params)
+}
+
+// Values unique to each line (titles, paths) pass through the cache
+// without pushing out the type name and keys repeated on every line: over
+// a long stream each line costs its own strings only, whatever set its
+// unique values fall in.
+func TestDecoderCacheKeepsRepeated(t *testing.T) {
+	var (
+		d   Decoder
+		req Request
+	)
+	lines := make([][]byte, 4*cacheSlots)
+	for i := range lines {
+		lines[i] = []byte(fmt.Sprintf(`{"type":"exec","title":"/bin/true %d","params":"{creates: /srv/d/f%d, cwd: /srv}"}`, i, i))
+	}
+	for _, l := range lines {
+		require.NoError(t, d.DecodeLine(l, &req))
+	}
+	i := 0
+	allocs := testing.AllocsPerRun(len(lines), func() {
+		if err := d.DecodeLine(lines[i%len(lines)], &req); err != nil {
+			t.Fatal(err)
+		}
+		i++
+	})
+	// The title, and the creates path as a string and as a value.
+	assert.Equal(t, 3.0, allocs)
+	assert.Equal(t, "exec", req.Type)
 }

@@ -18,17 +18,17 @@ import (
 // general path. It answers ok=false for anything outside that narrow
 // grammar, and for any value the general path would refuse, so that the
 // general path decides and reports. FuzzParseParams checks both agree.
+func fastParams(src []byte) (m map[string]any, ok bool) {
+	var st fastState
+	return fastParamsInto(src, nil, &st)
+}
+
 // fastState is what the fast path reuses from one document to the next:
 // the buffer quoted values with escapes are put together in, and a small
 // cache of short strings (nil: none).
 type fastState struct {
 	buf   []byte
 	cache *valueCache
-}
-
-func fastParams(src []byte) (m map[string]any, ok bool) {
-	var st fastState
-	return fastParamsInto(src, nil, &st)
 }
 
 // fastParamsInto is fastParams filling m (empty, or nil for a new map).

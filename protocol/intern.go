@@ -1,216 +1,141 @@
 package protocol
 
-// internType returns the common type names without allocating.
-func internType(b []byte) string {
-	switch string(b) {
-	case "file":
-		return "file"
-	case "exec":
-		return "exec"
-	case "notify":
-		return "notify"
-	case "package":
-		return "package"
-	case "service":
-		return "service"
-	case "user":
-		return "user"
-	case "group":
-		return "group"
-	case "cron":
-		return "cron"
-	case "host":
-		return "host"
-	case "mount":
-		return "mount"
-	case "tidy":
-		return "tidy"
+import "encoding/binary"
+
+// valueCache remembers the short strings a Decoder decoded on recent
+// lines, so that one repeated from line to line (a type name, an attribute
+// name, a value such as a mode, an owner or a directory) is a single shared
+// string, and a single boxed value, instead of new ones on every line. It
+// knows no names in advance: it learns them from the input, so protocol
+// stays ignorant of the types behind it.
+//
+// It is set-associative: cacheSets sets of cacheWays slots, each holding a
+// string of at most cacheMaxLen bytes, so it is bounded whatever the input
+// and a lookup costs a hash of two words and a few compares. A set replaces
+// its slots in a clock (second chance): a slot hit since the hand last
+// passed it is kept, so that values repeated on every line stay while the
+// values unique to each line (titles, paths, contents) come and go in the
+// other slots.
+type valueCache struct {
+	sets [cacheSets]cacheSet
+}
+
+const (
+	cacheSetBits = 5
+	cacheSets    = 1 << cacheSetBits
+	cacheWays    = 4
+	cacheSlots   = cacheSets * cacheWays
+	cacheMaxLen  = 32
+)
+
+// cacheSet is one set of the cache and its clock hand.
+type cacheSet struct {
+	slots [cacheWays]cacheSlot
+	hand  uint8
+}
+
+type cacheSlot struct {
+	// meta is the text's length and kind ('t' type name, 'k' key, 'q'
+	// quoted string, 'p' plain scalar), 0 for an empty slot; w0 and w1 its
+	// words (textWords).
+	meta   uint32
+	used   bool // hit since the clock hand last passed
+	w0, w1 uint64
+	text   string // the bytes as written
+	v      any    // their value
+}
+
+// textWords reads a short string as two words: its first and last eight
+// bytes, or four, or for up to three bytes the first, middle and last. With
+// the length they are the whole text up to 16 bytes, so that comparing
+// them is comparing the text; longer texts also compare the bytes.
+func textWords(b []byte) (w0, w1 uint64) {
+	switch n := len(b); {
+	case n >= 8:
+		return binary.LittleEndian.Uint64(b), binary.LittleEndian.Uint64(b[n-8:])
+	case n >= 4:
+		return uint64(binary.LittleEndian.Uint32(b)), uint64(binary.LittleEndian.Uint32(b[n-4:]))
+	case n > 0:
+		return uint64(b[0]) | uint64(b[n/2])<<8 | uint64(b[n-1])<<16, 0
+	}
+	return 0, 0
+}
+
+// intern returns the slot holding b as text of this kind, and whether it
+// was there. On a miss it makes the slot, in the place of one not hit
+// lately, holding b as a string as its text and, except for a plain
+// scalar, its value; plain sets the value or empties the slot (meta 0).
+func (c *valueCache) intern(kind byte, b []byte) (*cacheSlot, bool) {
+	w0, w1 := textWords(b)
+	meta := uint32(len(b))<<8 | uint32(kind)
+	set := &c.sets[((w0^w1*0xff51afd7ed558ccd^uint64(meta))*0x9e3779b97f4a7c15)>>(64-cacheSetBits)]
+	for i := range set.slots {
+		if e := &set.slots[i]; e.meta == meta && e.w0 == w0 && e.w1 == w1 && (len(b) <= 16 || sameMiddle(e.text, b)) {
+			e.used = true
+			return e, true
+		}
+	}
+	for {
+		e := &set.slots[set.hand%cacheWays]
+		set.hand++
+		if e.used {
+			e.used = false
+			continue
+		}
+		s := string(b)
+		*e = cacheSlot{meta: meta, w0: w0, w1: w1, text: s}
+		if kind != 'p' { // (plain sets its own value: no boxing twice)
+			e.v = s
+		}
+		return e, false
+	}
+}
+
+// sameMiddle compares the bytes textWords leaves out, of two texts of the
+// same length over 16 bytes.
+//
+//go:noinline
+func sameMiddle(s string, b []byte) bool { return s[8:len(s)-8] == string(b[8:len(b)-8]) }
+
+// str returns b as a string, shared through the cache when there is one.
+func (st *fastState) str(kind byte, b []byte) string {
+	if c := st.cache; c != nil && len(b) <= cacheMaxLen {
+		e, _ := c.intern(kind, b)
+		return e.text
 	}
 	return string(b)
 }
 
-// internKeyOK returns the common attribute names without allocating.
-func internKeyOK(b []byte) (string, bool) {
-	switch string(b) {
-	case "ensure":
-		return "ensure", true
-	case "content":
-		return "content", true
-	case "mode":
-		return "mode", true
-	case "owner":
-		return "owner", true
-	case "group":
-		return "group", true
-	case "source":
-		return "source", true
-	case "target":
-		return "target", true
-	case "path":
-		return "path", true
-	case "message":
-		return "message", true
-	case "command":
-		return "command", true
-	case "creates":
-		return "creates", true
-	case "backup":
-		return "backup", true
-	case "replace":
-		return "replace", true
-	case "force":
-		return "force", true
-	case "recurse":
-		return "recurse", true
-	case "name":
-		return "name", true
-	case "provider":
-		return "provider", true
-	}
-	return "", false
-}
-
-// internPlain returns common plain values that resolve to themselves as
-// strings, without allocating.
-func internPlain(b []byte) (any, bool) {
-	switch string(b) {
-	case "file":
-		return "file", true
-	case "directory":
-		return "directory", true
-	case "present":
-		return "present", true
-	case "absent":
-		return "absent", true
-	case "link":
-		return "link", true
-	case "root":
-		return "root", true
-	case "running":
-		return "running", true
-	case "stopped":
-		return "stopped", true
-	case "installed":
-		return "installed", true
-	case "latest":
-		return "latest", true
-	}
-	return nil, false
-}
-
-// internQuotedOK returns the value of a quoted string without escapes
-// when it is a common mode or a word internPlain knows, without
-// allocating.
-func internQuotedOK(b []byte) (any, bool) {
-	switch string(b) {
-	case "0644":
-		return "0644", true
-	case "0755":
-		return "0755", true
-	case "0600":
-		return "0600", true
-	case "0640":
-		return "0640", true
-	case "0700":
-		return "0700", true
-	case "0750":
-		return "0750", true
-	case "0444":
-		return "0444", true
-	case "0555":
-		return "0555", true
-	case "0664":
-		return "0664", true
-	case "0775":
-		return "0775", true
-	}
-	return internPlain(b)
-}
-
-// valueCache remembers the last short strings the fast path decoded, so
-// that one repeated from line to line (an owner, a group, a directory, an
-// attribute no table above knows) is a single shared string, and a single
-// boxed value, instead of new ones on every line. It is direct-mapped with
-// cacheSlots slots of strings up to cacheMaxLen bytes: bounded whatever the
-// input, and a miss costs a hash of those few bytes.
-type valueCache struct {
-	slots [cacheSlots]cacheSlot
-}
-
-const (
-	cacheSlots  = 64
-	cacheMaxLen = 32
-)
-
-type cacheSlot struct {
-	kind byte   // 'k' key, 'q' quoted string, 'p' plain scalar
-	text string // the bytes as written
-	v    any    // their value
-}
-
-// slot returns the slot for text of this kind, and whether it holds it.
-func (c *valueCache) slot(kind byte, b []byte) (*cacheSlot, bool) {
-	h := uint32(2166136261) ^ uint32(kind) // FNV-1a
-	for _, x := range b {
-		h = (h ^ uint32(x)) * 16777619
-	}
-	e := &c.slots[h%cacheSlots]
-	return e, e.kind == kind && e.text == string(b)
-}
-
 // key returns an attribute name as a string.
-func (st *fastState) key(b []byte) string {
-	if k, ok := internKeyOK(b); ok {
-		return k
-	}
-	if st.cache == nil || len(b) > cacheMaxLen {
-		return string(b)
-	}
-	return st.cachedString('k', b).text
-}
+func (st *fastState) key(b []byte) string { return st.str('k', b) }
 
-// quoted returns the value of a quoted string without escapes.
+// quoted returns the value of a quoted string without escapes, boxed once
+// when it is in the cache: a repeated value costs neither a string nor an
+// interface value.
 func (st *fastState) quoted(b []byte) any {
-	if v, ok := internQuotedOK(b); ok {
-		return v
+	if c := st.cache; c != nil && len(b) <= cacheMaxLen {
+		e, _ := c.intern('q', b)
+		return e.v
 	}
-	if st.cache == nil || len(b) > cacheMaxLen {
-		return string(b)
-	}
-	return st.cachedString('q', b).v
-}
-
-// cachedString returns the cache slot holding b as a string of this kind,
-// filling it on a miss: its text, and the same string boxed once (v), so
-// a repeated key or value costs neither a string nor an interface value.
-func (st *fastState) cachedString(kind byte, b []byte) *cacheSlot {
-	e, hit := st.cache.slot(kind, b)
-	if !hit {
-		s := string(b)
-		*e = cacheSlot{kind: kind, text: s, v: s}
-	}
-	return e
+	return string(b)
 }
 
 // plain resolves a plain scalar by Psych's rules (resolvePlain); ok is
 // false when the general path must decide. (Its values are immutable
 // scalars, string, int64, float64, bool or nil, so sharing them is safe.)
 func (st *fastState) plain(b []byte) (any, bool) {
-	if v, ok := internPlain(b); ok {
-		return v, true
-	}
-	if st.cache == nil || len(b) > cacheMaxLen {
-		v, err := resolvePlain(string(b))
-		return v, err == nil
-	}
-	e, hit := st.cache.slot('p', b)
-	if !hit {
-		s := string(b)
-		v, err := resolvePlain(s)
-		if err != nil {
-			return nil, false
+	if c := st.cache; c != nil && len(b) <= cacheMaxLen {
+		e, hit := c.intern('p', b)
+		if !hit {
+			v, err := resolvePlain(e.text)
+			if err != nil {
+				*e = cacheSlot{}
+				return nil, false
+			}
+			e.v = v
 		}
-		*e = cacheSlot{kind: 'p', text: s, v: v}
+		return e.v, true
 	}
-	return e.v, true
+	v, err := resolvePlain(string(b))
+	return v, err == nil
 }

@@ -758,9 +758,15 @@ func isInteger(s string) bool {
 	return true
 }
 
+// intSeparators are what Ruby's Integer() ignores in a number.
+var intSeparators = strings.NewReplacer("_", "", ",", "")
+
 // parseInt is Ruby's Integer() on the scalar with _ and , removed.
 func parseInt(s string) (any, error) {
-	t := strings.NewReplacer("_", "", ",", "").Replace(s)
+	t := s
+	if strings.ContainsAny(s, "_,") {
+		t = intSeparators.Replace(s)
+	}
 	neg := false
 	if t != "" && (t[0] == '-' || t[0] == '+') {
 		neg = t[0] == '-'

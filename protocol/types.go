@@ -32,11 +32,12 @@
 //
 // A Decoder decodes a stream of lines as the receiver loop does, reusing
 // the Params mapping and its buffers from line to line, and sharing short
-// keys and values repeated from line to line (fixed tables in intern.go,
-// then a small bounded cache), so that a line costs only the strings new
-// to it; an Applier must therefore not keep a request after answering it. Scans over plain bytes (the UTF-8 and
-// control check, JSON strings, quoted YAML values, answer strings) go
-// eight bytes at a time (swar.go).
+// type names, keys and values repeated from line to line through a small
+// bounded cache that learns them from the input (intern.go: no names are
+// known in advance), so that a line costs only the strings new to it; an
+// Applier must therefore not keep a request after answering it. Scans over
+// plain bytes (the UTF-8 and control check, JSON strings, quoted YAML
+// values, answer strings) go eight bytes at a time (swar.go).
 //
 // # Limits
 //
@@ -70,6 +71,11 @@ type Request struct {
 	// ID is the raw JSON of the request's "id" member, echoed verbatim in
 	// the answer; nil when the request had none.
 	ID []byte
+	// Refresh is the request's "refresh" member (a protocol extension): the
+	// caller's graph has a notify edge into this resource that fired. A
+	// running service is restarted, an exec runs (refreshonly ones only
+	// then); other types ignore it.
+	Refresh bool
 }
 
 // Status of one event.

@@ -126,6 +126,10 @@ func Run(ctx context.Context, c *Cmd) (Result, error) {
 	if c.Stdin != nil {
 		cmd.Stdin = bytes.NewReader(c.Stdin)
 	}
+	// The watchdog is started before the command, so that the command's
+	// group is registered with it microseconds after it starts, not after
+	// the watchdog's own start-up.
+	watchdog.once.Do(startWatchdog)
 	live.Lock()
 	if live.closed {
 		live.Unlock()

@@ -37,10 +37,10 @@ type Bucket struct {
 }
 
 // Dir is the bucket's directory under a state directory ("":
-// applier.DefaultStateDir).
+// applier.DefaultStateDir()).
 func Dir(stateDir string) string {
 	if stateDir == "" {
-		stateDir = applier.DefaultStateDir
+		stateDir = applier.DefaultStateDir()
 	}
 	return filepath.Join(stateDir, "bucket")
 }

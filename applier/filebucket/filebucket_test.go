@@ -21,7 +21,7 @@ func TestBackupListOpenRestore(t *testing.T) {
 	dir, state := t.TempDir(), t.TempDir()
 	b := &filebucket.Bucket{Dir: filebucket.Dir(state)}
 	assert.Equal(t, filepath.Join(state, "bucket"), b.Dir)
-	assert.Equal(t, filepath.Join(applier.DefaultStateDir, "bucket"), filebucket.Dir(""))
+	assert.Equal(t, filepath.Join(applier.DefaultStateDir(), "bucket"), filebucket.Dir(""))
 
 	entries, err := b.List()
 	require.NoError(t, err, "a bucket that does not exist yet is empty")

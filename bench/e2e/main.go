@@ -84,6 +84,20 @@ type scenario struct {
 	want bool
 	// args are the receiver's flags for this scenario, after --state-dir.
 	args []string
+	// cleanup, when set, undoes what prepare made outside dir (an
+	// account, its crontab), after the scenario's runs.
+	cleanup func()
+	// n, when not 0, is the resources per run instead of -n (creating
+	// accounts costs milliseconds each).
+	n int
+}
+
+// count is the scenario's resources per run.
+func (sc scenario) count(o options) int {
+	if sc.n > 0 {
+		return sc.n
+	}
+	return o.n
 }
 
 func content(i int, gen string) []byte {
@@ -98,7 +112,7 @@ func fileLine(dir string, i int, gen string) string {
 }
 
 func scenarios() []scenario {
-	return []scenario{
+	return append([]scenario{
 		{
 			name:    "file create",
 			prepare: func(dir string, n int) error { return resetDir(dir) },
@@ -147,6 +161,44 @@ func scenarios() []scenario {
 			want:  true,
 		},
 		{
+			// 1,000 keys in one known_hosts file, each named by one
+			// request in ten.
+			name:    "sshkey unchanged (1,000 keys)",
+			prepare: func(dir string, n int) error { return keyFile(dir, "known_hosts", "h%d ssh-ed25519 "+benchKey) },
+			line: func(dir string, i int) string {
+				return `{"type":"sshkey","title":"h` + strconv.Itoa(i%entries) + `","params":"{type: ed25519, key: ` + benchKey +
+					`, target: ` + filepath.Join(dir, "known_hosts") + `}"}`
+			},
+			floor: floorStatOne(func(dir string) string { return filepath.Join(dir, "known_hosts") }),
+			want:  false,
+		},
+		{
+			name: "ssh_authorized_key unchanged (1,000 keys)",
+			prepare: func(dir string, n int) error {
+				return keyFile(dir, "authorized_keys", "ssh-ed25519 "+benchKey+" k%d@h")
+			},
+			line: func(dir string, i int) string {
+				return `{"type":"ssh_authorized_key","title":"k` + strconv.Itoa(i%entries) + `@h","params":"{user: root, type: ed25519, key: ` +
+					benchKey + `, target: ` + filepath.Join(dir, "authorized_keys") + `}"}`
+			},
+			floor: floorStatOne(func(dir string) string { return filepath.Join(dir, "authorized_keys") }),
+			want:  false,
+		},
+		{
+			// 1,000 jobs in a test account's crontab (needs root and
+			// crontab(1)); the floor stats its spool file.
+			name:    "cron unchanged (1,000 jobs)",
+			prepare: func(dir string, n int) error { return cronTab() },
+			line: func(dir string, i int) string {
+				k := strconv.Itoa(i % entries)
+				return `{"type":"cron","title":"j` + k + `","params":"{user: ` + cronUser + `, command: /bin/true ` + k +
+					`, minute: ` + strconv.Itoa(i%entries%60) + `}"}`
+			},
+			floor:   floorStatOne(func(string) string { return "/var/spool/cron/crontabs/" + cronUser }),
+			want:    false,
+			cleanup: func() { exec.Command("crontab", "-r", "-u", cronUser).Run(); exec.Command("userdel", cronUser).Run() },
+		},
+		{
 			name: "exec unchanged (creates)",
 			prepare: func(dir string, n int) error {
 				return writeAll(dir, n, "a")
@@ -158,6 +210,73 @@ func scenarios() []scenario {
 			floor: floorStat,
 			want:  false,
 		},
+	}, accountScenarios()...)
+}
+
+// entries is how many keys or jobs the sshkey, ssh_authorized_key and
+// cron rows name: request i names entry i % entries.
+const entries = 1000
+
+const benchKey = "AAAAC3NzaC1lZDI1NTE5AAAAIBg4Ibu0wzfMGPGKSbJ1y7ItLm0uX4bGQm1k2JHbmVYk"
+
+// cronUser is the account whose crontab the cron row uses.
+const cronUser = "pipcronb"
+
+// keyFile writes dir/name with one line per entry, format's %d its number.
+func keyFile(dir, name, format string) error {
+	if err := resetDir(dir); err != nil {
+		return err
+	}
+	var b strings.Builder
+	for i := 0; i < entries; i++ {
+		fmt.Fprintf(&b, format+"\n", i)
+	}
+	return os.WriteFile(filepath.Join(dir, name), []byte(b.String()), 0o600)
+}
+
+// cronTab makes cronUser (a free uid from 47599 down) and installs its
+// crontab of entries jobs, as the receiver writes them.
+func cronTab() error {
+	if exec.Command("id", cronUser).Run() != nil {
+		var err error
+		var out []byte
+		for uid := 47599; uid >= 47500; uid-- {
+			out, err = exec.Command("useradd", "-u", strconv.Itoa(uid), "-U", "-M", "-d", "/nonexistent", cronUser).CombinedOutput()
+			if err == nil || !strings.Contains(string(out), "not unique") {
+				break
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("useradd %s: %v: %s", cronUser, err, out)
+		}
+	}
+	var b strings.Builder
+	for i := 0; i < entries; i++ {
+		fmt.Fprintf(&b, "# Puppet Name: j%d\n%d * * * * /bin/true %d\n", i, i%60, i)
+	}
+	c := exec.Command("crontab", "-u", cronUser, "-")
+	c.Stdin = strings.NewReader(b.String())
+	if out, err := c.CombinedOutput(); err != nil {
+		return fmt.Errorf("crontab: %v: %s", err, out)
+	}
+	return nil
+}
+
+// floorStatOne: a stat of the one file every request reads, one answer
+// write.
+func floorStatOne(path func(dir string) string) func(f *floorInput, answer io.Writer) error {
+	return func(f *floorInput, answer io.Writer) error {
+		p := path(f.dir)
+		for range f.paths {
+			var st syscall.Stat_t
+			if err := syscall.Stat(p, &st); err != nil {
+				return err
+			}
+			if _, err := answer.Write(answerLine); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 }
 
@@ -419,6 +538,7 @@ func (c *child) drive(n int, input []byte, want bool, atTenth func()) error {
 // measureReceiver times one receiver run; its CPU time is the child's
 // whole life (start-up included) divided by N.
 func measureReceiver(ctx context.Context, o options, sc scenario, dir string) (measurement, error) {
+	o.n = sc.count(o)
 	if err := sc.prepare(dir, o.n); err != nil {
 		return measurement{}, err
 	}
@@ -473,6 +593,9 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		dir = d
 	}
 	work := filepath.Join(dir, "w")
+	if os.Geteuid() == 0 {
+		defer removeAccounts()
+	}
 	o.stateDir = filepath.Join(dir, "state")
 	fmt.Fprintf(w, "N = %d resources per run, %d runs; the floor is measured just before each receiver run and\n", o.n, o.runs)
 	fmt.Fprintf(w, "the ratio is the median of the per-run ratios of wall times (times are the medians of each column).\n")
@@ -485,18 +608,27 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		}
 		var rec, flo, recCPU, floCPU []time.Duration
 		var ratios []float64
-		for r := 0; r < o.runs; r++ {
-			f, err := measureFloor(sc, work, o.n)
-			if err != nil {
-				return err
+		err := func() error {
+			if sc.cleanup != nil {
+				defer sc.cleanup()
 			}
-			p, err := measureReceiver(ctx, o, sc, work)
-			if err != nil {
-				return fmt.Errorf("%s: %w", sc.name, err)
+			for r := 0; r < o.runs; r++ {
+				f, err := measureFloor(sc, work, sc.count(o))
+				if err != nil {
+					return err
+				}
+				p, err := measureReceiver(ctx, o, sc, work)
+				if err != nil {
+					return fmt.Errorf("%s: %w", sc.name, err)
+				}
+				flo, rec = append(flo, f.wall), append(rec, p.wall)
+				floCPU, recCPU = append(floCPU, f.cpu), append(recCPU, p.cpu)
+				ratios = append(ratios, float64(p.wall)/float64(f.wall))
 			}
-			flo, rec = append(flo, f.wall), append(rec, p.wall)
-			floCPU, recCPU = append(floCPU, f.cpu), append(recCPU, p.cpu)
-			ratios = append(ratios, float64(p.wall)/float64(f.wall))
+			return nil
+		}()
+		if err != nil {
+			return err
 		}
 		sort.Float64s(ratios)
 		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", sc.name, us(median(rec)), us(median(flo)), ratios[len(ratios)/2],

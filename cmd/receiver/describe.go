@@ -23,18 +23,14 @@ func init() {
 // --list` one line per type.
 func describeMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("receiver describe", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	list := fs.Bool("list", false, "list the types with a one-line summary each")
 	meta := fs.Bool("meta", false, "also document the metaparameters every type accepts")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: receiver describe [--list] [--meta] [TYPE...]\n\nPrints each type's attributes (kind, valid values, default, doc) and\nproviders from the declarations; every type when none is named.")
-		fs.PrintDefaults()
+	usage := func(w io.Writer) {
+		fmt.Fprint(w, "usage: receiver describe [--list] [--meta] [TYPE...]\n\nPrints each type's attributes (kind, valid values, default, doc) and\nproviders from the declarations; every type when none is named.\n\nFlags:\n")
+		printFlags(w, fs)
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
-		}
-		return exitUsage
+	if code, done := parseFlags(fs, args, "receiver describe", usage, stdout, stderr); done {
+		return code
 	}
 	if *list {
 		if err := applier.DescribeList(stdout, applier.Default); err != nil {
@@ -85,17 +81,13 @@ func typeNames() string {
 // `name => value`, one named fact's bare value, or JSON with --json.
 func factsMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("receiver facts", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	asJSON := fs.Bool("json", false, "print a JSON object")
-	fs.Usage = func() {
-		fmt.Fprintln(fs.Output(), "usage: receiver facts [--json] [NAME...]\n\nPrints what pippet knows about this machine (read once per process).")
-		fs.PrintDefaults()
+	usage := func(w io.Writer) {
+		fmt.Fprint(w, "usage: receiver facts [--json] [NAME...]\n\nPrints what pippet knows about this machine (read once per process).\n\nFlags:\n")
+		printFlags(w, fs)
 	}
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			return exitOK
-		}
-		return exitUsage
+	if code, done := parseFlags(fs, args, "receiver facts", usage, stdout, stderr); done {
+		return code
 	}
 	facts := applier.LoadFacts()
 	if fs.NArg() > 0 {

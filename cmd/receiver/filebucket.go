@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -28,23 +27,23 @@ once under DIR/bucket, keyed by its sha256.
             file keeps its owner and mode)
 
 CHECKSUM is the sha256 (or a unique prefix of at least 6 hex digits).
+
+Flags:
 `
 
 // runFilebucket lists, prints and restores backups in the local filebucket.
 func runFilebucket(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("receiver filebucket", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	stateDir := fs.String("state-dir", applier.DefaultStateDir, "pippet's state directory (the bucket is its bucket/ subdirectory)")
-	fs.Usage = func() { fmt.Fprint(stderr, filebucketUsage) }
+	stateDir := fs.String("state-dir", applier.DefaultStateDir(), "pippet's state `directory` (the bucket is its bucket/ subdirectory)")
+	usage := func(w io.Writer) {
+		fmt.Fprint(w, filebucketUsage)
+		printFlags(w, fs)
+	}
 	// Flags may come before, between or after the positional arguments.
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				fmt.Fprint(stdout, filebucketUsage)
-				return exitOK
-			}
-			return exitUsage
+		if code, done := parseFlags(fs, args, "receiver filebucket", usage, stdout, stderr); done {
+			return code
 		}
 		if fs.NArg() == 0 {
 			break
@@ -53,7 +52,8 @@ func runFilebucket(ctx context.Context, args []string, stdout, stderr io.Writer)
 		args = fs.Args()[1:]
 	}
 	if len(pos) == 0 {
-		fmt.Fprint(stderr, filebucketUsage)
+		fmt.Fprintln(stderr, "receiver filebucket: missing action (list, get or restore)")
+		usage(stderr)
 		return exitUsage
 	}
 	action, rest := pos[0], pos[1:]
@@ -69,7 +69,7 @@ func runFilebucket(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return fail(err)
 		}
 		for _, e := range entries {
-			if _, err := fmt.Fprintf(stdout, "%s %s %s\n", e.Checksum, e.Time.UTC().Format("2006-01-02 15:04:05"), e.Path); err != nil {
+			if _, err := fmt.Fprintf(stdout, "%s %s %s\n", e.Checksum, e.Time.UTC().Format("2006-01-02 15:04:05"), escapeControls(e.Path)); err != nil {
 				return exitOutput
 			}
 		}
@@ -95,6 +95,12 @@ func runFilebucket(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stdout, "restored %s from %s\n", path, rest[1])
 		return exitOK
 	}
-	fmt.Fprint(stderr, filebucketUsage)
+	switch action {
+	case "list", "get", "restore":
+		fmt.Fprintf(stderr, "receiver filebucket %s: wrong number of arguments\n", action)
+	default:
+		fmt.Fprintf(stderr, "receiver filebucket: unknown action %q (known: list, get, restore)\n", action)
+	}
+	usage(stderr)
 	return exitUsage
 }

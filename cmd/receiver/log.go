@@ -83,29 +83,45 @@ func (h *puppetHandler) Handle(_ context.Context, r slog.Record) error {
 		add(a)
 	}
 	r.Attrs(add)
-	var b strings.Builder
-	b.WriteString(levelName(r.Level))
-	b.WriteString(": ")
+	var p strings.Builder
+	p.WriteString(levelName(r.Level))
+	p.WriteString(": ")
 	if resource != "" {
+		resource, property = escapeControls(resource), escapeControls(property)
 		if r.Level >= slog.LevelWarn {
-			b.WriteString("(Applying " + resource)
+			p.WriteString("(Applying " + resource)
 			if property != "" {
-				b.WriteString("/" + property)
+				p.WriteString("/" + property)
 			}
-			b.WriteString(") ")
+			p.WriteString(") ")
 		} else {
-			b.WriteString("/" + resource)
+			p.WriteString("/" + resource)
 			if property != "" {
-				b.WriteString("/" + property)
+				p.WriteString("/" + property)
 			}
-			b.WriteString(": ")
+			p.WriteString(": ")
 		}
 	}
-	b.WriteString(r.Message)
+	prefix := p.String()
+	msg := r.Message
 	if len(extra) > 0 {
-		b.WriteString(" (" + strings.Join(extra, ", ") + ")")
+		msg += " (" + strings.Join(extra, ", ") + ")"
 	}
-	b.WriteByte('\n')
+	// Every line of a message (a diff, a command's output) is printed as a
+	// record of its own with the same prefix, and control characters in it
+	// are escaped: whatever a title, message or output holds, each line
+	// on stderr is one record of the level it says, never a forged one.
+	var b strings.Builder
+	for {
+		line, rest, more := strings.Cut(msg, "\n")
+		b.WriteString(prefix)
+		b.WriteString(escapeControls(line))
+		b.WriteByte('\n')
+		if !more {
+			break
+		}
+		msg = rest
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	_, err := io.WriteString(h.w, b.String())

@@ -11,6 +11,7 @@ import (
 	"os"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/protocol"
@@ -41,6 +42,8 @@ type loopConfig struct {
 	// Dirs, when deferred, is flushed after answers (see durability.go)
 	// and before the loop returns.
 	Dirs *applier.DirSync
+	// Tally, when not nil, counts the answers (summary.go).
+	Tally *tally
 }
 
 // Read-ahead: the reader goroutine hands lines over in batches of what
@@ -183,8 +186,13 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 			return exitInput
 		}
 		l.lineNo++
+		var start time.Time
+		if cfg.Tally != nil {
+			start = time.Now()
+		}
 		res, answer := l.handle(applyCtx, it)
 		if answer {
+			cfg.Tally.add(&res, start)
 			ans = l.encode(ans[:0], &res)
 			if _, err := out.Write(ans); err != nil {
 				// Nobody reads the answers any more: end quietly.
@@ -329,6 +337,9 @@ func readLine(r *bufio.Reader, buf []byte, max int) (lineItem, []byte) {
 	}
 }
 
+// utf8BOM is U+FEFF encoded, skipped at the start of the input.
+var utf8BOM = []byte{0xef, 0xbb, 0xbf}
+
 // loop holds the apply loop's state between lines.
 type loop struct {
 	cfg    loopConfig
@@ -348,6 +359,11 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 			l.lineNo, it.tooLong, l.cfg.MaxLine)
 		l.cfg.Log.Error(msg)
 		return protocol.ErrorResult("", msg), true
+	}
+	if l.lineNo == 1 {
+		// A UTF-8 byte order mark, as some editors and Windows tools
+		// write at the start of a file, is not part of the request.
+		it.line = bytes.TrimPrefix(it.line, utf8BOM)
 	}
 	if protocol.Skip(it.line) {
 		return res, false

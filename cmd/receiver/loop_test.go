@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -24,30 +23,6 @@ import (
 	"github.com/pippet/pippet/mock"
 	"github.com/pippet/pippet/protocol"
 )
-
-type answer struct {
-	Resource  *string         `json:"resource"`
-	Failed    bool            `json:"failed"`
-	Changed   bool            `json:"changed"`
-	Noop      bool            `json:"noop"`
-	Error     bool            `json:"error"`
-	Exception *string         `json:"exception"`
-	ID        json.RawMessage `json:"id"`
-}
-
-func decodeAnswers(t *testing.T, out string) []answer {
-	t.Helper()
-	var as []answer
-	for _, l := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		if l == "" {
-			continue
-		}
-		var a answer
-		require.NoError(t, json.Unmarshal([]byte(l), &a), "line %q", l)
-		as = append(as, a)
-	}
-	return as
-}
 
 func runString(t *testing.T, cfg loopConfig, app protocol.Applier, in string) (string, int) {
 	t.Helper()
@@ -73,7 +48,7 @@ func TestLoopAnswersInOrder(t *testing.T) {
 	assert.Equal(t, exitOK, code)
 	lines := strings.SplitAfter(out, "\n")
 	require.Equal(t, protocol.Banner, lines[0])
-	as := decodeAnswers(t, strings.Join(lines[1:], ""))
+	_, as := testutil.DecodeAnswers(t, strings.Join(lines[1:], ""))
 	require.Len(t, as, 6)
 	assert.Equal(t, "Notify[one]", *as[0].Resource)
 	assert.Equal(t, "1", string(as[0].ID))
@@ -162,7 +137,7 @@ func TestLoopLongLines(t *testing.T) {
 	in := long + "\n" + "notify after {}\n" + exact + "\n" + over + "\n" + strings.Repeat("q", 3*max) // last: long, no newline
 	out, code := runString(t, loopConfig{MaxLine: max}, app, in)
 	assert.Equal(t, exitOK, code)
-	as := decodeAnswers(t, out)
+	_, as := testutil.DecodeAnswers(t, out)
 	require.Len(t, as, 5)
 	assert.True(t, as[0].Error)
 	assert.Contains(t, *as[0].Exception, "line of 5054 bytes is longer than the limit of 1000 bytes")
@@ -186,7 +161,7 @@ func TestLoopHugeLineIsNotHeld(t *testing.T) {
 	var out bytes.Buffer
 	code := runLoop(context.Background(), loopConfig{MaxLine: 1 << 20}, &mock.Applier{}, r, &out, nil)
 	assert.Equal(t, exitOK, code)
-	as := decodeAnswers(t, out.String())
+	_, as := testutil.DecodeAnswers(t, out.String())
 	require.Len(t, as, 3)
 	assert.False(t, as[0].Error)
 	assert.True(t, as[1].Error)
@@ -237,7 +212,7 @@ func TestLoopPanicBecomesErrorAnswer(t *testing.T) {
 		`{"type":"notify","title":"fine","params":"{}","id":"r2"}` + "\n"
 	out, code := runString(t, loopConfig{Log: log}, eng, in)
 	assert.Equal(t, exitOK, code)
-	as := decodeAnswers(t, out)
+	_, as := testutil.DecodeAnswers(t, out)
 	require.Len(t, as, 2)
 	assert.Equal(t, "Gadget::Widget[boom]", *as[0].Resource)
 	assert.True(t, as[0].Error && as[0].Failed)
@@ -286,7 +261,7 @@ func TestLoopSignalFinishesResourceInProgress(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("loop did not end after the signal")
 	}
-	as := decodeAnswers(t, out.String())
+	_, as := testutil.DecodeAnswers(t, out.String())
 	require.Len(t, as, 1)
 	assert.Equal(t, "Notify[slow]", *as[0].Resource)
 	assert.Len(t, app.Requests(), 1)
@@ -497,7 +472,7 @@ func TestLoopDecoderPanic(t *testing.T) {
 	}
 	out, code := runString(t, loopConfig{Decode: decode}, &mock.Applier{}, "notify boom {}\nnotify fine {}\n")
 	assert.Equal(t, exitOK, code)
-	as := decodeAnswers(t, out)
+	_, as := testutil.DecodeAnswers(t, out)
 	require.Len(t, as, 2)
 	assert.True(t, as[0].Error)
 	assert.Contains(t, *as[0].Exception, "request line 1: internal error (panic) while decoding: decoder bug")
@@ -520,7 +495,7 @@ func TestLoopEncoderPanic(t *testing.T) {
 	}}
 	out, code := runString(t, loopConfig{}, app, `{"type":"notify","title":"odd","params":"{}","id":5}`+"\nnotify fine {}\n")
 	assert.Equal(t, exitOK, code)
-	as := decodeAnswers(t, out)
+	_, as := testutil.DecodeAnswers(t, out)
 	require.Len(t, as, 2)
 	assert.Equal(t, "Notify[odd]", *as[0].Resource)
 	assert.True(t, as[0].Error)

@@ -36,7 +36,6 @@ import (
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/command"
 	_ "github.com/pippet/pippet/applier/types/all"
-	"github.com/pippet/pippet/protocol"
 )
 
 func main() {
@@ -50,7 +49,9 @@ type options struct {
 	compat      bool
 	maxLine     int
 	logLevel    string
+	verbose     bool
 	debug       bool
+	detailed    bool
 	stateDir    string
 	caFile      string
 	httpTimeout time.Duration
@@ -59,24 +60,22 @@ type options struct {
 	sync        bool
 }
 
-func newFlagSet(o *options, stderr io.Writer) *flag.FlagSet {
+func newFlagSet(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("receiver", flag.ContinueOnError)
-	fs.SetOutput(stderr)
 	fs.BoolVar(&o.noop, "noop", false, "evaluate every resource, change nothing; answers say \"noop\":true with the events that would have happened")
 	fs.BoolVar(&o.noBanner, "no-banner", false, "do not write the ready banner line before the first answer")
 	fs.BoolVar(&o.compat, "compat", false, "answer with exactly Puppet's six fields (no id, no events)")
-	fs.IntVar(&o.maxLine, "max-line", 16<<20, "longest request line in bytes; a longer one is skipped and answered with an error")
-	fs.StringVar(&o.logLevel, "log-level", "warning", "least severe level logged to stderr: debug, info, notice, warning, err")
-	fs.BoolVar(&o.debug, "debug", false, "log everything (same as --log-level debug)")
-	fs.StringVar(&o.stateDir, "state-dir", "/var/lib/pippet", "directory for pippet's own state (the filebucket)")
-	fs.StringVar(&o.caFile, "ca-file", "", "PEM bundle to verify HTTPS sources against instead of the system roots")
-	fs.DurationVar(&o.httpTimeout, "http-timeout", 60*time.Second, "time limit for one HTTP(S) source request")
+	fs.IntVar(&o.maxLine, "max-line", 16<<20, "longest request line in `bytes`; a longer one is skipped and answered with an error")
+	fs.StringVar(&o.logLevel, "log-level", "", "least severe `level` logged to stderr: debug, info, notice, warning, err (default notice when stderr is a terminal, else warning)")
+	fs.BoolVar(&o.verbose, "verbose", false, "log info and above (as --log-level info)")
+	fs.BoolVar(&o.debug, "debug", false, "log everything (as --log-level debug)")
+	fs.BoolVar(&o.detailed, "detailed-exitcodes", false, "at the end of input exit 2 when something changed, 4 when something failed, 6 for both, 0 otherwise (as puppet apply)")
+	fs.StringVar(&o.stateDir, "state-dir", applier.DefaultStateDir(), "`directory` for pippet's own state (the filebucket); "+applier.SystemStateDir+" for root, else $XDG_STATE_HOME/pippet or ~/.local/state/pippet")
+	fs.StringVar(&o.caFile, "ca-file", "", "PEM `file` to verify HTTPS sources against instead of the system roots")
+	fs.DurationVar(&o.httpTimeout, "http-timeout", 60*time.Second, "time limit for one HTTP(S) source request (a `duration` such as 30s)")
 	fs.BoolVar(&o.sync, "sync", false, "make each change durable (its directory fsynced) before its answer; by default directories are fsynced in groups: when input pauses, every 64 changes, within 100ms, and before exit")
-	fs.BoolVar(&o.version, "version", false, "print the version and exit")
+	fs.BoolVar(&o.version, "version", false, "print the version and the commit the binary was built from (and whether its tree was modified), and exit")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
-	// Parse reports a bad flag itself; --help is printed once, to stdout,
-	// by realMain.
-	fs.Usage = func() {}
 	return fs
 }
 
@@ -87,28 +86,34 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 	}
 	var o options
-	fs := newFlagSet(&o, stderr)
-	if err := fs.Parse(args); err != nil {
-		if err == flag.ErrHelp {
-			fs.SetOutput(stdout)
-			usage(fs)
-			return exitOK
-		}
-		fmt.Fprintln(stderr, "Run 'receiver --help' for the protocol and the flags.")
-		return exitUsage
+	fs := newFlagSet(&o)
+	if code, done := parseFlags(fs, args, "receiver", func(w io.Writer) { usage(w, fs) }, stdout, stderr); done {
+		return code
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "receiver: unexpected argument %q (known subcommands: %s)\n", fs.Arg(0), subcommandNames())
+		fmt.Fprintf(stderr, "receiver: unknown subcommand %q (known: %s); requests are read from stdin\n", fs.Arg(0), subcommandNames())
 		return exitUsage
 	}
 	if o.version {
-		fmt.Fprintf(stdout, "receiver %s (protocol 1)\n", protocol.Version)
+		fmt.Fprint(stdout, versionLine())
 		return exitOK
 	}
-	level, ok := logLevels[strings.ToLower(o.logLevel)]
-	if !ok {
-		fmt.Fprintf(stderr, "receiver: invalid --log-level %q (want debug, info, notice, warning or err)\n", o.logLevel)
-		return exitUsage
+	// Notices at a terminal, as puppet apply prints them; a controller's
+	// pipe gets warnings and errors only, as from Puppet's receiver.
+	level := slog.LevelWarn
+	if isTerminal(stderr) {
+		level = applier.LevelNotice
+	}
+	if o.logLevel != "" {
+		l, ok := logLevels[strings.ToLower(o.logLevel)]
+		if !ok {
+			fmt.Fprintf(stderr, "receiver: invalid --log-level %q (want debug, info, notice, warning or err)\n", o.logLevel)
+			return exitUsage
+		}
+		level = l
+	}
+	if o.verbose {
+		level = min(level, slog.LevelInfo)
 	}
 	if o.debug {
 		level = slog.LevelDebug
@@ -134,10 +139,10 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	dirs := newDirSync(logger, !o.sync)
 	engine := applier.NewEngine(applier.Default, &applier.Env{
 		Options: applier.Options{
-			Noop:               o.noop,
-			StateDir:           o.stateDir,
-			CAFile:             o.caFile,
-			HTTPTimeoutSeconds: int((o.httpTimeout + time.Second - 1) / time.Second),
+			Noop:        o.noop,
+			StateDir:    o.stateDir,
+			CAFile:      o.caFile,
+			HTTPTimeout: o.httpTimeout,
 		},
 		Log:  logger,
 		Dirs: dirs,
@@ -156,13 +161,30 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	// Whatever ends the receiver, no command it started outlives it.
 	defer command.KillAll()
 
-	return runLoop(ctx, loopConfig{
+	// The summary is a notice: it is printed whenever notices are.
+	summary := level <= applier.LevelNotice
+	var count *tally
+	if summary || o.detailed {
+		count = &tally{}
+	}
+	code := runLoop(ctx, loopConfig{
 		MaxLine: o.maxLine,
 		Compat:  o.compat,
 		Banner:  !o.noBanner,
 		Log:     logger,
 		Dirs:    dirs,
+		Tally:   count,
 	}, engine, stdin, stdout, sigs)
+	if code != exitOK {
+		return code
+	}
+	if summary {
+		logger.Log(ctx, applier.LevelNotice, count.summary())
+	}
+	if o.detailed {
+		return count.detailedExitCode()
+	}
+	return exitOK
 }
 
 func subcommandNames() string {

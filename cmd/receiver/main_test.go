@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"flag"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/protocol"
@@ -22,11 +25,12 @@ func TestRealMainFlags(t *testing.T) {
 		stdout     string
 		stderrPart string
 	}{
-		{"version", []string{"--version"}, exitOK, "receiver " + protocol.Version + " (protocol 1)\n", ""},
+		{"version", []string{"--version"}, exitOK, versionLine(), ""},
 		{"help", []string{"--help"}, exitOK, "", ""},
-		{"bad flag", []string{"--frobnicate"}, exitUsage, "", "flag provided but not defined: -frobnicate"},
+		{"bad flag", []string{"--frobnicate"}, exitUsage, "", "flag provided but not defined: --frobnicate\nRun 'receiver --help' for usage.\n"},
+		{"bad value", []string{"--max-line", "x"}, exitUsage, "", `invalid value "x" for flag --max-line`},
 		{"bad level", []string{"--log-level", "loud"}, exitUsage, "", `invalid --log-level "loud"`},
-		{"stray argument", []string{"bogus"}, exitUsage, "", `unexpected argument "bogus"`},
+		{"unknown subcommand", []string{"bogus"}, exitUsage, "", `unknown subcommand "bogus" (known: describe, facts, filebucket)`},
 		{"bad max line", []string{"--max-line", "0"}, exitUsage, "", "--max-line must be positive"},
 	}
 	for _, tt := range tests {
@@ -50,6 +54,25 @@ func TestHelpDocumentsProtocol(t *testing.T) {
 	for _, want := range []string{`"params"`, "TYPE TITLE YAML", protocol.Banner[:len(protocol.Banner)-1], "--max-line", "SIGTERM", "-compat", "Exit status"} {
 		assert.Contains(t, out.String(), want)
 	}
+	// Every flag, spelled with two dashes, none with one.
+	newFlagSet(&options{}).VisitAll(func(f *flag.Flag) {
+		assert.Regexp(t, `(?m)^  --`+f.Name+`( [A-Z]+)?\n      \S`, out.String())
+	})
+	assert.NotRegexp(t, `(?m)^\s+-[a-z]`, out.String())
+}
+
+// The README's table of flags has a row for every flag.
+func TestREADMEListsEveryFlag(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	readme := string(b)
+	start := strings.Index(readme, "### Flags")
+	require.GreaterOrEqual(t, start, 0)
+	table := readme[start:]
+	table = table[:strings.Index(table[len("### Flags"):], "\n#")+len("### Flags")]
+	newFlagSet(&options{}).VisitAll(func(f *flag.Flag) {
+		assert.Regexp(t, "(?m)^\\| `--"+f.Name+"[ `]", table, "README's flag table lacks --%s", f.Name)
+	})
 }
 
 func TestSubcommandDispatch(t *testing.T) {

@@ -37,7 +37,7 @@ func TestSiteAgainstTheReceiver(t *testing.T) {
 	g, err := Parse([]byte(strings.ReplaceAll(string(data), "/tmp/pippet-graph", root)))
 	require.NoError(t, err)
 
-	r := runner.New(runner.Options{Command: []string{bin}})
+	r := runner.New(runner.Options{Command: []string{bin, "--state-dir", t.TempDir()}})
 	require.NoError(t, r.Register())
 	defer r.Unregister()
 	statuses := func() map[string]Status {

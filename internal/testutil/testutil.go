@@ -4,7 +4,10 @@ package testutil
 
 import (
 	"bytes"
+	"encoding/json"
+	"strings"
 	"sync"
+	"testing"
 )
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writers, such as a log
@@ -26,4 +29,41 @@ func (s *SyncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Answer is one decoded answer line, as tests read the receiver's
+// stdout: pointers tell a null or absent member from an empty one.
+type Answer struct {
+	Resource  *string           `json:"resource"`
+	Failed    bool              `json:"failed"`
+	Changed   bool              `json:"changed"`
+	Noop      bool              `json:"noop"`
+	Error     bool              `json:"error"`
+	Exception *string           `json:"exception"`
+	ID        json.RawMessage   `json:"id"`
+	Events    []json.RawMessage `json:"events"`
+	// Ready is set on the ready banner line only.
+	Ready *bool `json:"ready"`
+}
+
+// DecodeAnswers decodes every non-empty line of out, failing the test on
+// a line that is not a JSON object; the ready banner line, if any, is
+// returned apart.
+func DecodeAnswers(t testing.TB, out string) (banner string, as []Answer) {
+	t.Helper()
+	for _, l := range strings.Split(out, "\n") {
+		if l == "" {
+			continue
+		}
+		var a Answer
+		if err := json.Unmarshal([]byte(l), &a); err != nil {
+			t.Fatalf("answer is not JSON: %q: %v", l, err)
+		}
+		if a.Ready != nil {
+			banner = l
+			continue
+		}
+		as = append(as, a)
+	}
+	return banner, as
 }

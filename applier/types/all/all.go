@@ -5,13 +5,16 @@
 package all
 
 import (
+	_ "github.com/pippet/pippet/applier/types/cron"
 	_ "github.com/pippet/pippet/applier/types/exec"
 	_ "github.com/pippet/pippet/applier/types/file"
 	_ "github.com/pippet/pippet/applier/types/group"
 	_ "github.com/pippet/pippet/applier/types/host"
 	_ "github.com/pippet/pippet/applier/types/mount"
 	_ "github.com/pippet/pippet/applier/types/notify"
+	_ "github.com/pippet/pippet/applier/types/service"
 	_ "github.com/pippet/pippet/applier/types/ssh_authorized_key"
 	_ "github.com/pippet/pippet/applier/types/sshkey"
 	_ "github.com/pippet/pippet/applier/types/tidy"
+	_ "github.com/pippet/pippet/applier/types/user"
 )

@@ -13,6 +13,10 @@
 // run in noop mode too, as in Puppet, so noop tells whether the command
 // would run.
 //
+// A request carrying a refresh (the protocol's "refresh": true, a notify
+// edge of the caller's graph) runs the command once more after that, when
+// its checks allow: that is the only time a refreshonly command runs.
+//
 // # Running a command
 //
 // Every command runs in its own session (so in its own process group),
@@ -103,8 +107,8 @@ var Type = &applier.Type{
 			Kind:      applier.KindEnum,
 			Values:    []string{"true", "false"},
 			Default:   "false",
-			Doc: "Run the command only when a refresh event arrives. Nothing sends refresh " +
-				"events to the receiver, so `true` means the command never runs. Default false.",
+			Doc: "Run the command only on a refresh: a request carrying `\"refresh\": true`, " +
+				"which a graph engine sends when a notify edge into the exec fires.",
 		},
 		{
 			Name:      "cwd",

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/typetest"
 	"github.com/pippet/pippet/internal/testutil"
 	"github.com/pippet/pippet/protocol"
 )
@@ -170,7 +171,7 @@ func TestExecRuns(t *testing.T) {
 		{name: "unless true", title: "/bin/sh -c 'echo ran >> " + log + "'", params: map[string]any{"unless": "/bin/true"}},
 		{name: "unless false", title: "/bin/sh -c 'echo ran >> " + log + "'", params: map[string]any{"unless": "/bin/false"},
 			changed: true, file: "ran\n"},
-		{name: "refreshonly never runs", title: "/bin/sh -c 'echo ran >> " + log + "'", params: map[string]any{"refreshonly": true}},
+		{name: "refreshonly waits for a refresh", title: "/bin/sh -c 'echo ran >> " + log + "'", params: map[string]any{"refreshonly": true}},
 		{name: "returns accepted", title: "/bin/sh -c 'exit 3'", params: map[string]any{"returns": []any{0, 3}}, changed: true},
 		{name: "returns refused", title: "/bin/sh -c 'echo first; echo oops; exit 3'", failed: true,
 			exception: "change from 'notrun' to ['0'] failed: '/bin/sh -c 'echo first; echo oops; exit 3'' returned 3 instead of one of [0]; last output:\nfirst\noops",
@@ -441,4 +442,35 @@ func TestExecRunClearsCache(t *testing.T) {
 	require.True(t, res.Changed, res.Exception)
 	_, ok = cache.Get("file:uid:alice")
 	assert.False(t, ok, "an exec that ran clears the cache")
+}
+
+// A refresh (the request's "refresh": true) runs a refreshonly command,
+// subject to its other checks; without one it never runs. A command that
+// is not refreshonly runs for its own change and again for the refresh,
+// as in Puppet.
+func TestExecRefresh(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "log")
+	e := typetest.New(t, []*applier.Type{Type})
+	line := func(params string, refresh bool) string {
+		return fmt.Sprintf(`{"type":"exec","title":"/bin/sh -c 'echo ran >> %s'","params":%q,"refresh":%t}`, log, params, refresh)
+	}
+	ran := func() string { b, _ := os.ReadFile(log); return string(b) }
+
+	assert.Equal(t, "unchanged", typetest.Summary(e.ApplyLine(line("{refreshonly: true}", false))))
+	assert.Equal(t, "", ran())
+	res := e.ApplyLine(line("{refreshonly: true}", true))
+	assert.Equal(t, "changed", typetest.Summary(res))
+	assert.Equal(t, "refresh: Triggered 'refresh' from 1 event (executed successfully) (success)\n", typetest.Events(res))
+	assert.Equal(t, "ran\n", ran())
+	res = e.ApplyLine(line("{refreshonly: true, unless: /bin/true}", true))
+	assert.Equal(t, "unchanged", typetest.Summary(res), "the other checks still hold")
+	res = e.ApplyLine(line("{refreshonly: true, noop: true}", true))
+	assert.Equal(t, "refresh: Would have triggered 'refresh' from 1 event (noop)\n", typetest.Events(res))
+	assert.Equal(t, "ran\n", ran())
+	res = e.ApplyLine(line("{}", true))
+	assert.Equal(t, "changed", typetest.Summary(res))
+	assert.Equal(t, "ran\nran\nran\n", ran(), "its own run, then the refresh's")
+	res = e.ApplyLine(`{"type":"exec","title":"/bin/false","params":"{refreshonly: true}","refresh":true}`)
+	assert.Equal(t, "failed: '/bin/false' returned 1 instead of one of [0]", typetest.Summary(res))
 }

@@ -233,7 +233,7 @@ func commandString(c any) string {
 // Get runs the checks: "notrun" when the command should run, else the
 // desired exit codes (in sync).
 func (p *provider) Get(ctx context.Context, cur *applier.State) error {
-	run, err := p.checks(ctx)
+	run, err := p.checks(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -245,12 +245,13 @@ func (p *provider) Get(ctx context.Context, cur *applier.State) error {
 	return nil
 }
 
-// checks reports whether every check allows the command to run.
-func (p *provider) checks(ctx context.Context) (bool, error) {
+// checks reports whether every check allows the command to run;
+// refreshing: for a refresh, which a refreshonly command waits for.
+func (p *provider) checks(ctx context.Context, refreshing bool) (bool, error) {
 	ref := p.r.Ref()
 	log := p.env.Logger()
-	if p.r.String("refreshonly") == "true" {
-		log.Debug(ref + ": refreshonly: waiting for a refresh that never comes")
+	if !refreshing && p.r.String("refreshonly") == "true" {
+		log.Debug(ref + ": refreshonly: runs only on a refresh")
 		return false, nil
 	}
 	for _, path := range p.r.Strings("creates") {
@@ -287,11 +288,36 @@ func (p *provider) checks(ctx context.Context) (bool, error) {
 	return true, nil
 }
 
+// Refresh runs the command again when its checks allow, as Puppet's exec
+// does on a refresh event: a refreshonly command runs only then (and a
+// command that is not refreshonly may run twice, once for its own change
+// and once for the refresh, as in Puppet).
+func (p *provider) Refresh(ctx context.Context) (string, error) {
+	run, err := p.checks(ctx, true)
+	if err != nil || !run {
+		return "", err
+	}
+	if err := p.runCommand(ctx); err != nil {
+		return "", err
+	}
+	return "executed successfully", nil
+}
+
 // Set runs the command up to `tries` times until its exit code is accepted.
 func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 	if c.Property != "returns" {
 		return fmt.Errorf("exec has no property %s", c.Property)
 	}
+	if err := p.runCommand(ctx); err != nil {
+		return err
+	}
+	c.Message = "executed successfully"
+	return nil
+}
+
+// runCommand runs the command up to `tries` times until its exit code is
+// accepted.
+func (p *provider) runCommand(ctx context.Context) error {
 	if p.env != nil && p.env.Cache != nil {
 		// The command may change anything other resources cached (a
 		// useradd changes what a file's owner name means).
@@ -352,7 +378,6 @@ func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 		}
 		return errors.New(msg)
 	}
-	c.Message = "executed successfully"
 	return nil
 }
 

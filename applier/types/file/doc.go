@@ -10,25 +10,32 @@
 // once per request. `content` munges to a *Content that prints and encodes
 // as its checksum, so content never reaches an answer or a log except as
 // the diff show_diff asks for. A source (or a recursion) becomes a
-// *Content too, by default: the provider fills its checksum from the
+// *Content too, by default: the provider's Resolve fills its checksum from the
 // source's metadata, and the engine compares and syncs it like inline
 // content.
 //
 // # Provider
 //
-// The posix provider's Get does one lstat (stat with links: follow) and
-// reports each property as the desired value itself when it is in sync by
-// the type's rules (replace: false, a link's mode, an owner given by name
-// or id, the checksum kind), else the current value: the engine's plain
-// comparison then does the rest. Inline content is compared byte for byte
-// in a stream after a size check; sources by digest (computed for local
-// files, taken from X-Checksum-* or Content-MD5 headers over HTTP, or
-// from a download when a server offers nothing). Set writes through
-// package atomicfile: an unnamed O_TMPFILE inode (or a hidden temp file) in the
-// target's directory or staging_location, fchown and fchmod on the
-// descriptor, fsync, validate_cmd, then a name and a rename over the
-// target; a failure or a crash leaves the old file and no temp file.
-// Renaming replaces a symlink instead of writing through it.
+// The posix provider follows the engine's order. Resolve settles what the
+// system decides of the desired values (posix.go): a source's kind as
+// ensure, its permissions with source_permissions, how a source's content
+// is compared (its checksum from the metadata or a download, or its
+// time), and, with replace: false on an existing file, kind, content and
+// target left unmanaged. Inline content needs none of it. Get (read.go)
+// does one lstat (stat with links: follow) and reports each current value
+// in the form its attribute's InSync compares (compare.go): a regular
+// file's bytes when its size is the desired content's (a different size
+// is reported as the file's digest, which the message needs), a digest or
+// a time for a source, a recursion's entries out of sync, a mode's bits,
+// an owner's id. Whether each is in sync is the attribute's decision:
+// content byte for byte or by digest, a symbolic mode applied to the
+// current bits, an owner's name resolved to its id (as Puppet, ownership
+// is in sync when not running as root, with a warning). Set (write.go)
+// writes through package atomicfile: an unnamed O_TMPFILE inode (or a
+// hidden temp file) in the target's directory or staging_location, fchown
+// and fchmod on the descriptor, fsync, validate_cmd, then a name and a
+// rename over the target; a failure or a crash leaves the old file and no
+// temp file. Renaming replaces a symlink instead of writing through it.
 //
 // # Durability
 //

@@ -89,6 +89,22 @@ func TestSequences(t *testing.T) {
 			assert.Equal(t, "one", readFile(t, root+"/a"))
 			assert.Equal(t, "two", readFile(t, root+"/b"))
 		}},
+		{name: "replace as Psych reads it (on, off: booleans)", steps: []step{
+			{"a", "{ensure: file, content: one}", changed},
+			{"a", "{ensure: file, content: two, replace: off}", unchanged},
+			{"a", "{ensure: link, target: /nowhere, replace: off}", unchanged},
+			{"a", "{ensure: file, content: two, replace: on}", changed},
+		}, check: func(t *testing.T, root string) { assert.Equal(t, "two", readFile(t, root+"/a")) }},
+		{name: "replace false keeps a link, even dangling", steps: []step{
+			{"l", "{ensure: link, target: /nowhere}", changed},
+			{"l", "{ensure: file, content: x, replace: false}", unchanged},
+			{"l", "{ensure: link, target: /elsewhere, replace: false}", unchanged},
+			{"l", "{ensure: absent, replace: false}", unchanged},
+		}, check: func(t *testing.T, root string) {
+			got, err := os.Readlink(root + "/l")
+			require.NoError(t, err)
+			assert.Equal(t, "/nowhere", got)
+		}},
 		{name: "backup suffix", steps: []step{
 			{"a", "{ensure: file, content: one, mode: '0640'}", changed},
 			{"a", "{ensure: file, content: two, backup: .bak}", changed},

@@ -5,13 +5,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
-	"gopkg.in/yaml.v3"
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/types/file"
@@ -24,7 +25,7 @@ func newEngine(t *testing.T, opts ...func(*applier.Options)) *applier.Engine {
 	t.Helper()
 	reg := applier.NewRegistry()
 	reg.Add(file.Type)
-	env := &applier.Env{Options: applier.Options{StateDir: t.TempDir(), HTTPTimeoutSeconds: 5}}
+	env := &applier.Env{Options: applier.Options{StateDir: t.TempDir(), HTTPTimeout: 5 * time.Second}}
 	for _, o := range opts {
 		o(&env.Options)
 	}
@@ -42,15 +43,17 @@ func newLoggingEngine(t *testing.T) (*applier.Engine, *bytes.Buffer) {
 	return applier.NewEngine(reg, env), &buf
 }
 
-// apply runs one request whose params are YAML, as the receiver decodes them.
+// apply runs one request whose params are YAML, decoded by the
+// receiver's own decoder (the protocol's Psych rules: `yes` is a boolean,
+// an unquoted 0644 an octal integer), as typetest does.
 func apply(t *testing.T, e *applier.Engine, path, params string) protocol.Result {
 	t.Helper()
-	var m map[string]any
-	require.NoError(t, yaml.Unmarshal([]byte(params), &m), params)
-	if m == nil {
-		m = map[string]any{}
-	}
-	return e.Apply(context.Background(), &protocol.Request{Type: "file", Title: path, Params: m})
+	line, err := json.Marshal(map[string]string{"type": "file", "title": path, "params": params})
+	require.NoError(t, err)
+	var dec protocol.Decoder
+	var req protocol.Request
+	require.NoError(t, dec.DecodeLine(line, &req), "the receiver's decoder refuses %s", params)
+	return e.Apply(context.Background(), &req)
 }
 
 type outcome struct{ changed, failed, error bool }
@@ -95,8 +98,8 @@ func listDir(t *testing.T, dir string) []string {
 	return out
 }
 
-func withTimeout(sec int) func(*applier.Options) {
-	return func(o *applier.Options) { o.HTTPTimeoutSeconds = sec }
+func withTimeout(d time.Duration) func(*applier.Options) {
+	return func(o *applier.Options) { o.HTTPTimeout = d }
 }
 
 func sha256hex(s string) string {

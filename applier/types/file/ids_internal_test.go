@@ -44,8 +44,11 @@ func TestIDCacheDroppedWhenDatabaseChanges(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fill()
-			res := e.Apply(context.Background(), &protocol.Request{Type: "file", Title: tt.path,
-				Params: map[string]any{"ensure": "file", "content": "x:1:1::/:/bin/sh\n"}})
+			var dec protocol.Decoder // the receiver's decoding
+			var req protocol.Request
+			require.NoError(t, dec.DecodeLine([]byte(`{"type":"file","title":"`+tt.path+
+				`","params":"{ensure: file, content: \"x:1:1::/:/bin/sh\\n\"}"}`), &req))
+			res := e.Apply(context.Background(), &req)
 			require.False(t, res.Failed, res.Exception)
 			require.True(t, res.Changed)
 			b, err := os.ReadFile(tt.path)

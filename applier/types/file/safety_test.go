@@ -251,7 +251,7 @@ func TestCrashChild(t *testing.T) {
 	if p == "" {
 		t.Skip("only run as TestCrashSafety's child")
 	}
-	e := newEngine(t, withTimeout(60))
+	e := newEngine(t, withTimeout(60*time.Second))
 	res := apply(t, e, p, "{source: '"+os.Getenv("PIPPET_CRASH_URL")+"'}")
 	if !res.Changed || res.Failed {
 		fmt.Fprintf(os.Stderr, "child: %+v\n", res)

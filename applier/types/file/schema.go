@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/source"
@@ -27,6 +28,14 @@ type Content struct {
 	Kind, Sum string
 	// Summary replaces the checksum in messages for a recursive copy.
 	Summary string
+
+	// How the current content is compared (compare.go): settled by the
+	// type's Validate for inline content, by the provider's Resolve for a
+	// source; time is the source's for byNewer and byMTime.
+	by   compareBy
+	time time.Time
+	// tree: the content of a recursive directory (its entries).
+	tree bool
 }
 
 // String renders the content as {kind}digest.
@@ -52,10 +61,6 @@ func (c *Content) MarshalJSON() ([]byte, error) {
 }
 
 var anything = regexp.MustCompile(`.`)
-
-func boolAttr(name string, def bool, doc string) *applier.Attr {
-	return &applier.Attr{Name: name, Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: def, Doc: doc}
-}
 
 // Type is the `file` type's declaration.
 var Type = &applier.Type{
@@ -92,11 +97,11 @@ var Type = &applier.Type{
 			Doc: "With several sources in a recursive copy: use the first that exists (first), or merge all of them, the earliest source winning for each path (all)."},
 		{Name: "target", Behaviour: applier.Property, Kind: applier.KindString,
 			Doc: "The target of a link (ensure: link); may be relative. Exclusive with content and source."},
-		{Name: "owner", Behaviour: applier.Property, Kind: applier.KindString, Validate: nonEmpty("owner"),
+		{Name: "owner", Behaviour: applier.Property, Kind: applier.KindString, Validate: nonEmpty("owner"), InSync: ownerInSync,
 			Doc: "The user who owns the file, by name or numeric id."},
-		{Name: "group", Behaviour: applier.Property, Kind: applier.KindString, Validate: nonEmpty("group"),
+		{Name: "group", Behaviour: applier.Property, Kind: applier.KindString, Validate: nonEmpty("group"), InSync: ownerInSync,
 			Doc: "The group that owns the file, by name or numeric id."},
-		{Name: "mode", Behaviour: applier.Property, Kind: applier.KindAny, Munge: mungeMode,
+		{Name: "mode", Behaviour: applier.Property, Kind: applier.KindAny, Munge: mungeMode, InSync: modeInSync,
 			Doc: "Permissions, as a string: octal ('0644', '755') or symbolic ('u+x,g-r', " +
 				"'a=rX'; X adds search to directories and to files someone may already " +
 				"execute). An unquoted number is an error. Numeric modes on directories " +
@@ -282,7 +287,7 @@ func defaultContent(r *applier.Resource) any {
 		return nil
 	}
 	if r.Given("source") || recursive(r) {
-		return &Content{Kind: r.String("checksum")}
+		return &Content{Kind: r.String("checksum"), by: byNothing, tree: recursive(r)}
 	}
 	return nil
 }
@@ -304,8 +309,6 @@ func ensureInSync(is, should any) bool {
 	}
 	return is == should
 }
-
-func contentInSync(is, should any) bool { return is == should }
 
 var sourceOnlyChecksums = map[string]bool{source.None: true, source.MTime: true, source.CTime: true}
 
@@ -372,6 +375,10 @@ func validate(r *applier.Resource) error {
 	}
 	if c, ok := r.Value("content").(*Content); ok {
 		c.Kind = sum
+		if c.Inline && r.String("checksum_value") != "" {
+			// Pinned: the file is in sync when its digest is this one.
+			c.by, c.Sum = byDigest, r.String("checksum_value")
+		}
 	}
 	return nil
 }

@@ -145,7 +145,7 @@ func TestHTTPSource(t *testing.T) {
 		{name: "no headers, same bytes", headers: map[string]string{}, first: changed, second: unchanged, gets: 2},
 		{name: "checksum mismatch", headers: map[string]string{"X-Checksum-Sha256": strings.Repeat("0", 64)}, first: failed, second: failed, gets: 2,
 			check: func(t *testing.T, p string) { assert.NoFileExists(t, p) }},
-		{name: "checksum_value mismatch", headers: map[string]string{}, params: ", checksum_value: " + strings.Repeat("1", 64), first: failed, second: failed, gets: -1,
+		{name: "checksum_value mismatch", headers: map[string]string{}, params: ", checksum_value: '" + strings.Repeat("1", 64) + "'", first: failed, second: failed, gets: -1,
 			check: func(t *testing.T, p string) { assert.NoFileExists(t, p) }},
 		{name: "checksum_value match", headers: map[string]string{}, params: ", checksum_value: " + sha, first: changed, second: unchanged, gets: 1},
 	}
@@ -209,7 +209,7 @@ func TestHTTPSourceChangesAndFailures(t *testing.T) {
 	root := t.TempDir()
 	p := filepath.Join(root, "a")
 	require.NoError(t, os.WriteFile(p, []byte("old\n"), 0o644))
-	e := newEngine(t, func(o *applier.Options) { o.HTTPTimeoutSeconds = 1 })
+	e := newEngine(t, func(o *applier.Options) { o.HTTPTimeout = time.Second })
 
 	for _, bad := range []string{"/missing", "/broken", "/loop", "/slow", "/cut"} {
 		res := apply(t, e, p, "{source: '"+hs.URL+bad+"'}")

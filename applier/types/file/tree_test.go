@@ -158,7 +158,7 @@ func TestRecursiveEvent(t *testing.T) {
 	require.Len(t, res.Events, 1)
 	ev := res.Events[0]
 	assert.Equal(t, "content", ev.Property)
-	assert.Equal(t, "4 entries out of sync", ev.Previous)
+	assert.Equal(t, "4 entries out of sync", fmt.Sprint(ev.Previous))
 	assert.Equal(t, "all entries in sync", fmt.Sprint(ev.Desired))
 	// mkTree writes each file's own path: dest/a differs from src/a.
 	assert.Equal(t, "synced 4 entries: a content; sub created; sub/b created; stale removed", ev.Message)

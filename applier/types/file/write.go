@@ -5,15 +5,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash"
 	"io"
-	"os/exec"
+	"io/fs"
+	"os"
+
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/atomicfile"
 	"github.com/pippet/pippet/applier/cmdline"
+	"github.com/pippet/pippet/applier/command"
+	"github.com/pippet/pippet/applier/source"
 )
 
 // writeSpec says how new content is installed at path.
@@ -60,30 +66,581 @@ func dirsOf(env *applier.Env) *applier.DirSync {
 	return env.Dirs
 }
 
+// validateTimeout bounds validate_cmd, as exec's default timeout bounds
+// a command: a validator that hangs fails the resource, killed with its
+// whole process group, instead of holding the receiver forever.
+var validateTimeout = 300 * time.Second
+
 // runValidate runs the validate command with the placeholder replaced by
 // the temp file's path, by the rule of package cmdline (through /bin/sh
-// only when the string needs a shell); a non-zero exit is an error
-// carrying its output.
-func runValidate(ctx context.Context, command, placeholder, path string) error {
+// only when the string needs a shell), through the shared command runner:
+// its output is kept to a bounded tail, it is killed with its process
+// group after validateTimeout or when ctx ends. A non-zero exit is an
+// error carrying the output's last lines.
+func runValidate(ctx context.Context, cmdString, placeholder, path string) error {
 	if placeholder == "" {
 		placeholder = "%"
 	}
-	args := cmdline.Argv(strings.ReplaceAll(command, placeholder, path))
+	args := cmdline.Argv(strings.ReplaceAll(cmdString, placeholder, path))
 	if len(args) == 0 {
 		return errors.New("validate_cmd is empty")
 	}
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(out.String())
-		if len(msg) > 500 {
-			msg = msg[:500] + "..."
+	res, err := command.Run(ctx, &command.Cmd{Argv: args, Timeout: validateTimeout})
+	if err != nil {
+		return fmt.Errorf("validate_cmd %s failed: %w", cmdString, err)
+	}
+	if res.Code != 0 {
+		if msg := command.LastLines(res.Output, 10); msg != "" {
+			return fmt.Errorf("validate_cmd %s failed: exit status %d: %s", cmdString, res.Code, msg)
 		}
-		if msg != "" {
-			return fmt.Errorf("validate_cmd %s failed: %w: %s", command, err, msg)
+		return fmt.Errorf("validate_cmd %s failed: exit status %d", cmdString, res.Code)
+	}
+	return nil
+}
+
+// describe renders the content a new file was given, for its message:
+// a source's by its metadata's checksum (or the pinned checksum_value).
+// The desired Content itself is left as Resolve settled it.
+func (p *posix) describe(c *Content) string {
+	if c.Inline || p.meta == nil {
+		return c.String()
+	}
+	d := *c
+	switch m := p.meta; {
+	case p.r.String("checksum_value") != "":
+		d.Kind, d.Sum = p.r.String("checksum"), p.r.String("checksum_value")
+	case m.Checksum != "":
+		d.Kind, d.Sum = m.ChecksumType, m.Checksum
+	case !m.ModTime.IsZero():
+		d.Kind, d.Sum = source.MTime, m.ModTime.UTC().Format(time.RFC3339)
+	}
+	return d.String()
+}
+
+func (p *posix) setEnsure(ctx context.Context, c *applier.Change) error {
+	should, _ := c.Should.(string)
+	switch should {
+	case "absent":
+		if err := p.remove(ctx); err != nil {
+			return err
 		}
-		return fmt.Errorf("validate_cmd %s failed: %w", command, err)
+		c.Message = "removed"
+		return nil
+	case "directory":
+		if err := p.makeDir(ctx); err != nil {
+			return err
+		}
+	case "link":
+		if err := p.makeLink(ctx); err != nil {
+			return err
+		}
+	case "present":
+		if p.r.Has("source") {
+			m, err := p.sourceMeta(ctx)
+			if err != nil {
+				return err
+			}
+			if m.Type == source.TypeDirectory {
+				if err := p.makeDir(ctx); err != nil {
+					return err
+				}
+				break
+			}
+		}
+		fallthrough
+	case "file":
+		ct, _ := p.r.Value("content").(*Content)
+		if ct != nil && !ct.Inline && !p.r.Has("source") {
+			ct = nil // a recursion's placeholder: an empty file
+		}
+		if err := p.createFile(ctx, ct); err != nil {
+			return err
+		}
+		if ct != nil {
+			c.Message = fmt.Sprintf("defined content as '%s'", p.describe(ct))
+			return nil
+		}
+	default:
+		return fmt.Errorf("invalid ensure value %q", should)
+	}
+	c.Message = "created"
+	return nil
+}
+
+// checkParent makes sure the parent directory exists: parents are never created.
+func (p *posix) checkParent() error {
+	dir := filepath.Dir(p.path)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("cannot create %s; parent directory %s does not exist", p.path, dir)
+		}
+		return fmt.Errorf("cannot create %s: %w", p.path, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("cannot create %s; %s is not a directory", p.path, dir)
+	}
+	return nil
+}
+
+// clearDirectory removes an existing directory that is to be replaced by
+// a file or link: only with force.
+func (p *posix) refuseDirectory(what string) error {
+	if p.kind == "directory" && !p.r.Bool("force") {
+		return fmt.Errorf("not replacing directory %s with a %s; use force to override", p.path, what)
+	}
+	return nil
+}
+
+// wantOwner resolves the desired owner and group (-1 when unmanaged).
+func (p *posix) wantOwner() (int, int, error) {
+	uid, gid := -1, -1
+	if s, ok := p.r.Value("owner").(string); ok {
+		id, err := lookupID(p.env, s, false)
+		if err != nil {
+			return 0, 0, err
+		}
+		uid = id
+	}
+	if s, ok := p.r.Value("group").(string); ok {
+		id, err := lookupID(p.env, s, true)
+		if err != nil {
+			return 0, 0, err
+		}
+		gid = id
+	}
+	return uid, gid, nil
+}
+
+// newFileSpec is how a new or rewritten regular file is written: the
+// desired owner and mode, else those of the file it replaces, else 0644.
+func (p *posix) newFileSpec() (writeSpec, error) {
+	ws := writeSpec{path: p.path, dir: filepath.Dir(p.path), mode: 0o644, uid: -1, gid: -1,
+		placeholder: p.r.String("validate_replacement"), exists: p.kind != "absent"}
+	if sl := p.r.String("staging_location"); sl != "" {
+		ws.dir = sl
+	}
+	ws.validate = p.r.String("validate_cmd")
+	cur := uint32(0o644)
+	if p.kind == "file" {
+		cur = statMode(p.fi)
+		ws.mode = cur
+		ws.uid, ws.gid = statOwner(p.fi)
+		if ws.uid == os.Geteuid() {
+			ws.uid = -1
+		}
+		if ws.gid == os.Getegid() {
+			ws.gid = -1
+		}
+	} else if p.r.String("source_permissions") != "ignore" && p.meta != nil && p.meta.HasOwner {
+		ws.mode = uint32(p.meta.Mode.Perm())
+		if os.Geteuid() == 0 {
+			ws.uid, ws.gid = p.meta.UID, p.meta.GID
+		}
+	}
+	if p.r.String("source_permissions") == "use" && p.meta != nil && p.meta.HasOwner {
+		ws.mode = uint32(p.meta.Mode.Perm())
+	}
+	if m, ok := p.r.Value("mode").(string); ok {
+		bits, err := applyMode(m, cur, false)
+		if err != nil {
+			return ws, err
+		}
+		ws.mode = bits
+	}
+	uid, gid, err := p.wantOwner()
+	if err != nil {
+		return ws, err
+	}
+	if uid >= 0 {
+		ws.uid = uid
+	}
+	if gid >= 0 {
+		ws.gid = gid
+	}
+	return ws, nil
+}
+
+// createFile makes path a regular file with the desired content (empty
+// without content or source).
+func (p *posix) createFile(ctx context.Context, c *Content) (err error) {
+	if p.kind == "absent" {
+		if c != nil && !c.Inline {
+			// Before fetching anything.
+			if err := p.checkParent(); err != nil {
+				return err
+			}
+		} else {
+			// Only when the write fails (saves a stat per new file).
+			defer func() {
+				if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+					if perr := p.checkParent(); perr != nil {
+						err = perr
+					}
+				}
+			}()
+		}
+	}
+	if err := p.refuseDirectory("file"); err != nil {
+		return err
+	}
+	if c != nil && !c.Inline {
+		if _, err := p.sourceMeta(ctx); err != nil {
+			return err
+		}
+	}
+	if err := p.backup(ctx); err != nil {
+		return err
+	}
+	ws, err := p.newFileSpec()
+	if err != nil {
+		return err
+	}
+	if p.kind == "directory" {
+		if err := os.RemoveAll(p.path); err != nil {
+			return fmt.Errorf("remove directory %s: %w", p.path, err)
+		}
+	}
+	return p.writeContent(ctx, ws, c)
+}
+
+// writeContent installs c (nil: empty) with ws, verifying digests.
+func (p *posix) writeContent(ctx context.Context, ws writeSpec, c *Content) error {
+	if c != nil && !c.Inline && p.meta != nil {
+		ws.mtime = sourceMtime(p.meta)
+	}
+	if p.follow() {
+		// links: follow manages what the link points to.
+		if real, err := filepath.EvalSymlinks(p.path); err == nil && real != p.path {
+			if ws.dir == filepath.Dir(p.path) {
+				ws.dir = filepath.Dir(real)
+			}
+			ws.path = real
+		}
+	}
+	ws.dirs = dirsOf(p.env)
+	return writeAtomic(ctx, ws, func(w io.Writer) error {
+		if c == nil {
+			return nil
+		}
+		if c.Inline {
+			if cv := p.r.String("checksum_value"); cv != "" && source.SumString(p.r.String("checksum"), c.Data) != cv {
+				return fmt.Errorf("content does not match checksum_value %s; not installed", source.Format(p.r.String("checksum"), cv))
+			}
+			_, err := io.WriteString(w, c.Data)
+			return err
+		}
+		m, err := p.sourceMeta(ctx)
+		if err != nil {
+			return err
+		}
+		if m.Type == source.TypeDirectory {
+			return fmt.Errorf("source %s is a directory", m.Source)
+		}
+		return p.copySource(ctx, w, m, true)
+	})
+}
+
+// copySource streams the source into w, checking the digest the metadata
+// or checksum_value promised; a mismatch installs nothing.
+func (p *posix) copySource(ctx context.Context, w io.Writer, m *source.Metadata, pinned bool) error {
+	f, err := p.fetcher()
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.httpTimeout())
+	defer cancel()
+	rc, err := f.Open(ctx, m.Source)
+	if err != nil {
+		return fmt.Errorf("fetch %s: %w", m.Source, err)
+	}
+	defer rc.Close()
+	kind, want := m.ChecksumType, m.Checksum
+	if cv := p.r.String("checksum_value"); cv != "" && pinned {
+		kind, want = p.r.String("checksum"), cv
+	}
+	var h hash.Hash
+	if want != "" {
+		h = source.NewHash(kind)
+	}
+	var dst io.Writer = w
+	if h != nil {
+		if source.IsLite(kind) {
+			dst = io.MultiWriter(w, &limitWriter{w: h, n: source.LiteSize})
+		} else {
+			dst = io.MultiWriter(w, h)
+		}
+	}
+	if _, err := io.Copy(dst, rc); err != nil {
+		return fmt.Errorf("copy from %s: %w", m.Source, err)
+	}
+	if h != nil {
+		got := fmt.Sprintf("%x", h.Sum(nil))
+		if got != want {
+			return fmt.Errorf("content from %s does not match its checksum (%s, expected %s); not installed",
+				m.Source, source.Format(kind, got), source.Format(kind, want))
+		}
+	}
+	return nil
+}
+
+type limitWriter struct {
+	w io.Writer
+	n int
+}
+
+func (l *limitWriter) Write(b []byte) (int, error) {
+	if l.n > 0 {
+		k := min(len(b), l.n)
+		l.w.Write(b[:k])
+		l.n -= k
+	}
+	return len(b), nil
+}
+
+// setContent rewrites an existing file (or syncs a directory tree).
+func (p *posix) setContent(ctx context.Context, c *applier.Change) error {
+	ct, _ := c.Should.(*Content)
+	if p.kind == "directory" {
+		n, err := p.applyTree(ctx)
+		if err != nil {
+			return err
+		}
+		c.Message = n
+		return nil
+	}
+	if ct == nil {
+		return errors.New("no content to write")
+	}
+	var old []byte
+	showDiff := p.r.Bool("show_diff")
+	if showDiff && p.fi != nil && p.fi.Size() <= maxDiffInput {
+		old, _ = os.ReadFile(p.path)
+	}
+	if err := p.backup(ctx); err != nil {
+		return err
+	}
+	ws, err := p.newFileSpec()
+	if err != nil {
+		return err
+	}
+	if err := p.writeContent(ctx, ws, ct); err != nil {
+		return err
+	}
+	c.Message = fmt.Sprintf("content changed '%v' to '%s'", c.Is, ct)
+	if showDiff {
+		var nw []byte
+		if ct.Inline {
+			nw = []byte(ct.Data)
+		} else if fi, err := os.Stat(p.path); err == nil && fi.Size() <= maxDiffInput {
+			nw, _ = os.ReadFile(p.path)
+		}
+		if nw != nil && old != nil && !bytes.Equal(old, nw) {
+			// The engine logs the message, diff included, at the resource's level.
+			c.Message += "\n" + unifiedDiff(p.path, p.path+" (new)", old, nw)
+		}
+	}
+	return nil
+}
+
+func (p *posix) makeDir(ctx context.Context) error {
+	if err := p.checkParent(); err != nil {
+		return err
+	}
+	if p.kind != "absent" && p.kind != "directory" {
+		if err := p.backup(ctx); err != nil {
+			return err
+		}
+		if err := os.Remove(p.path); err != nil {
+			return fmt.Errorf("remove %s %s: %w", p.kind, p.path, err)
+		}
+	}
+	mode := uint32(0o755)
+	if m, ok := p.r.Value("mode").(string); ok {
+		bits, err := applyMode(m, 0o755, true)
+		if err != nil {
+			return err
+		}
+		mode = bits
+	}
+	if p.kind != "directory" {
+		if err := os.Mkdir(p.path, 0o700); err != nil {
+			return fmt.Errorf("create directory %s: %w", p.path, err)
+		}
+		if err := dirsOf(p.env).Mark(filepath.Dir(p.path)); err != nil {
+			return err
+		}
+	}
+	uid, gid, err := p.wantOwner()
+	if err != nil {
+		return err
+	}
+	if uid >= 0 || gid >= 0 {
+		if err := os.Lchown(p.path, uid, gid); err != nil {
+			return fmt.Errorf("chown %s: %w", p.path, err)
+		}
+	}
+	if err := chmod(p.path, mode, false); err != nil {
+		return err
+	}
+	if err := p.stat(); err != nil {
+		return err
+	}
+	if recursive(p.r) {
+		p.planned = false
+		if _, err := p.applyTree(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// makeLink points path at target, replacing what is there atomically (a
+// new link under a temp name renamed over it).
+func (p *posix) makeLink(ctx context.Context) error {
+	target := p.r.String("target")
+	if target == "" {
+		return errors.New("cannot create a symlink without a target")
+	}
+	if err := p.checkParent(); err != nil {
+		return err
+	}
+	if err := p.refuseDirectory("link"); err != nil {
+		return err
+	}
+	if p.kind == "file" {
+		if err := p.backup(ctx); err != nil {
+			return err
+		}
+	}
+	dir := filepath.Dir(p.path)
+	var tmp string
+	for i := 0; ; i++ {
+		tmp = filepath.Join(dir, fmt.Sprintf(".%s.pippet-link-%d-%d", filepath.Base(p.path), os.Getpid(), i))
+		err := os.Symlink(target, tmp)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || i > 100 {
+			return fmt.Errorf("create link %s: %w", p.path, err)
+		}
+	}
+	uid, gid, err := p.wantOwner()
+	if err == nil && (uid >= 0 || gid >= 0) {
+		err = os.Lchown(tmp, uid, gid)
+	}
+	if err == nil && p.kind == "directory" {
+		err = os.RemoveAll(p.path)
+	}
+	if err == nil {
+		err = os.Rename(tmp, p.path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("create link %s: %w", p.path, err)
+	}
+	return dirsOf(p.env).Mark(dir)
+}
+
+// remove deletes the file, link or (with force) directory.
+func (p *posix) remove(ctx context.Context) error {
+	switch p.kind {
+	case "absent":
+		return nil
+	case "directory":
+		if !p.r.Bool("force") {
+			return fmt.Errorf("not removing directory %s; use force to override", p.path)
+		}
+		if err := os.RemoveAll(p.path); err != nil {
+			return fmt.Errorf("remove directory %s: %w", p.path, err)
+		}
+		return dirsOf(p.env).Mark(filepath.Dir(p.path))
+	}
+	if err := p.backup(ctx); err != nil {
+		return err
+	}
+	if err := os.Remove(p.path); err != nil {
+		return fmt.Errorf("remove %s: %w", p.path, err)
+	}
+	return dirsOf(p.env).Mark(filepath.Dir(p.path))
+}
+
+func (p *posix) setOwnership(c *applier.Change) error {
+	group := c.Property == "group"
+	want, _ := c.Should.(string)
+	id, err := lookupID(p.env, want, group)
+	if err != nil {
+		return err
+	}
+	uid, gid := id, -1
+	if group {
+		uid, gid = -1, id
+	}
+	// Lchown unless links follow: a file swapped for a symlink since
+	// the lstat must not hand its target to someone else.
+	chown := os.Lchown
+	if p.follow() {
+		chown = os.Chown
+	}
+	if err := chown(p.path, uid, gid); err != nil {
+		return fmt.Errorf("chown %s: %w", p.path, err)
+	}
+	c.Message = fmt.Sprintf("%s changed '%v' to '%s'", c.Property, c.Is, want)
+	return nil
+}
+
+func (p *posix) setMode(c *applier.Change) error {
+	want, _ := c.Should.(string)
+	cur := statMode(p.fi)
+	bits, err := applyMode(want, cur, p.kind == "directory")
+	if err != nil {
+		return err
+	}
+	if err := chmod(p.path, bits, p.follow()); err != nil {
+		return err
+	}
+	// The message names the mode read before any change of this run (a
+	// content change may already have carried the new mode along).
+	c.Message = fmt.Sprintf("mode changed '%v' to '%s'", c.Is, formatMode(bits))
+	if !isNumericMode(want) {
+		c.Message += " (" + want + ")"
+	}
+	return nil
+}
+
+// sourceMtime is the mtime to give a file copied from a source that offers
+// only Last-Modified, so the next run can compare it; zero otherwise.
+func sourceMtime(m *source.Metadata) time.Time {
+	if m.Checksum == "" && !m.ModTime.IsZero() && !m.HasOwner {
+		return m.ModTime
+	}
+	return time.Time{}
+}
+
+// chmod sets all twelve mode bits. Unless follow, it goes through a
+// descriptor opened with O_NOFOLLOW, so a file swapped for a symlink since
+// the lstat is refused rather than its target changed.
+func chmod(path string, bits uint32, follow bool) error {
+	if follow {
+		if err := syscall.Chmod(path, bits); err != nil {
+			return &os.PathError{Op: "chmod", Path: path, Err: err}
+		}
+		return nil
+	}
+	fd, err := openRead(path, false)
+	if err == syscall.EACCES {
+		// Not readable by us (not root): fall back to the path.
+		if err := syscall.Chmod(path, bits); err != nil {
+			return &os.PathError{Op: "chmod", Path: path, Err: err}
+		}
+		return nil
+	}
+	if err != nil {
+		return &os.PathError{Op: "chmod", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	if err := syscall.Fchmod(fd, bits); err != nil {
+		return &os.PathError{Op: "chmod", Path: path, Err: err}
 	}
 	return nil
 }

@@ -35,6 +35,9 @@ import (
 // unsupported are Puppet's AIX attributes: accepted, not managed.
 var unsupported = accounts.Unsupported("manages_aix_lam", "ia_load_module", "attributes")
 
+// unmanaged are the attributes accepted and not managed here.
+var unmanaged = accounts.Names(unsupported, "members", "forcelocal")
+
 // Type is the group type's declaration.
 var Type = &applier.Type{
 	Name: "group",
@@ -132,16 +135,10 @@ var Groupadd = &applier.ProviderSpec{
 	Name: "groupadd",
 	Doc: "Group management via `groupadd` and its ilk (groupmod, groupdel). The default " +
 		"on Linux. The state is read from /etc/group directly.",
-	Confine:  applier.Confine{Commands: []string{"groupadd", "groupmod", "groupdel"}},
+	Confine:  applier.Confine{Func: accounts.ToolsFound("groupadd", "groupmod", "groupdel")},
 	Defaults: map[string][]string{"kernel": {"Linux"}},
 	New: func(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
-		accounts.LogUnsupported(r, env, "groupadd", unsupported)
-		for _, n := range []string{"members", "forcelocal"} {
-			if r.Given(n) {
-				env.Logger().Debug(r.Ref() + ": provider groupadd does not support the feature " +
-					"this attribute needs (libuser is not installed); not managing attribute " + n)
-			}
-		}
+		accounts.LogUnsupported(r, env, "groupadd", unmanaged)
 		return &provider{r: r}, nil
 	},
 }
@@ -161,7 +158,7 @@ func (p *provider) Get(_ context.Context, cur *applier.State) error {
 		return nil
 	}
 	cur.Set("ensure", "present")
-	cur.Set("gid", g.GID)
+	cur.Set("gid", g.BoxedGID())
 	return nil
 }
 

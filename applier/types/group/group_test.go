@@ -153,3 +153,15 @@ func TestOutsideChangeSeen(t *testing.T) {
 	require.NoError(t, exec.Command("groupdel", "pipg310").Run())
 	assert.Equal(t, "changed", typetest.Summary(e.Apply("group", "pipg310", "{gid: 47310}")))
 }
+
+// The attributes groupadd does not manage are named at debug level, as
+// Puppet does.
+func TestUnmanagedLogged(t *testing.T) {
+	e := typetest.New(t, []*applier.Type{group.Type})
+	res := e.Apply("group", "pipg311", "{ensure: absent, members: [root], forcelocal: true, attributes: [a=b]}")
+	require.Equal(t, "unchanged", typetest.Summary(res))
+	for _, n := range []string{"members", "forcelocal", "attributes"} {
+		assert.Contains(t, e.Log(), "does not support the feature attribute "+n+" needs; not managing it")
+	}
+	assert.NotContains(t, e.Log(), "attribute ia_load_module")
+}

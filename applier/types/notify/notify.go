@@ -41,7 +41,7 @@ var Type = &applier.Type{
 			Kind:      applier.KindEnum,
 			Values:    []string{"true", "false"},
 			Default:   "false",
-			Doc: "Whether to show the full object path (`Notify[title]/message: `) before " +
+			Doc: "Whether to show the full object path (`/Notify[title]/message: `) before " +
 				"the message. Valid values are `true` and `false`; default `false`.",
 		},
 	},
@@ -69,7 +69,7 @@ func (l *logger) Get(ctx context.Context, cur *applier.State) error { return nil
 func (l *logger) Set(ctx context.Context, c *applier.Change) error {
 	msg := applier.FormatValue(c.Should)
 	if l.r.String("withpath") == "true" {
-		msg = l.r.Ref() + "/message: " + msg
+		msg = "/" + l.r.Ref() + "/message: " + msg
 	}
 	l.env.Logger().Log(ctx, l.r.LogLevel, msg)
 	return nil

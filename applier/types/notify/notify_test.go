@@ -33,7 +33,7 @@ func TestNotify(t *testing.T) {
 		{name: "withpath", title: "p", params: map[string]any{"message": "m", "withpath": true},
 			want: protocol.Result{Resource: "Notify[p]", Changed: true, Events: []protocol.Event{{
 				Property: "message", Desired: "m", Message: "defined 'message' as 'm'", Status: "success"}}},
-			wantLog: `msg="Notify[p]/message: m"`},
+			wantLog: `msg="/Notify[p]/message: m"`},
 		{name: "loglevel", title: "w", params: map[string]any{"message": 42, "loglevel": "warning"},
 			want: protocol.Result{Resource: "Notify[w]", Changed: true, Events: []protocol.Event{{
 				Property: "message", Desired: "42", Message: "defined 'message' as '42'", Status: "success"}}},

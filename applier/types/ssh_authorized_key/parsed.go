@@ -11,8 +11,8 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/sysfile"
+	"github.com/pippet/pippet/applier/types/internal/accounts"
 	"github.com/pippet/pippet/applier/types/internal/parsedfile"
-	"github.com/pippet/pippet/applier/types/internal/passwd"
 )
 
 // Parsed is the provider that edits authorized_keys files.
@@ -37,6 +37,9 @@ type record struct {
 	Name    string
 	V1      bool
 	V1Opts  string // a v1 key's options, as read
+	// options is Options as Get reports them, made when the file is
+	// parsed (shared: never modified).
+	options []any
 }
 
 var (
@@ -132,6 +135,16 @@ func parseKeys(data []byte) (*keys, error) {
 			}
 			l = line{text: s}
 		}
+		if l.rec != nil {
+			if len(l.rec.Options) == 0 {
+				l.rec.options = []any{"absent"}
+			} else {
+				l.rec.options = make([]any, len(l.rec.Options))
+				for j, o := range l.rec.Options {
+					l.rec.options[j] = o
+				}
+			}
+		}
 		k.lines[i] = l
 		if l.rec != nil && l.rec.Name != "" {
 			k.index[l.rec.Name] = i
@@ -161,9 +174,13 @@ func (p *parsed) resolveTarget() (string, error) {
 	if t := p.r.String("target"); t != "" {
 		return t, nil
 	}
-	u, err := passwd.Lookup(p.r.String("user"))
-	if err != nil || u == nil {
+	users, err := accounts.LoadUsers()
+	if err != nil {
 		return "", err
+	}
+	u := users.Lookup(p.r.String("user"))
+	if u == nil {
+		return "", nil
 	}
 	return filepath.Join(u.Home, ".ssh", "authorized_keys"), nil
 }
@@ -207,15 +224,7 @@ func (p *parsed) Get(ctx context.Context, cur *applier.State) error {
 	cur.Set("ensure", "present")
 	cur.Set("type", rec.Type)
 	cur.Set("key", rec.Key)
-	if len(rec.Options) == 0 {
-		cur.Set("options", []any{"absent"})
-	} else {
-		opts := make([]any, len(rec.Options))
-		for j, o := range rec.Options {
-			opts[j] = o
-		}
-		cur.Set("options", opts)
-	}
+	cur.Set("options", rec.options)
 	// The file is the user's by where it is: user and target are what
 	// the resource says (Puppet reads them the same way).
 	if p.r.Has("user") {
@@ -317,10 +326,11 @@ func (p *parsed) Flush(ctx context.Context) error {
 	if user == "" {
 		return errors.New("Cannot write SSH authorized keys without user")
 	}
-	u, err := passwd.Lookup(user)
+	users, err := accounts.LoadUsers()
 	if err != nil {
 		return err
 	}
+	u := users.Lookup(user)
 	if u == nil {
 		return fmt.Errorf("User '%s' does not exist", user)
 	}

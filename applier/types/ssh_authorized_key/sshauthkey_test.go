@@ -3,6 +3,7 @@ package sshauthkey_test
 import (
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -23,26 +24,45 @@ const (
 	rsa = "AAAAB3NzaC1yc2EAAAADAQABAAAAgQDBvh3VmYp2EaV"
 )
 
-func needRoot(t *testing.T) {
+func needRoot(t testing.TB) {
 	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: writes files owned by a test account it creates")
 	}
 }
 
-// testUser creates the account name (uid) with its home in a temporary
-// directory, removed when the test ends.
-func testUser(t *testing.T, name string, uid int) string {
+// testUser creates the account name, with a uid free from uid up to
+// 47599 (any free one when another test holds them all) and its home in
+// a temporary directory, removed when the test ends. It returns the home
+// and the uid.
+func testUser(t testing.TB, name string, uid int) (string, int) {
 	t.Helper()
 	needRoot(t)
 	home := filepath.Join(t.TempDir(), name)
 	exec.Command("userdel", name).Run()
-	out, err := exec.Command("useradd", "-u", strconv.Itoa(uid), "-M", "-d", home, name).CombinedOutput()
-	require.NoError(t, err, "%s", out)
 	t.Cleanup(func() { exec.Command("userdel", name).Run() })
+	var out []byte
+	var err error
+	for ; uid <= 47599; uid++ {
+		if _, taken := user.LookupId(strconv.Itoa(uid)); taken == nil {
+			continue
+		}
+		out, err = exec.Command("useradd", "-u", strconv.Itoa(uid), "-U", "-M", "-d", home, name).CombinedOutput()
+		if err == nil || !strings.Contains(string(out), "not unique") {
+			break
+		}
+	}
+	if uid > 47599 {
+		out, err = exec.Command("useradd", "-U", "-M", "-d", home, name).CombinedOutput()
+	}
+	require.NoError(t, err, "%s", out)
+	u, err := user.Lookup(name)
+	require.NoError(t, err)
+	uid, _ = strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
 	require.NoError(t, os.Mkdir(home, 0o755))
-	require.NoError(t, os.Chown(home, uid, uid))
-	return home
+	require.NoError(t, os.Chown(home, uid, gid))
+	return home, uid
 }
 
 // body is a file without Puppet's header, which must be there.
@@ -64,6 +84,12 @@ func owner(t *testing.T, path string) string {
 	var st syscall.Stat_t
 	require.NoError(t, syscall.Lstat(path, &st))
 	return strconv.FormatUint(uint64(st.Mode&0o7777), 8) + " " + strconv.Itoa(int(st.Uid)) + " " + strconv.Itoa(int(st.Gid))
+}
+
+func gidOf(t *testing.T, name string) string {
+	u, err := user.Lookup(name)
+	require.NoError(t, err)
+	return u.Gid
 }
 
 type step struct {
@@ -94,7 +120,8 @@ func engine(t *testing.T) *typetest.Engine {
 // Recorded with puppet apply (Puppet 7.23, sshkeys_core) for a user's
 // default file: .ssh made 0700 and the file 0600, both the user's.
 func TestRecordedUserHome(t *testing.T) {
-	home := testUser(t, "pipcronk1", 47501)
+	home, uid := testUser(t, "pipcronk1", 47501)
+	ids := strconv.Itoa(uid) + " " + gidOf(t, "pipcronk1")
 	target := filepath.Join(home, ".ssh", "authorized_keys")
 	const u = "{user: pipcronk1, "
 	run(t, engine(t), target, []step{
@@ -114,8 +141,8 @@ func TestRecordedUserHome(t *testing.T) {
 		{"k1@h", u + "ensure: absent}", "changed", "ensure: removed (success)\n", "ssh-ed25519 " + ed + " k2@h\n"},
 		{"k1@h", u + "ensure: absent}", "unchanged", "", "ssh-ed25519 " + ed + " k2@h\n"},
 	})
-	assert.Equal(t, "700 47501 47501", owner(t, filepath.Dir(target)))
-	assert.Equal(t, "600 47501 47501", owner(t, target))
+	assert.Equal(t, "700 "+ids, owner(t, filepath.Dir(target)))
+	assert.Equal(t, "600 "+ids, owner(t, target))
 }
 
 // Recorded: an existing file's other keys, comments, blank lines, an
@@ -192,11 +219,11 @@ func TestRecordedUnparsable(t *testing.T) {
 // Recorded: as the user (drop_privileges, the default), a file the user
 // cannot write is not written; Puppet fails with "Permission denied".
 func TestRecordedUserCannotWrite(t *testing.T) {
-	home := testUser(t, "pipcronk2", 47502)
+	home, uid := testUser(t, "pipcronk2", 47502)
 	ssh := filepath.Join(home, ".ssh")
 	target := filepath.Join(ssh, "authorized_keys")
 	require.NoError(t, os.Mkdir(ssh, 0o755))
-	require.NoError(t, os.Chown(ssh, 47502, 0))
+	require.NoError(t, os.Chown(ssh, uid, 0))
 	require.NoError(t, os.WriteFile(target, []byte("ssh-ed25519 "+ed+" k9@h\n"), 0o644))
 	e := engine(t)
 	res := e.Apply("ssh_authorized_key", "k9@h", "{user: pipcronk2, type: ed25519, key: "+ed+"}")
@@ -210,7 +237,7 @@ func TestRecordedUserCannotWrite(t *testing.T) {
 // root's: nothing is written there, as nothing would be by Puppet writing
 // with the user's rights.
 func TestUserCannotRedirectTheWrite(t *testing.T) {
-	home := testUser(t, "pipcronk3", 47503)
+	home, uid := testUser(t, "pipcronk3", 47503)
 	rootDir := t.TempDir() // root's, 0700
 	require.NoError(t, os.WriteFile(filepath.Join(rootDir, "authorized_keys"), []byte("ssh-rsa "+rsa+" root@x\n"), 0o600))
 	require.NoError(t, os.Symlink(rootDir, filepath.Join(home, ".ssh")))
@@ -226,7 +253,7 @@ func TestUserCannotRedirectTheWrite(t *testing.T) {
 	// The file itself a link to root's file, in the user's own .ssh.
 	require.NoError(t, os.Remove(filepath.Join(home, ".ssh")))
 	require.NoError(t, os.Mkdir(filepath.Join(home, ".ssh"), 0o700))
-	require.NoError(t, os.Chown(filepath.Join(home, ".ssh"), 47503, 47503))
+	require.NoError(t, os.Chown(filepath.Join(home, ".ssh"), uid, uid))
 	require.NoError(t, os.Symlink(filepath.Join(rootDir, "authorized_keys"), filepath.Join(home, ".ssh", "authorized_keys")))
 	res = e.Apply("ssh_authorized_key", "evil@h", "{user: pipcronk3, type: ed25519, key: "+ed+"}")
 	assert.True(t, res.Failed, typetest.Summary(res))

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/types/internal/accounts"
 	"github.com/pippet/pippet/applier/types/internal/parsedfile"
-	"github.com/pippet/pippet/applier/types/internal/passwd"
 )
 
 // atFDCWD is Linux's AT_FDCWD (the syscall package leaves it out).
@@ -27,10 +27,10 @@ const (
 // writer replaces one authorized_keys file (see the package doc).
 type writer struct {
 	path   string
-	user   *passwd.User
+	user   *accounts.User
 	asUser bool // drop_privileges: act only where the user may
 	env    *applier.Env
-	groups []int // the user's groups, read when first needed
+	groups []int64 // the user's groups, read when first needed
 }
 
 // mayWrite reports whether the user could write to something of this
@@ -40,18 +40,23 @@ func (w *writer) mayWrite(st *syscall.Stat_t) (bool, error) {
 	if u.UID == 0 {
 		return true, nil
 	}
-	if int(st.Uid) == u.UID {
+	if int64(st.Uid) == u.UID {
 		return st.Mode&0o200 != 0, nil
 	}
 	if w.groups == nil {
-		g, err := passwd.Groups(u)
+		all, err := accounts.LoadGroups()
 		if err != nil {
 			return false, err
 		}
-		w.groups = g
+		w.groups = []int64{u.GID}
+		for _, name := range all.MemberOf(u.Name) {
+			if g := all.Lookup(name); g != nil {
+				w.groups = append(w.groups, g.GID)
+			}
+		}
 	}
 	for _, g := range w.groups {
-		if int(st.Gid) == g {
+		if int64(st.Gid) == g {
 			return st.Mode&0o020 != 0, nil
 		}
 	}
@@ -202,8 +207,8 @@ func (w *writer) writeAt(ctx context.Context, path string, data []byte, depth in
 	if _, err := f.Write(data); err != nil {
 		return err
 	}
-	if w.user.UID != os.Geteuid() || w.user.GID != os.Getegid() {
-		if err := f.Chown(w.user.UID, w.user.GID); err != nil {
+	if w.user.UID != int64(os.Geteuid()) || w.user.GID != int64(os.Getegid()) {
+		if err := f.Chown(int(w.user.UID), int(w.user.GID)); err != nil {
 			return err
 		}
 	}
@@ -255,12 +260,12 @@ func (w *writer) mkdir(dir string) (int, error) {
 		syscall.Close(fd)
 		return -1, err
 	}
-	if int(st.Uid) != w.user.UID || int(st.Gid) != w.user.GID {
+	if int64(st.Uid) != w.user.UID || int64(st.Gid) != w.user.GID {
 		if int(st.Uid) != os.Geteuid() {
 			syscall.Close(fd)
 			return -1, fmt.Errorf("%s appeared, owned by uid %d", dir, st.Uid)
 		}
-		if err := syscall.Fchown(fd, w.user.UID, w.user.GID); err != nil {
+		if err := syscall.Fchown(fd, int(w.user.UID), int(w.user.GID)); err != nil {
 			syscall.Close(fd)
 			return -1, err
 		}

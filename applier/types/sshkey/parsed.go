@@ -25,6 +25,9 @@ var Parsed = &applier.ProviderSpec{
 type record struct {
 	Name    string
 	Aliases []string
+	// aliases is Aliases as Get reports them, made when a cached file is
+	// parsed (shared: never modified).
+	aliases []any
 	Type    string
 	Key     string
 	HasType bool
@@ -87,6 +90,10 @@ func parseHosts(data []byte) (*hosts, error) {
 	for i := range h.lines {
 		if l := &h.lines[i]; l.IsRecord {
 			h.index[l.Rec.Name+"@"+l.Rec.Type] = i
+			l.Rec.aliases = make([]any, len(l.Rec.Aliases))
+			for k, a := range l.Rec.Aliases {
+				l.Rec.aliases[k] = a
+			}
 		}
 	}
 	return h, nil
@@ -134,11 +141,7 @@ func (p *parsed) Get(ctx context.Context, cur *applier.State) error {
 	cur.Set("ensure", "present")
 	cur.Set("key", rec.Key)
 	cur.Set("target", p.target)
-	aliases := make([]any, len(rec.Aliases))
-	for k, a := range rec.Aliases {
-		aliases[k] = a
-	}
-	cur.Set("host_aliases", aliases)
+	cur.Set("host_aliases", rec.aliases)
 	return nil
 }
 

@@ -97,9 +97,9 @@ func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 		if removed+failed < maxEvents {
 			c.Parts = append(c.Parts, applier.Part{Previous: s.kind, Desired: "absent", Message: msg, Err: err})
 		} else if err == nil {
-			log.Log(ctx, p.r.LogLevel, p.r.Ref()+"/tidied: "+msg)
+			log.Log(ctx, p.r.LogLevel, "/"+p.r.Ref()+"/tidied: "+msg)
 		} else {
-			log.Error(p.r.Ref() + "/tidied: " + msg + " failed: " + err.Error())
+			log.Error("/" + p.r.Ref() + "/tidied: " + msg + " failed: " + err.Error())
 		}
 		if err != nil {
 			failed++

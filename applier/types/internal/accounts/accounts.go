@@ -24,7 +24,9 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
+	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/command"
 	"github.com/pippet/pippet/applier/sysfile"
 )
@@ -43,6 +45,17 @@ type User struct {
 	UID, GID    int64
 	Gecos       string
 	Home, Shell string
+
+	// boxed holds uid, gid, home, shell and gecos as interface values,
+	// made once when the file is parsed, so reporting them allocates nothing.
+	boxed [5]any
+}
+
+// Boxed returns the entry's uid and gid (int64), home, shell and gecos
+// (string) as interface values made once per parse: a provider reporting
+// them for every request allocates nothing. Don't modify them.
+func (u *User) Boxed() (uid, gid, home, shell, gecos any) {
+	return u.boxed[0], u.boxed[1], u.boxed[2], u.boxed[3], u.boxed[4]
 }
 
 // Users is a parsed /etc/passwd. Immutable once loaded.
@@ -85,7 +98,12 @@ type Group struct {
 	Name    string
 	GID     int64
 	Members []string
+
+	gid any // GID boxed once per parse
 }
+
+// BoxedGID returns GID as an interface value made once per parse.
+func (g *Group) BoxedGID() any { return g.gid }
 
 // Groups is a parsed /etc/group.
 type Groups struct {
@@ -221,7 +239,9 @@ func ParseUsers(data []byte) (*Users, error) {
 		if _, dup := u.byName[f[0]]; dup {
 			return
 		}
-		u.byName[f[0]] = &User{Name: f[0], UID: uid, GID: gid, Gecos: f[4], Home: f[5], Shell: f[6]}
+		e := &User{Name: f[0], UID: uid, GID: gid, Gecos: f[4], Home: f[5], Shell: f[6]}
+		e.boxed = [5]any{e.UID, e.GID, e.Home, e.Shell, e.Gecos}
+		u.byName[f[0]] = e
 	})
 	return u, nil
 }
@@ -261,7 +281,7 @@ func ParseGroups(data []byte) (*Groups, error) {
 		if f[3] != "" {
 			members = strings.Split(f[3], ",")
 		}
-		gr := &Group{Name: f[0], GID: gid, Members: members}
+		gr := &Group{Name: f[0], GID: gid, Members: members, gid: gid}
 		if _, dup := g.byName[gr.Name]; !dup {
 			g.byName[gr.Name] = gr
 		}
@@ -323,4 +343,27 @@ func NameArgs(name string) []string {
 		return []string{"--", name}
 	}
 	return []string{name}
+}
+
+// ToolsFound is a Confine.Func: "" when every named tool is on PATH.
+// The engine checks a provider's commands on every request; looking three
+// tools up in every PATH directory costs more than the whole of an
+// unchanged account, so a positive verdict is kept (a tool removed later
+// makes the change that needs it fail, naming it) and a negative one is
+// checked again on the next request, so a tool installed meanwhile is
+// found.
+func ToolsFound(names ...string) func(*applier.Env) string {
+	var found atomic.Bool
+	return func(*applier.Env) string {
+		if found.Load() {
+			return ""
+		}
+		for _, n := range names {
+			if _, err := exec.LookPath(n); err != nil {
+				return "command '" + n + "' not found"
+			}
+		}
+		found.Store(true)
+		return ""
+	}
 }

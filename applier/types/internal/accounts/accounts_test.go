@@ -1,6 +1,7 @@
 package accounts
 
 import (
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,8 +20,11 @@ func TestParse(t *testing.T) {
 		"a:x:7:7::/:/bin/sh\n" +
 		"last:x:9:9::/h:/bin/sh"))
 	require.NoError(t, err)
-	assert.Equal(t, &User{Name: "root", UID: 0, GID: 0, Gecos: "root", Home: "/root", Shell: "/bin/bash"}, u.Lookup("root"))
-	assert.Equal(t, &User{Name: "a", UID: 5, GID: 6, Gecos: "A, B", Home: "/home/a", Shell: "/bin/sh"}, u.Lookup("a"))
+	plain := func(e *User) User { c := *e; c.boxed = [5]any{}; return c }
+	assert.Equal(t, User{Name: "root", UID: 0, GID: 0, Gecos: "root", Home: "/root", Shell: "/bin/bash"}, plain(u.Lookup("root")))
+	assert.Equal(t, User{Name: "a", UID: 5, GID: 6, Gecos: "A, B", Home: "/home/a", Shell: "/bin/sh"}, plain(u.Lookup("a")))
+	uid, gid, home, shell, gecos := u.Lookup("a").Boxed()
+	assert.Equal(t, []any{int64(5), int64(6), "/home/a", "/bin/sh", "A, B"}, []any{uid, gid, home, shell, gecos})
 	assert.NotNil(t, u.Lookup("last"))
 	for _, n := range []string{"bad", "short", "big", "+nis", "nis", "-nis2", "# comment"} {
 		assert.Nil(t, u.Lookup(n), n)
@@ -44,4 +48,16 @@ func TestParse(t *testing.T) {
 func TestNameArgs(t *testing.T) {
 	assert.Equal(t, []string{"x"}, NameArgs("x"))
 	assert.Equal(t, []string{"--", "-r"}, NameArgs("-r"))
+}
+
+func TestToolsFound(t *testing.T) {
+	assert.Equal(t, "", ToolsFound("sh")(nil))
+	assert.Equal(t, "command 'pippet-no-such-tool' not found", ToolsFound("sh", "pippet-no-such-tool")(nil))
+	// a negative verdict is not kept
+	dir := t.TempDir()
+	t.Setenv("PATH", dir)
+	f := ToolsFound("pippet-tool")
+	assert.NotEqual(t, "", f(nil))
+	require.NoError(t, os.WriteFile(dir+"/pippet-tool", []byte("#!/bin/sh\n"), 0o755))
+	assert.Equal(t, "", f(nil))
 }

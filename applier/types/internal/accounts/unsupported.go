@@ -1,6 +1,9 @@
 package accounts
 
 import (
+	"context"
+	"log/slog"
+
 	"github.com/pippet/pippet/applier"
 )
 
@@ -20,13 +23,27 @@ func Unsupported(feature string, names ...string) []*applier.Attr {
 	return out
 }
 
-// LogUnsupported logs, at debug level as Puppet does, each of attrs the
-// request gave: the provider does not manage it.
-func LogUnsupported(r *applier.Resource, env *applier.Env, provider string, attrs []*applier.Attr) {
-	for _, a := range attrs {
-		if r.Given(a.Name) {
-			env.Logger().Debug(r.Ref() + ": provider " + provider + " does not support the feature " +
-				"this attribute needs; not managing attribute " + a.Name)
+// LogUnsupported logs, at debug level as Puppet does, each attribute of
+// names the request gave: the provider lacks the feature it needs and does
+// not manage it. Nothing is looked at unless debug messages are logged.
+func LogUnsupported(r *applier.Resource, env *applier.Env, provider string, names []string) {
+	log := env.Logger()
+	if !log.Enabled(context.Background(), slog.LevelDebug) {
+		return
+	}
+	for _, n := range names {
+		if r.Given(n) {
+			log.Debug(r.Ref() + ": provider " + provider + " does not support the feature " +
+				"attribute " + n + " needs; not managing it")
 		}
 	}
+}
+
+// Names returns the names of attrs, followed by more.
+func Names(attrs []*applier.Attr, more ...string) []string {
+	out := append([]string(nil), more...)
+	for _, a := range attrs {
+		out = append(out, a.Name)
+	}
+	return out
 }

@@ -217,7 +217,7 @@ func TestCache(t *testing.T) {
 
 	// Save drops the entry.
 	f3.Append(kv{"c", "3"})
-	require.NoError(t, f3.Save(context.Background(), stamp, &applier.Env{Cache: cache}))
+	require.NoError(t, f3.Save(context.Background(), stamp, &applier.Env{Cache: cache, Options: applier.Options{StateDir: t.TempDir()}}))
 	_, ok := cache.Get(kvParser.key(path))
 	assert.False(t, ok)
 	f4, err := kvParser.Load(path, cache)

@@ -1,0 +1,309 @@
+package file
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/source"
+)
+
+func ftype(fi fs.FileInfo) string {
+	if fi == nil {
+		return "absent"
+	}
+	m := fi.Mode()
+	switch {
+	case m.IsRegular():
+		return "file"
+	case m.IsDir():
+		return "directory"
+	case m&fs.ModeSymlink != 0:
+		return "link"
+	case m&fs.ModeNamedPipe != 0:
+		return "fifo"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeCharDevice != 0:
+		return "characterSpecial"
+	case m&fs.ModeDevice != 0:
+		return "blockSpecial"
+	}
+	return "unknown"
+}
+
+// kindValue is a kind as an interface value: the constants convert
+// without an allocation, which Get would otherwise make twice per file.
+func kindValue(k string) any {
+	switch k {
+	case "absent":
+		return "absent"
+	case "file":
+		return "file"
+	case "directory":
+		return "directory"
+	case "link":
+		return "link"
+	}
+	return k
+}
+
+// stat reads the file's current state: lstat, or stat when links follow.
+func (p *posix) stat() error {
+	// The first read fills the provider's own statInfo; a later one (after
+	// a change) a new one, so a FileInfo handed out before stays as read.
+	st := &p.st
+	if p.fi != nil {
+		st = new(statInfo)
+	}
+	var fi fs.FileInfo = st
+	err := lstatInto(p.path, p.follow(), st)
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist), errors.Is(err, syscall.ENOTDIR):
+		fi = nil
+	default:
+		return fmt.Errorf("could not stat %s: %w", p.path, err)
+	}
+	p.fi, p.kind = fi, ftype(fi)
+	return nil
+}
+
+// Get reports the file's current state: its kind (ensure, type), and,
+// when ensure leaves it in place, the current values of the managed
+// properties in the form their attributes' InSync compares (see
+// compare.go). It changes nothing, desired values included.
+func (p *posix) Get(ctx context.Context, cur *applier.State) error {
+	if err := p.stat(); err != nil {
+		return err
+	}
+	cur.Set("ensure", kindValue(p.kind))
+	if p.fi == nil {
+		// Nothing else can be read of a missing file: creating it (ensure)
+		// brings every property along, and without ensure there is
+		// nothing to manage.
+		return nil
+	}
+	cur.Set("type", kindValue(p.kind))
+	if ensure, managed := p.r.Get("ensure"); managed && !ensureInSync(kindValue(p.kind), ensure) {
+		// ensure replaces what is there, bringing every property along:
+		// the rest is not compared, so not read.
+		return nil
+	}
+	if c := p.content; c != nil { // as Resolve, which the engine calls first, left it
+		if err := p.readContent(ctx, c); err != nil {
+			return err
+		}
+		cur.Set("content", &p.disk)
+	}
+	if p.r.Has("target") && p.kind == "link" {
+		now, err := os.Readlink(p.path)
+		if err != nil {
+			return fmt.Errorf("read link %s: %w", p.path, err)
+		}
+		cur.Set("target", now)
+	}
+	uid, gid := statOwner(p.fi)
+	if p.r.Has("owner") {
+		p.uidNow = idState{id: uid, p: p}
+		cur.Set("owner", &p.uidNow)
+	}
+	if p.r.Has("group") {
+		p.gidNow = idState{id: gid, group: true, p: p}
+		cur.Set("group", &p.gidNow)
+	}
+	if p.r.Has("mode") {
+		p.modeNow = modeState{bits: statMode(p.fi), dir: p.kind == "directory", link: p.kind == "link"}
+		cur.Set("mode", &p.modeNow)
+	}
+	return nil
+}
+
+// readContent reads what the comparison of c needs into p.disk: for
+// inline content the file's bytes when its size is the desired size, else
+// its digest (a different size is a different content, and the message
+// names the digest); for a source its digest or its time; for a recursive
+// directory the entries out of sync.
+func (p *posix) readContent(ctx context.Context, c *Content) error {
+	d := &p.disk
+	*d = onDisk{ftype: p.kind}
+	if p.kind == "directory" {
+		if !c.tree {
+			return nil
+		}
+		plan, err := p.treePlan(ctx)
+		if err != nil {
+			return err
+		}
+		d.tree, d.pending = true, int32(len(plan))
+		return nil
+	}
+	if p.kind != "file" {
+		return nil
+	}
+	switch c.by {
+	case byBytes:
+		d.sumKind = c.Kind
+		size, want := p.fi.Size(), len(c.Data)
+		lite := source.IsLite(c.Kind)
+		if lite {
+			size, want = min(size, source.LiteSize), min(want, source.LiteSize)
+		}
+		d.size = size
+		if size != int64(want) {
+			sum, err := p.currentSum(c.Kind)
+			if err != nil {
+				return err
+			}
+			d.sum = sum
+		} else {
+			// Just the bytes lstat promised: no read for the end of file.
+			d.data = []byte{}
+			if want > 0 {
+				data, err := readUpTo(p.path, p.follow(), make([]byte, want))
+				if err != nil {
+					return err
+				}
+				d.data = data
+			}
+		}
+		if p.r.Noop && p.r.Bool("show_diff") {
+			d.noop = p
+		}
+	case byDigest:
+		sum, err := p.currentSum(c.Kind)
+		if err != nil {
+			return err
+		}
+		d.sum = sum
+	case byNewer:
+		d.time, d.sumKind = p.fi.ModTime().UnixNano(), c.Kind
+		if c.Kind == source.CTime {
+			if st, ok := p.fi.Sys().(*syscall.Stat_t); ok {
+				d.time = time.Unix(st.Ctim.Sec, st.Ctim.Nsec).UnixNano()
+			}
+		}
+	case byMTime:
+		d.time, d.sumKind = p.fi.ModTime().UnixNano(), source.MTime
+	}
+	return nil
+}
+
+// readUpTo reads path from its start into buf until buf is full or the
+// file ends, and returns what it read. It uses plain system calls: an
+// *os.File would register with the poller for nothing.
+func readUpTo(path string, follow bool, buf []byte) ([]byte, error) {
+	fd, err := openRead(path, follow)
+	if err != nil {
+		return nil, fmt.Errorf("could not read %s: %w", path, &os.PathError{Op: "open", Path: path, Err: err})
+	}
+	defer syscall.Close(fd)
+	off := 0
+	for off < len(buf) {
+		k, err := syscall.Read(fd, buf[off:])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("could not read %s: %w", path, &os.PathError{Op: "read", Path: path, Err: err})
+		}
+		if k == 0 {
+			break
+		}
+		off += k
+	}
+	return buf[:off], nil
+}
+
+func (p *posix) currentSum(kind string) (string, error) {
+	if !source.IsDigest(kind) {
+		kind = source.SHA256
+	}
+	if p.curSum != "" && strings.HasPrefix(p.curSum, "{"+kind+"}") {
+		return p.curSum, nil
+	}
+	s, err := source.SumFile(kind, p.path)
+	if err != nil {
+		return "", fmt.Errorf("could not read %s: %w", p.path, err)
+	}
+	p.curSum = source.Format(kind, s)
+	return p.curSum, nil
+}
+
+// openRead opens path for reading; unless follow, a symlink that
+// replaced the file since it was lstat'ed is refused (ELOOP).
+func openRead(path string, follow bool) (int, error) {
+	flags := syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NONBLOCK
+	if !follow {
+		flags |= syscall.O_NOFOLLOW
+	}
+	for {
+		fd, err := syscall.Open(path, flags, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// fetcher is the process's source fetcher, kept in the env cache.
+func (p *posix) fetcher() (*source.Fetcher, error) {
+	o := source.Options{}
+	if p.env != nil {
+		o.CAFile = p.env.Options.CAFile
+		o.HTTPTimeout = p.env.Options.HTTPTimeout
+	}
+	key := fmt.Sprintf("file:fetcher:%s:%d", o.CAFile, o.HTTPTimeout)
+	if v, ok := cacheGet(p.env, key); ok {
+		return v.(*source.Fetcher), nil
+	}
+	f, err := source.New(o)
+	if err != nil {
+		return nil, err
+	}
+	cachePut(p.env, key, f)
+	return f, nil
+}
+
+func (p *posix) httpTimeout() time.Duration {
+	if p.env != nil && p.env.Options.HTTPTimeout > 0 {
+		return p.env.Options.HTTPTimeout
+	}
+	return 60 * time.Second
+}
+
+// sourceMeta finds the first source that exists.
+func (p *posix) sourceMeta(ctx context.Context) (*source.Metadata, error) {
+	if p.meta != nil || p.metaErr != nil {
+		return p.meta, p.metaErr
+	}
+	f, err := p.fetcher()
+	if err != nil {
+		return nil, err
+	}
+	q := source.Query{Checksum: p.r.String("checksum"), FollowLinks: true}
+	p.meta, p.metaErr = f.First(ctx, p.r.Strings("source"), q)
+	return p.meta, p.metaErr
+}
+
+// fetchSum downloads src into nothing but a hash.
+func (p *posix) fetchSum(ctx context.Context, src, kind string) (string, error) {
+	f, err := p.fetcher()
+	if err != nil {
+		return "", err
+	}
+	rc, err := f.Open(ctx, src)
+	if err != nil {
+		return "", fmt.Errorf("fetch %s: %w", src, err)
+	}
+	defer rc.Close()
+	if !source.IsDigest(kind) {
+		kind = source.SHA256
+	}
+	return source.SumReader(kind, rc)
+}
