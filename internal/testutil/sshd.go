@@ -88,4 +88,3 @@ func (s *SSHServer) Command(remote ...string) []string {
 		"-o", "UserKnownHostsFile=" + s.Known, "-o", "StrictHostKeyChecking=yes",
 		"-o", "BatchMode=yes", "-o", "LogLevel=ERROR", "-T", "root@127.0.0.1"}, remote...)
 }
-
