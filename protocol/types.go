@@ -120,6 +120,11 @@ type Result struct {
 
 // Applier evaluates one request. The receiver loop depends only on this.
 //
+// Apply answers every request itself, a panic of its own included (the
+// loop recovers only around decoding and encoding; applier.Engine turns a
+// panic in a type or provider into an error answer). It need not copy
+// req.ID into the answer: the loop echoes the id, for every Applier.
+//
 // Apply must not keep req, its Params or its ID after it returns: the
 // receiver reuses them for the next line (see Decoder). The values inside
 // Params are never reused and may be kept.

@@ -9,7 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
+
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -18,6 +18,7 @@ import (
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/atomicfile"
 	"github.com/pippet/pippet/applier/cmdline"
+	"github.com/pippet/pippet/applier/command"
 	"github.com/pippet/pippet/applier/source"
 )
 
@@ -65,30 +66,34 @@ func dirsOf(env *applier.Env) *applier.DirSync {
 	return env.Dirs
 }
 
+// validateTimeout bounds validate_cmd, as exec's default timeout bounds
+// a command: a validator that hangs fails the resource, killed with its
+// whole process group, instead of holding the receiver forever.
+var validateTimeout = 300 * time.Second
+
 // runValidate runs the validate command with the placeholder replaced by
 // the temp file's path, by the rule of package cmdline (through /bin/sh
-// only when the string needs a shell); a non-zero exit is an error
-// carrying its output.
-func runValidate(ctx context.Context, command, placeholder, path string) error {
+// only when the string needs a shell), through the shared command runner:
+// its output is kept to a bounded tail, it is killed with its process
+// group after validateTimeout or when ctx ends. A non-zero exit is an
+// error carrying the output's last lines.
+func runValidate(ctx context.Context, cmdString, placeholder, path string) error {
 	if placeholder == "" {
 		placeholder = "%"
 	}
-	args := cmdline.Argv(strings.ReplaceAll(command, placeholder, path))
+	args := cmdline.Argv(strings.ReplaceAll(cmdString, placeholder, path))
 	if len(args) == 0 {
 		return errors.New("validate_cmd is empty")
 	}
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		msg := strings.TrimSpace(out.String())
-		if len(msg) > 500 {
-			msg = msg[:500] + "..."
+	res, err := command.Run(ctx, &command.Cmd{Argv: args, Timeout: validateTimeout})
+	if err != nil {
+		return fmt.Errorf("validate_cmd %s failed: %w", cmdString, err)
+	}
+	if res.Code != 0 {
+		if msg := command.LastLines(res.Output, 10); msg != "" {
+			return fmt.Errorf("validate_cmd %s failed: exit status %d: %s", cmdString, res.Code, msg)
 		}
-		if msg != "" {
-			return fmt.Errorf("validate_cmd %s failed: %w: %s", command, err, msg)
-		}
-		return fmt.Errorf("validate_cmd %s failed: %w", command, err)
+		return fmt.Errorf("validate_cmd %s failed: exit status %d", cmdString, res.Code)
 	}
 	return nil
 }
