@@ -23,7 +23,8 @@
 // temporary file in the same directory, fsyncs it and renames it over the
 // target, so a crash never leaves a half-written file. Only when the target
 // cannot be replaced by rename (a bind-mounted file such as /etc/hosts in a
-// container) does it fall back to rewriting the file in place. A symbolic
+// container) does it fall back to rewriting the file in place, from the
+// complete temp file, putting the old bytes back if the rewrite fails. A symbolic
 // link is followed: the file it points to is written.
 //
 // Parsed files are cached in the Env's Cache keyed by path, and reused
