@@ -36,6 +36,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -213,7 +214,66 @@ func scenarios() []scenario {
 			floor: floorStat,
 			want:  false,
 		},
+		{
+			// 500 installed packages named in turn, every other one at its
+			// exact version; the floor is a stat of the dpkg status file,
+			// which is all the receiver must do to know the database it
+			// parsed once is still current.
+			name:    "package unchanged (500 installed; installed or version)",
+			prepare: func(dir string, n int) error { _, err := installedPackages(); return err },
+			line: func(dir string, i int) string {
+				pkgs, _ := installedPackages()
+				p := pkgs[i%len(pkgs)]
+				ensure := "installed"
+				if i%2 == 1 {
+					ensure = "'" + p[1] + "'"
+				}
+				return `{"type":"package","title":"` + p[0] + `","params":"{ensure: ` + ensure + `}"}`
+			},
+			floor: floorStatusStat,
+			want:  false,
+		},
 	}, accountScenarios()...)
+}
+
+// installedPackages lists up to 500 installed packages (name and
+// version) from dpkg-query, once.
+var installedPackages = sync.OnceValues(func() ([][2]string, error) {
+	out, err := exec.Command("dpkg-query", "-W", "-f=${db:Status-Abbrev} ${Package} ${Version}\n").Output()
+	if err != nil {
+		return nil, fmt.Errorf("dpkg-query: %w", err)
+	}
+	var pkgs [][2]string
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != "ii" || seen[f[1]] || strings.Contains(f[1], ":") {
+			continue
+		}
+		seen[f[1]] = true
+		pkgs = append(pkgs, [2]string{f[1], f[2]})
+		if len(pkgs) == 500 {
+			break
+		}
+	}
+	if len(pkgs) < 500 {
+		return nil, fmt.Errorf("only %d installed packages; the package row needs 500", len(pkgs))
+	}
+	return pkgs, nil
+})
+
+// floorStatusStat: a stat of the dpkg status file, one answer write.
+func floorStatusStat(f *floorInput, answer io.Writer) error {
+	for range f.paths {
+		var st syscall.Stat_t
+		if err := syscall.Stat("/var/lib/dpkg/status", &st); err != nil {
+			return err
+		}
+		if _, err := answer.Write(answerLine); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // entries is how many keys or jobs the sshkey, ssh_authorized_key and
