@@ -168,6 +168,7 @@ var Type = &applier.Type{
 			Name:      "user",
 			Behaviour: applier.Parameter,
 			Kind:      applier.KindString,
+			Validate:  applier.ValidID("user"),
 			Doc: "The user (name or uid) to run the command and its checks as; only root can " +
 				"run commands as another user. Their supplementary groups apply too.",
 		},
@@ -175,6 +176,7 @@ var Type = &applier.Type{
 			Name:      "group",
 			Behaviour: applier.Parameter,
 			Kind:      applier.KindString,
+			Validate:  applier.ValidID("group"),
 			Doc:       "The group (name or gid) to run the command and its checks as.",
 		},
 		{

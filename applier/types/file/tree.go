@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/atomicfile"
 	"github.com/pippet/pippet/applier/source"
 )
 
@@ -236,7 +237,7 @@ func (p *posix) planEntry(a *treeAction) error {
 	switch w.Type {
 	case source.TypeFile:
 		if p.r.Bool("replace") && w.Checksum != "" {
-			cur, err := source.SumFile(w.ChecksumType, filepath.Join(p.path, a.rel))
+			cur, err := sumChecked(w.ChecksumType, filepath.Join(p.path, a.rel), h, false)
 			if err != nil {
 				return err
 			}
@@ -365,7 +366,7 @@ func (p *posix) applyTree(ctx context.Context) (_ string, err error) {
 func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string, dirs *applier.DirSync) error {
 	if a.purge {
 		if a.have.Mode().IsRegular() {
-			if err := backupFile(ctx, p.env, p.r.String("backup"), full, a.have); err != nil {
+			if err := backupFile(ctx, p.env, p.r.String("backup"), full, a.have, false); err != nil {
 				return err
 			}
 		}
@@ -380,7 +381,7 @@ func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string, dirs
 	}
 	if a.ops[0] == "create" || a.ops[0] == "replace" || a.ops[0] == "content" || a.ops[0] == "target" {
 		if a.have != nil && a.have.Mode().IsRegular() {
-			if err := backupFile(ctx, p.env, p.r.String("backup"), full, a.have); err != nil {
+			if err := backupFile(ctx, p.env, p.r.String("backup"), full, a.have, false); err != nil {
 				return err
 			}
 		}
@@ -402,16 +403,7 @@ func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string, dirs
 				return err
 			}
 		case source.TypeLink:
-			tmp := filepath.Join(filepath.Dir(full), fmt.Sprintf(".%s.pippet-link-%d", filepath.Base(full), os.Getpid()))
-			os.Remove(tmp)
-			if err := os.Symlink(a.want.Target, tmp); err != nil {
-				return err
-			}
-			if err := os.Rename(tmp, full); err != nil {
-				os.Remove(tmp)
-				return err
-			}
-			if err := dirs.Mark(filepath.Dir(full)); err != nil {
+			if err := atomicfile.Symlink(full, a.want.Target, -1, -1, dirs); err != nil {
 				return err
 			}
 		default:
