@@ -149,17 +149,18 @@ func WriteFunc(ctx context.Context, path string, o Options, fill func(io.Writer)
 			os.Remove(tmp)
 		}
 	}()
+	if err := fill(f); err != nil {
+		return err
+	}
+	// Owner and mode after the data: a write by a process without
+	// CAP_FSETID (any user but root) clears set-id bits, as chown does.
 	if o.UID >= 0 || o.GID >= 0 {
 		if err := f.Chown(o.UID, o.GID); err != nil {
 			return fmt.Errorf("chown temp file: %w", err)
 		}
 	}
-	// After chown, which clears set-id bits.
 	if err := f.Chmod(FileMode(o.Mode)); err != nil {
 		return fmt.Errorf("chmod temp file: %w", err)
-	}
-	if err := fill(f); err != nil {
-		return err
 	}
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("fsync temp file: %w", err)
