@@ -79,7 +79,7 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 		}
 	}
 	if unknown != "" {
-		return nil, fmt.Errorf("no parameter named '%s' on %s", unknown, r.Ref())
+		return nil, fmt.Errorf("no parameter named '%s' on %s%s", unknown, r.Ref(), t.suggestParam(unknown))
 	}
 	if len(r.Ignored) > 1 {
 		sort.Strings(r.Ignored)

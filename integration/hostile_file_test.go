@@ -361,3 +361,49 @@ func TestHostileSymlinkSwapDuringRead(t *testing.T) {
 	b, _ := os.ReadFile(secretPath)
 	assert.Equal(t, secret, string(b), "the secret itself is untouched")
 }
+
+// A recursive copy never writes through a symlinked subdirectory of the
+// destination: with replace: false the link is kept and what the source
+// has below it is not created (through it or anywhere); with replace:
+// true the link is replaced by a real directory.
+func TestHostileRecursiveCopyThroughSymlinkedDir(t *testing.T) {
+	for _, replace := range []bool{false, true} {
+		t.Run(fmt.Sprintf("replace %v", replace), func(t *testing.T) {
+			root := t.TempDir()
+			src, dest, elsewhere := filepath.Join(root, "src"), filepath.Join(root, "dest"), filepath.Join(root, "elsewhere")
+			require.NoError(t, os.MkdirAll(filepath.Join(src, "sub", "deeper"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(src, "sub", "f"), []byte("from source"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(src, "sub", "deeper", "g"), []byte("deeper"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(src, "top"), []byte("top"), 0o644))
+			require.NoError(t, os.MkdirAll(dest, 0o755))
+			require.NoError(t, os.Mkdir(elsewhere, 0o700))
+			require.NoError(t, os.Symlink(elsewhere, filepath.Join(dest, "sub")))
+			params := fmt.Sprintf("{ensure: directory, recurse: true, source: %s, replace: %v, mode: '0640'}", src, replace)
+			out, _, _ := run(t, root, strings.NewReader(fileLine(dest, params)+fileLine(dest, params)))
+			_, as := testutil.DecodeAnswers(t, out)
+			require.Len(t, as, 2)
+			for _, a := range as {
+				assert.False(t, a.Failed || a.Error, str(a.Exception))
+			}
+			assert.False(t, as[1].Changed, "the second run finds nothing to do")
+			entries, _ := os.ReadDir(elsewhere)
+			assert.Empty(t, entries, "nothing written through the link")
+			fi, err := os.Stat(elsewhere)
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o700), fi.Mode().Perm(), "the link's target is not chmodded")
+			b, err := os.ReadFile(filepath.Join(dest, "top"))
+			require.NoError(t, err)
+			assert.Equal(t, "top", string(b))
+			fi, err = os.Lstat(filepath.Join(dest, "sub"))
+			require.NoError(t, err)
+			if replace {
+				assert.True(t, fi.IsDir(), "the link was replaced by a directory")
+				b, err := os.ReadFile(filepath.Join(dest, "sub", "deeper", "g"))
+				require.NoError(t, err)
+				assert.Equal(t, "deeper", string(b))
+			} else {
+				assert.Equal(t, os.ModeSymlink, fi.Mode().Type(), "replace: false keeps the link")
+			}
+		})
+	}
+}

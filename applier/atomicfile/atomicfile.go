@@ -149,17 +149,18 @@ func WriteFunc(ctx context.Context, path string, o Options, fill func(io.Writer)
 			os.Remove(tmp)
 		}
 	}()
+	if err := fill(f); err != nil {
+		return err
+	}
+	// Owner and mode after the data: a write by a process without
+	// CAP_FSETID (any user but root) clears set-id bits, as chown does.
 	if o.UID >= 0 || o.GID >= 0 {
 		if err := f.Chown(o.UID, o.GID); err != nil {
 			return fmt.Errorf("chown temp file: %w", err)
 		}
 	}
-	// After chown, which clears set-id bits.
 	if err := f.Chmod(FileMode(o.Mode)); err != nil {
 		return fmt.Errorf("chmod temp file: %w", err)
-	}
-	if err := fill(f); err != nil {
-		return err
 	}
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("fsync temp file: %w", err)
@@ -283,23 +284,38 @@ func FileMode(m uint32) os.FileMode {
 }
 
 // rewriteInPlace copies the complete temp file src over dst's bytes, for
-// a target rename cannot replace.
+// a target rename cannot replace. The old bytes are read first and, if
+// any step fails (a full file system), written back, so the target is
+// never left truncated or half-written by an error (a kill during the
+// rewrite still can: nothing but rename is atomic).
 func rewriteInPlace(src, dst string) error {
 	data, err := os.ReadFile(src)
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_TRUNC, 0)
+	f, err := os.OpenFile(dst, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
+	defer f.Close()
+	old, err := io.ReadAll(f)
+	if err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	put := func(b []byte) error {
+		if _, err := f.WriteAt(b, 0); err != nil {
+			return err
+		}
+		if err := f.Truncate(int64(len(b))); err != nil {
+			return err
+		}
+		return f.Sync()
+	}
+	if err := put(data); err != nil {
+		if rerr := put(old); rerr != nil {
+			return fmt.Errorf("%w; restoring the old content failed too: %v", err, rerr)
+		}
+		return fmt.Errorf("%w (old content restored)", err)
 	}
 	return f.Close()
 }
