@@ -5,7 +5,7 @@ RECEIVER := $(BIN)/receiver
 PKGS     := ./...
 FUZZTIME ?= 5m
 
-.PHONY: all build test unit fmt-check vet bench bench-go bench-e2e fuzz demo clean oracle
+.PHONY: all build test unit fmt-check vet bench bench-quick bench-go bench-e2e fuzz demo clean oracle
 
 all: build
 
@@ -59,6 +59,14 @@ bench-go:
 
 bench-e2e: build
 	$(GO) run ./bench/e2e -receiver $(RECEIVER) -n $(BENCH_N) -runs $(BENCH_RUNS) $(if $(filter 1,$(BENCH_PUPPET)),-puppet)
+
+# bench-quick: a first look in seconds, not figures to quote: each Go
+# benchmark 200 times, then the end-to-end run with 200 resources per
+# scenario, one run each, without the account scenarios (making their
+# 2,000 accounts alone takes minutes).
+bench-quick: build
+	$(GO) test -run '^$$' -bench . -benchtime 200x -benchmem ./bench/ ./protocol/ ./applier/
+	$(GO) run ./bench/e2e -receiver $(RECEIVER) -n 200 -runs 1 -rss-n 2000 -skip '^(user|group) '
 
 # demo: pipe examples/demo.ndjson through the receiver; answers on stdout,
 # Puppet-style log on stderr, files under /tmp/pippet-demo.

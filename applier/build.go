@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+
+	"github.com/pippet/pippet/protocol"
 )
 
 // NewResource validates params against the declaration and returns the
@@ -24,7 +26,7 @@ func (t *Type) NewResource(title string, params map[string]any, noop bool) (*Res
 func (t *Type) buildResource(reuse *Resource, title string, params map[string]any, noop bool) (*Resource, error) {
 	ix, err := t.index()
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", Ref(t.Name, title), err)
+		return nil, fmt.Errorf("%s: %w", protocol.Ref(t.Name, title), err)
 	}
 	r := reuse
 	if r == nil {

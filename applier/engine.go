@@ -83,33 +83,32 @@ func (e *Engine) Env() *Env { return e.env }
 func (e *Engine) Registry() *Registry { return e.reg }
 
 // Apply evaluates one request. It never panics: a panic in a type or
-// provider becomes an error answer naming the resource.
+// provider becomes an error answer naming the resource (this is the one
+// place that recovers; the receiver loop relies on it). The request's id
+// is not copied into the answer: the loop echoes it, for any Applier.
 func (e *Engine) Apply(ctx context.Context, req *protocol.Request) (res protocol.Result) {
 	defer func() {
 		if p := recover(); p != nil {
-			ref := Ref(req.Type, req.Title)
+			ref := protocol.Ref(req.Type, req.Title)
 			if t, ok := e.reg.Lookup(req.Type); ok {
-				ref = Ref(t.Name, req.Title)
+				ref = protocol.Ref(t.Name, req.Title)
 			}
 			e.env.Logger().Error("panic while applying "+ref, "panic", fmt.Sprint(p), "stack", string(debug.Stack()))
 			res = protocol.ErrorResult(ref, fmt.Sprintf("%s: internal error: %v", ref, p))
-			res.ID = req.ID
 		}
 	}()
-	res = e.apply(ctx, req)
-	res.ID = req.ID
-	return res
+	return e.apply(ctx, req)
 }
 
 func (e *Engine) apply(ctx context.Context, req *protocol.Request) protocol.Result {
 	t, ok := e.reg.Lookup(req.Type)
 	if !ok {
-		return protocol.ErrorResult(Ref(req.Type, req.Title), fmt.Sprintf("unknown resource type '%s'", req.Type))
+		return protocol.ErrorResult(protocol.Ref(req.Type, req.Title), fmt.Sprintf("unknown resource type '%s'", req.Type))
 	}
 	reuse, _ := e.spare.Get().(*Resource)
 	r, err := t.buildResource(reuse, req.Title, req.Params, e.env.Options.Noop)
 	if err != nil {
-		return protocol.ErrorResult(Ref(t.Name, req.Title), err.Error())
+		return protocol.ErrorResult(protocol.Ref(t.Name, req.Title), err.Error())
 	}
 	ref := r.Ref()
 	for _, m := range r.Ignored {

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+
+	"github.com/pippet/pippet/protocol"
 )
 
 // typeIndex is what the engine precomputes once per Type so that building a
@@ -63,7 +65,7 @@ func buildIndex(t *Type) (*typeIndex, error) {
 	ix := &typeIndex{
 		byName:      make(map[string]*Attr, len(t.Attrs)),
 		defaults:    map[string]any{},
-		display:     capitalise(t.Name),
+		display:     protocol.RefType(t.Name),
 		namevarSlot: -1,
 		ensureSlot:  -1,
 	}

@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+
+	"github.com/pippet/pippet/protocol"
 )
 
 // provInfo is what the engine caches per provider: the verdict of the
@@ -146,7 +148,7 @@ func (e *Engine) SelectProvider(r *Resource) (*ProviderSpec, error) {
 			reasons = append(reasons, why)
 		}
 	}
-	return nil, fmt.Errorf("no suitable provider for %s: %s", capitalise(t.Name), strings.Join(reasons, "; "))
+	return nil, fmt.Errorf("no suitable provider for %s: %s", protocol.RefType(t.Name), strings.Join(reasons, "; "))
 }
 
 // preference lists t's providers that facts and features allow, the one

@@ -3,7 +3,8 @@ package applier
 import (
 	"fmt"
 	"log/slog"
-	"strings"
+
+	"github.com/pippet/pippet/protocol"
 )
 
 // Resource is one validated request: its type, title and munged attributes
@@ -67,26 +68,10 @@ func (r *Resource) Ref() string {
 		if ix, err := r.Type.index(); err == nil {
 			r.ref = ix.display + "[" + r.Title + "]"
 		} else {
-			r.ref = Ref(r.Type.Name, r.Title)
+			r.ref = protocol.Ref(r.Type.Name, r.Title)
 		}
 	}
 	return r.ref
-}
-
-// Ref builds Type[title] with the type name capitalised as Puppet does.
-func Ref(typ, title string) string {
-	if typ == "" {
-		return title
-	}
-	return capitalise(typ) + "[" + title + "]"
-}
-
-// capitalise writes a type name as Puppet does: Exec, Ssh_authorized_key.
-func capitalise(typ string) string {
-	if typ == "" {
-		return typ
-	}
-	return strings.ToUpper(typ[:1]) + strings.ToLower(typ[1:])
 }
 
 // slot is the slot of the attribute called name, or -1.
@@ -99,7 +84,7 @@ func (r *Resource) slot(name string) int {
 
 // mustSlot is slot for the accessors: a name the type does not declare is
 // a programming error (a typo reads as "unset" otherwise), so it panics;
-// the engine turns the panic into an error answer naming the resource.
+// the receiver loop turns the panic into an error answer naming the resource.
 func (r *Resource) mustSlot(name string) int {
 	s := r.slot(name)
 	if s < 0 {

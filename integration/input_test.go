@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -44,4 +45,38 @@ func TestByteOrderMark(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A YAML mistake in params is answered as an error naming the resource,
+// the line and column within the params and, where the cause is a plain
+// value YAML reads as structure, how to quote it; nothing is applied and
+// the next request is served.
+func TestYAMLErrorAnswers(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "motd")
+	in := `{"type":"file","title":"` + target + `","params":"{ensure: file, content: key: value}"}` + "\n" +
+		`{"type":"file","title":"` + target + `","params":"ensure: file\nmode: '0644'\ncontent: key: value\n"}` + "\n" +
+		`file ` + target + ` {ensure: file, content: @home}` + "\n" +
+		`{"type":"file","title":"` + target + `","params":"ensure: file\ncontent: |\n  a\n b\n"}` + "\n" +
+		`{"type":"notify","title":"after","params":"{}"}` + "\n"
+	out, stderr, code := run(t, dir, strings.NewReader(in), "--no-banner")
+	require.Equal(t, 0, code, stderr)
+	_, as := testutil.DecodeAnswers(t, out)
+	require.Len(t, as, 5, out)
+	want := []string{
+		"params: line 1 column 28: invalid YAML: did not find expected ',' or '}'; a value containing \": \" must be quoted, as in 'key: value'",
+		"params: line 3 column 13: invalid YAML: mapping values are not allowed in this context; a value containing \": \" must be quoted, as in 'key: value'",
+		"params: line 1 column 25: invalid YAML: found character that cannot start any token; a value starting with '@' must be quoted, as in '@home'",
+		"params: line 4 column 2: invalid YAML: did not find expected key",
+	}
+	for i, w := range want {
+		a := as[i]
+		require.NotNil(t, a.Resource, out)
+		assert.Equal(t, "File["+target+"]", *a.Resource)
+		assert.True(t, a.Error, out)
+		require.NotNil(t, a.Exception, out)
+		assert.Contains(t, *a.Exception, w)
+	}
+	assert.False(t, as[4].Failed, out)
+	assert.NoFileExists(t, target)
 }

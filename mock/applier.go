@@ -1,6 +1,3 @@
-// Package mock holds test doubles for pippet's small interfaces. They are
-// for tests of code that sits above the interface (the receiver loop, the
-// controller), never a stand-in for checking real behaviour.
 package mock
 
 import (
@@ -8,7 +5,6 @@ import (
 	"maps"
 	"sync"
 
-	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -35,7 +31,7 @@ func (a *Applier) Apply(ctx context.Context, req *protocol.Request) protocol.Res
 	if a.Func != nil {
 		return a.Func(ctx, req)
 	}
-	return protocol.Result{Resource: applier.Ref(req.Type, req.Title), Changed: true}
+	return protocol.Result{Resource: protocol.Ref(req.Type, req.Title), Changed: true}
 }
 
 // Requests returns copies of the requests seen so far, in order.

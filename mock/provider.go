@@ -1,4 +1,3 @@
-// Package mock holds test doubles for pippet's interfaces.
 package mock
 
 import (

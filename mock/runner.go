@@ -5,6 +5,7 @@ package mock
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"strings"
@@ -13,12 +14,16 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/pippet/pippet/protocol"
 	"github.com/pippet/pippet/runner"
 )
 
 // Reply is what the scripted child writes on its stdout for one request.
 // The zero Reply writes nothing: a request that is never answered.
 type Reply struct {
+	// Wait, when set, holds the reply until it is closed: the request is
+	// in flight (received, unanswered) until the test says so.
+	Wait <-chan struct{}
 	// Delay comes before anything is written (a slow receiver).
 	Delay time.Duration
 	// Noise lines come first, as Puppet's `Notice:`/`Error:` lines do.
@@ -49,12 +54,28 @@ func Errored(msg string) Reply {
 	return Reply{Answer: &runner.Result{Failed: true, Error: true, Exception: msg}}
 }
 
+// InSync answers a noop request (runner.Check) with nothing to change.
+func InSync() Reply { return Reply{Answer: &runner.Result{Noop: true}} }
+
+// WouldChange answers a noop request (runner.Check) with the changes that
+// would be made; their status is set to noop.
+func WouldChange(events ...runner.Event) Reply {
+	for i := range events {
+		events[i].Status = protocol.StatusNoop
+	}
+	return Reply{Answer: &runner.Result{Noop: true, Events: events}}
+}
+
 // Runner is a scripted runner.Runner. The zero value answers every request
 // Unchanged. Set the fields before first use.
 //
 // It behaves as a Receiver does towards Apply: one persistent LineReader
 // per (fake) child, and a child whose reader Apply broke, or whose output
-// ended, is replaced at the next LockApply (counted by Starts).
+// ended, is replaced at the next LockApply (counted by Starts). The apply
+// lock honours LockApplyContext's context. Requests are decoded as the
+// receiver reads them: params sent as a JSON object (Resource.Values)
+// come back in Values, params in a string in Params, and a request of
+// runner.Check has Values["noop"] == true.
 type Runner struct {
 	// Script holds the replies to the first requests, in order.
 	Script []Reply
@@ -65,7 +86,8 @@ type Runner struct {
 	// receiver's ready line.
 	Banner string
 
-	applyMu sync.Mutex
+	lockOnce sync.Once
+	applyMu  chan struct{} // the apply lock's token
 
 	mu       sync.Mutex
 	cur      *fakeChild
@@ -76,21 +98,30 @@ type Runner struct {
 }
 
 // LockApply takes the apply lock and replaces a broken or dead child.
-func (m *Runner) LockApply() {
-	m.applyMu.Lock()
+func (m *Runner) LockApply() { _ = m.LockApplyContext(context.Background()) }
+
+// LockApplyContext is LockApply giving up when ctx is done.
+func (m *Runner) LockApplyContext(ctx context.Context) error {
+	m.lockOnce.Do(func() { m.applyMu = make(chan struct{}, 1) })
+	select {
+	case m.applyMu <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cur != nil && m.cur.lines.Err() == nil {
-		return
+		return nil
 	}
 	if m.cur != nil {
 		m.cur.kill()
 	}
 	m.cur = m.startLocked()
+	return nil
 }
 
 // UnlockApply releases the apply lock.
-func (m *Runner) UnlockApply() { m.applyMu.Unlock() }
+func (m *Runner) UnlockApply() { <-m.applyMu }
 
 // InputStream is the current child's stdin.
 func (m *Runner) InputStream() io.WriteCloser { return m.child().in }
@@ -160,8 +191,7 @@ func (m *Runner) startLocked() *fakeChild {
 
 // reply picks the reply to one request line and records it.
 func (m *Runner) reply(line []byte) (runner.Resource, Reply) {
-	var req runner.Resource
-	_ = json.Unmarshal(line, &req)
+	req := decodeRequest(line)
 	m.mu.Lock()
 	m.lines = append(m.lines, string(line))
 	m.requests = append(m.requests, req)
@@ -175,6 +205,40 @@ func (m *Runner) reply(line []byte) (runner.Resource, Reply) {
 		return req, m.Respond(req)
 	}
 	return req, Unchanged()
+}
+
+// decodeRequest reads a request line back into a Resource: params in a
+// string into Params, a JSON object (as the receiver reads it) into Values.
+func decodeRequest(line []byte) runner.Resource {
+	if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '{' {
+		// The legacy form: TYPE TITLE YAML.
+		parts := strings.SplitN(string(t), " ", 3)
+		req := runner.Resource{Type: parts[0]}
+		if len(parts) > 1 {
+			req.Title = parts[1]
+		}
+		if len(parts) > 2 {
+			req.Params = parts[2]
+		}
+		return req
+	}
+	var w struct {
+		Type   string          `json:"type"`
+		Title  string          `json:"title"`
+		Params json.RawMessage `json:"params"`
+	}
+	_ = json.Unmarshal(line, &w)
+	req := runner.Resource{Type: w.Type, Title: w.Title}
+	switch p := bytes.TrimSpace(w.Params); {
+	case len(p) > 0 && p[0] == '"':
+		_ = json.Unmarshal(p, &req.Params)
+	case len(p) > 0 && p[0] == '{':
+		var r protocol.Request
+		if protocol.DecodeLine(line, &r) == nil {
+			req.Values = r.Params
+		}
+	}
+	return req
 }
 
 type pending struct {
@@ -208,6 +272,13 @@ func (c *fakeChild) respond(banner string) {
 		case <-c.dead:
 			return
 		}
+		if p.reply.Wait != nil {
+			select {
+			case <-p.reply.Wait:
+			case <-c.dead:
+				return
+			}
+		}
 		if p.reply.Delay > 0 {
 			select {
 			case <-time.After(p.reply.Delay):
@@ -236,9 +307,7 @@ func render(p pending) []byte {
 		if ans.Resource == "" {
 			ans.Resource = p.req.Ref()
 		}
-		enc, _ := json.Marshal(&ans)
-		b.Write(enc)
-		b.WriteByte('\n')
+		b.Write(protocol.AppendResult(nil, &ans, false))
 	}
 	b.WriteString(p.reply.Raw)
 	return b.Bytes()

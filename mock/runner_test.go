@@ -50,7 +50,7 @@ func TestRunnerRawStreams(t *testing.T) {
 	assert.Equal(t, `{"ready":true}`, string(banner))
 	answer, err := m.Lines().ReadLine(ctx)
 	require.NoError(t, err)
-	assert.Equal(t, `{"resource":"[]","failed":false,"changed":false,"noop":false,"error":false,"exception":null}`, string(answer))
+	assert.Equal(t, `{"resource":"Notify[legacy]","failed":false,"changed":false,"noop":false,"error":false,"exception":null}`, string(answer))
 }
 
 func TestRunnerReplacesBrokenChild(t *testing.T) {

@@ -73,8 +73,7 @@ func parseParamsYAML(src []byte) (map[string]any, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, &ParamsError{Msg: "empty document; a mapping such as {ensure: file} is required"}
 		}
-		msg := strings.TrimPrefix(err.Error(), "yaml: ")
-		return nil, &ParamsError{Msg: "invalid YAML: " + msg}
+		return nil, yamlErrorLocation(src, err.Error())
 	}
 	root := &doc
 	if root.Kind == yaml.DocumentNode {

@@ -28,7 +28,10 @@
 // shapes that make up nearly all real requests, a one-line flow mapping and
 // a block mapping with literal blocks, are read by a fast path that never
 // builds a tree; the fuzz target FuzzParseParams holds it to the general
-// path's answers.
+// path's answers. When yaml.v3 refuses a document, a small scanner of our
+// own (yamlpos.go) finds the token at fault, so the error names its line
+// and column within the params, and says to quote a plain value that YAML
+// reads as structure (one with ": " inside, one starting with '@' or '%').
 //
 // A Decoder decodes a stream of lines as the receiver loop does, reusing
 // the Params mapping and its buffers from line to line, and sharing short
@@ -116,6 +119,11 @@ type Result struct {
 }
 
 // Applier evaluates one request. The receiver loop depends only on this.
+//
+// Apply answers every request itself, a panic of its own included (the
+// loop recovers only around decoding and encoding; applier.Engine turns a
+// panic in a type or provider into an error answer). It need not copy
+// req.ID into the answer: the loop echoes the id, for every Applier.
 //
 // Apply must not keep req, its Params or its ID after it returns: the
 // receiver reuses them for the next line (see Decoder). The values inside

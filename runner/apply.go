@@ -6,79 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
-
-	json "github.com/goccy/go-json"
 
 	"github.com/pippet/pippet/protocol"
 )
 
-// Resource is one resource to converge, as a graph engine holds it.
-type Resource struct {
-	// Type is the resource type's name, e.g. "file" or "exec".
-	Type string `json:"type"`
-	// Title is the resource's title; it fills the type's namevar unless
-	// Params names it.
-	Title string `json:"title"`
-	// Params is a YAML mapping in a string, e.g. "{ensure: file, mode: '0644'}".
-	// JSON is YAML, so a JSON object works too. Empty means "{}".
-	Params string `json:"params"`
-}
+// Result is the receiver's answer to one request: the protocol's own
+// model of the answer line (one model for both sides of the pipe).
+type Result = protocol.Result
 
-// Ref is the resource's reference as Puppet writes it: the type's name
-// capitalized segment by segment, and the title in brackets (File[/tmp/x]).
-func (r *Resource) Ref() string {
-	segs := strings.Split(r.Type, "::")
-	for i, s := range segs {
-		if s != "" {
-			segs[i] = strings.ToUpper(s[:1]) + strings.ToLower(s[1:])
-		}
-	}
-	return strings.Join(segs, "::") + "[" + r.Title + "]"
-}
-
-// Result is the receiver's answer to one request.
-type Result struct {
-	// Resource is the reference the receiver answered for (File[/tmp/x]);
-	// empty when it could not decode the request far enough to name it.
-	Resource string `json:"resource,omitempty"`
-	// Failed: the resource did not converge (always true when Error is).
-	Failed bool `json:"failed"`
-	// Changed: at least one change was made.
-	Changed bool `json:"changed"`
-	// Noop: the resource was evaluated in noop mode.
-	Noop bool `json:"noop"`
-	// Error: the request could not be evaluated at all.
-	Error bool `json:"error"`
-	// Exception is the message of an error or failure ("" for none).
-	Exception string `json:"exception"`
-	// ID is the request's id echoed by the receiver (raw JSON), if any.
-	ID json.RawMessage `json:"id,omitempty"`
-	// Events lists the changes made or, in noop mode, wanted. Puppet's own
-	// receiver sends none.
-	Events []protocol.Event `json:"events,omitempty"`
-}
-
-// MarshalJSON writes the answer as a receiver does: the six fields in
-// Puppet's order, exception null when there is none, then id and events
-// when present.
-func (r Result) MarshalJSON() ([]byte, error) {
-	type wire struct {
-		Resource  string           `json:"resource,omitempty"`
-		Failed    bool             `json:"failed"`
-		Changed   bool             `json:"changed"`
-		Noop      bool             `json:"noop"`
-		Error     bool             `json:"error"`
-		Exception *string          `json:"exception"`
-		ID        json.RawMessage  `json:"id,omitempty"`
-		Events    []protocol.Event `json:"events,omitempty"`
-	}
-	w := wire{Resource: r.Resource, Failed: r.Failed, Changed: r.Changed, Noop: r.Noop, Error: r.Error, ID: r.ID, Events: r.Events}
-	if r.Exception != "" {
-		w.Exception = &r.Exception
-	}
-	return json.Marshal(&w)
-}
+// Event is one change in a Result, made or (in noop mode) wanted.
+type Event = protocol.Event
 
 // Runner is the pipe to one receiver process that Apply talks through. It
 // keeps the shape graph engines already use for Puppet's receiver (lock,
@@ -90,8 +27,14 @@ func (r Result) MarshalJSON() ([]byte, error) {
 // process; a Runner that restarts its child does so in LockApply, never
 // while the lock is held by someone else.
 type Runner interface {
-	// LockApply takes the lock for one request/answer exchange.
+	// LockApply takes the lock for one request/answer exchange, waiting
+	// as long as it takes (the shape of engines written for Puppet's
+	// receiver).
 	LockApply()
+	// LockApplyContext is LockApply giving up when ctx is done, the wait
+	// for another apply and a restart of the child included; on an error
+	// (wrapping ctx.Err()) the lock is not held. Apply and Check call this.
+	LockApplyContext(ctx context.Context) error
 	// UnlockApply releases it.
 	UnlockApply()
 	// InputStream is the child's stdin: Apply writes one line per request.
@@ -131,24 +74,37 @@ type ResultError struct {
 	Result Result
 }
 
+// maxExceptionInError bounds the receiver's message quoted by Error; the
+// Result keeps all of it.
+const maxExceptionInError = 4 << 10
+
 func (e *ResultError) Error() string {
-	msg := e.Result.Exception
+	msg := clip(e.Result.Exception, maxExceptionInError)
 	if msg == "" {
 		msg = "no reason given"
 	}
-	if e.Result.Error {
-		return fmt.Sprintf("%s: receiver could not apply it: %s", e.Ref, msg)
+	ref := e.Ref
+	if len(ref) > maxRefInError+2 {
+		ref = clip(ref, maxRefInError) + "]"
 	}
-	return fmt.Sprintf("%s failed: %s", e.Ref, msg)
+	if e.Result.Error {
+		return fmt.Sprintf("%s: receiver could not apply it: %s", ref, msg)
+	}
+	return fmt.Sprintf("%s failed: %s", ref, msg)
 }
 
 // Apply sends res to the receiver behind r and reads its answer. It
 // returns whether the resource was changed; an answer with error or failed
 // set is a *ResultError. A missing, empty, partial or malformed answer, or
 // a child that dies, is an error wrapping ErrNoAnswer, ErrBadAnswer or
-// ErrReceiverDied; it breaks the child so the Runner replaces it. Apply
-// returns when ctx is done at the latest: without a deadline in ctx, a
-// child that neither answers nor dies is waited for.
+// ErrReceiverDied; it breaks the child so the Runner replaces it. A
+// Resource that cannot be sent as it is (invalid UTF-8, see Resource) is
+// refused before anything is written, with an error wrapping
+// ErrInvalidRequest.
+//
+// Apply never waits past ctx: not for another apply holding the lock, not
+// for a restart of the child, not for the answer. Without a deadline in
+// ctx, a child that neither answers nor dies is waited for.
 func Apply(ctx context.Context, r Runner, res *Resource) (changed bool, err error) {
 	result, err := ApplyResult(ctx, r, res)
 	return result.Changed, err
@@ -157,13 +113,38 @@ func Apply(ctx context.Context, r Runner, res *Resource) (changed bool, err erro
 // ApplyResult is Apply returning the whole answer, events included. The
 // Result is filled whenever the receiver answered, even with an error.
 func ApplyResult(ctx context.Context, r Runner, res *Resource) (Result, error) {
-	line, err := encodeRequest(res)
+	return exchange(ctx, r, res, false)
+}
+
+// Check asks whether res is in sync without changing anything, as mgmt's
+// CheckApply(apply=false) does: the request goes with the noop
+// metaparameter set, and inSync is true when the answer lists no change
+// that would be made; events are those changes (status "noop"). Params in
+// a string are read here as the receiver reads them, to add noop. Errors
+// are Apply's. Puppet's own receiver sends no events: with it, Check
+// reports in sync unless the answer says changed.
+func Check(ctx context.Context, r Runner, res *Resource) (inSync bool, events []Event, err error) {
+	result, err := exchange(ctx, r, res, true)
+	if err != nil {
+		return false, result.Events, err
+	}
+	return len(result.Events) == 0 && !result.Changed, result.Events, nil
+}
+
+func exchange(ctx context.Context, r Runner, res *Resource, noop bool) (Result, error) {
+	line, err := encodeRequest(res, noop)
 	if err != nil {
 		return Result{}, err
 	}
-	ref := res.Ref // built only for an error
+	ref := func() string { return shortRef(res) } // built only for an error
+	if m, ok := r.(interface{ maxRequest() int }); ok && len(line)-1 > m.maxRequest() {
+		return Result{}, fmt.Errorf("%s: %w: the request line is %d bytes, more than the %d the receiver reads (Options.MaxRequest)",
+			ref(), ErrInvalidRequest, len(line)-1, m.maxRequest())
+	}
 
-	r.LockApply()
+	if err := r.LockApplyContext(ctx); err != nil {
+		return Result{}, fmt.Errorf("%s: not sent: %w", ref(), err)
+	}
 	defer r.UnlockApply()
 
 	lines := r.Lines()
@@ -193,7 +174,7 @@ func ApplyResult(ctx context.Context, r Runner, res *Resource) (Result, error) {
 			return Result{}, fmt.Errorf("%s: %w", ref(), err)
 		}
 		if result.Error || result.Failed {
-			return result, &ResultError{Ref: ref(), Result: result}
+			return result, &ResultError{Ref: res.Ref(), Result: result}
 		}
 		return result, nil
 	}
@@ -222,18 +203,6 @@ func readError(err error) error {
 	}
 }
 
-func encodeRequest(res *Resource) ([]byte, error) {
-	req := *res
-	if strings.TrimSpace(req.Params) == "" {
-		req.Params = "{}"
-	}
-	b, err := json.Marshal(&req)
-	if err != nil {
-		return nil, fmt.Errorf("%s: encoding request: %w", res.Ref(), err)
-	}
-	return append(b, '\n'), nil
-}
-
 // write sends one request line. A pipe whose reader has stopped reading
 // blocks a write once its buffer is full, so the write runs aside and the
 // wait honours ctx; a write left behind ends when the Runner replaces the
@@ -244,7 +213,7 @@ func write(ctx context.Context, w io.Writer, line []byte) error {
 	}
 	if ctx.Done() == nil { // nothing to wait for besides the write
 		_, err := w.Write(line)
-		return err
+		return writeError(err)
 	}
 	done := make(chan error, 1)
 	go func() {
@@ -253,10 +222,20 @@ func write(ctx context.Context, w io.Writer, line []byte) error {
 	}()
 	select {
 	case err := <-done:
-		return err
+		return writeError(err)
 	case <-ctx.Done():
 		return fmt.Errorf("%w: %w", ErrNoAnswer, ctx.Err())
 	}
+}
+
+// writeError names a failed write: the child's input is gone (a broken
+// pipe, a closed stream), so it is ErrReceiverDied, unless there was no
+// child to write to.
+func writeError(err error) error {
+	if err == nil || errors.Is(err, ErrUnavailable) || errors.Is(err, ErrReceiverDied) {
+		return err
+	}
+	return fmt.Errorf("%w: writing its input: %w", ErrReceiverDied, err)
 }
 
 type lineKind int
@@ -268,59 +247,21 @@ const (
 	lineBad             // looks like JSON but is not a result
 )
 
-// optBool is a JSON boolean that remembers whether it was present.
-type optBool struct{ set, v bool }
-
-func (b *optBool) UnmarshalJSON(data []byte) error {
-	if err := json.Unmarshal(data, &b.v); err != nil {
-		return err
-	}
-	b.set = true
-	return nil
-}
-
-type wireResult struct {
-	Resource  string           `json:"resource"`
-	Failed    optBool          `json:"failed"`
-	Changed   optBool          `json:"changed"`
-	Noop      bool             `json:"noop"`
-	Error     optBool          `json:"error"`
-	Exception *string          `json:"exception"`
-	ID        json.RawMessage  `json:"id"`
-	Events    []protocol.Event `json:"events"`
-	Ready     optBool          `json:"ready"`
-}
-
 // decodeAnswer classifies one output line and decodes it when it is an
 // answer. A line is an answer candidate when it starts with '{' (after
-// colour codes and blanks); one that does not decode, or lacks the failed,
-// changed and error members every receiver sends, is lineBad.
+// colour codes and blanks); the ready banner is skipped; one that does not
+// decode as a protocol.Result is lineBad.
 func decodeAnswer(raw []byte) (Result, lineKind, error) {
 	line := bytes.TrimSpace(stripANSI(raw))
 	if len(line) == 0 || line[0] != '{' {
 		return Result{}, lineNoise, nil
 	}
-	var w wireResult
-	if err := json.Unmarshal(line, &w); err != nil {
+	var r Result
+	if err := protocol.DecodeResult(line, &r); err != nil {
+		if isReadyLine(line) {
+			return Result{}, lineReady, nil
+		}
 		return Result{}, lineBad, fmt.Errorf("%w %s: %v", ErrBadAnswer, quote(line), err)
-	}
-	if w.Ready.set && !w.Failed.set {
-		return Result{}, lineReady, nil
-	}
-	if !w.Failed.set || !w.Changed.set || !w.Error.set {
-		return Result{}, lineBad, fmt.Errorf("%w %s: lacks failed, changed or error", ErrBadAnswer, quote(line))
-	}
-	r := Result{
-		Resource: w.Resource,
-		Failed:   w.Failed.v,
-		Changed:  w.Changed.v,
-		Noop:     w.Noop,
-		Error:    w.Error.v,
-		ID:       w.ID,
-		Events:   w.Events,
-	}
-	if w.Exception != nil {
-		r.Exception = *w.Exception
 	}
 	return r, lineAnswer, nil
 }

@@ -20,12 +20,9 @@ import (
 	"github.com/pippet/pippet/runner"
 )
 
-// receiverBin is the receiver built from this module by TestMain; empty
-// (with buildErr saying why) when it could not be built.
-var (
-	receiverBin string
-	buildErr    error
-)
+// receiverBin is the receiver built from this module by TestMain. A build
+// that fails fails the package: a broken receiver is never a skip.
+var receiverBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "pippet-runner-test-")
@@ -33,7 +30,12 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	receiverBin, buildErr = buildReceiver(dir)
+	receiverBin, err = buildReceiver(dir)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "runner tests need the receiver binary:", err)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
@@ -57,9 +59,6 @@ func buildReceiver(dir string) (string, error) {
 // realReceiver returns a registered Receiver running the built binary.
 func realReceiver(t *testing.T, opts runner.Options) *runner.Receiver {
 	t.Helper()
-	if buildErr != nil {
-		t.Skipf("receiver binary not available: %v", buildErr)
-	}
 	if opts.Command == nil {
 		opts.Command = []string{receiverBin}
 	}
@@ -69,9 +68,6 @@ func realReceiver(t *testing.T, opts runner.Options) *runner.Receiver {
 }
 
 func TestBinaryRegisterApplyUnregister(t *testing.T) {
-	if buildErr != nil {
-		t.Skipf("receiver binary not available: %v", buildErr)
-	}
 	// The default command, overridden by the environment.
 	t.Setenv(runner.EnvReceiver, receiverBin)
 	r := runner.New(runner.Options{})
@@ -125,21 +121,9 @@ func TestBinaryKilledBetweenApplies(t *testing.T) {
 	requireGone(t, first)
 }
 
-// hasType reports whether the built receiver knows a type.
-func hasType(t *testing.T, r *runner.Receiver, typ, title, params string) bool {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	_, err := runner.Apply(ctx, r, &runner.Resource{Type: typ, Title: title, Params: params})
-	return err == nil || !strings.Contains(err.Error(), "unknown resource type")
-}
-
 func TestBinaryKilledDuringApply(t *testing.T) {
 	r := realReceiver(t, runner.Options{})
 	defer r.Unregister()
-	if !hasType(t, r, "exec", "/bin/true", "{}") {
-		t.Skip("the receiver has no exec type yet")
-	}
 	first := r.Pid()
 
 	// An exec that takes 5 s is in flight when the child is killed.
@@ -162,9 +146,6 @@ func TestBinaryKilledDuringApply(t *testing.T) {
 func TestBinaryDeadlineDuringApply(t *testing.T) {
 	r := realReceiver(t, runner.Options{})
 	defer r.Unregister()
-	if !hasType(t, r, "exec", "/bin/true", "{}") {
-		t.Skip("the receiver has no exec type yet")
-	}
 	first := r.Pid()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
@@ -222,13 +203,6 @@ func TestBinaryConcurrentApplies(t *testing.T) {
 // and answers with the six fields only. The built receiver, told to behave
 // so behind a wrapper that prints the notice, stands in for it.
 func TestBinaryPuppetStyle(t *testing.T) {
-	if buildErr != nil {
-		t.Skipf("receiver binary not available: %v", buildErr)
-	}
-	help, _ := exec.Command(receiverBin, "--help").CombinedOutput()
-	if !strings.Contains(string(help), "no-banner") || !strings.Contains(string(help), "compat") {
-		t.Skip("the receiver has no --no-banner/--compat flags yet")
-	}
 	wrapper := script(t, "printf '\\033[mNotice: ready\\033[0m\\n'\nexec "+receiverBin+" --no-banner --compat\n")
 	r := realReceiver(t, runner.Options{Command: wrapper})
 	pid := r.Pid()
@@ -268,9 +242,6 @@ func TestPuppetReceiver(t *testing.T) {
 
 // BenchmarkApplyNotify is one round trip through the built receiver.
 func BenchmarkApplyNotify(b *testing.B) {
-	if buildErr != nil {
-		b.Skipf("receiver binary not available: %v", buildErr)
-	}
 	r := runner.New(runner.Options{Command: []string{receiverBin}})
 	if err := r.Register(); err != nil {
 		b.Fatal(err)
@@ -303,9 +274,6 @@ func BenchmarkApplyMock(b *testing.B) {
 // Users come and go while others apply: every apply is answered, and the
 // last Unregister leaves no process behind.
 func TestBinaryRegisterChurn(t *testing.T) {
-	if buildErr != nil {
-		t.Skipf("receiver binary not available: %v", buildErr)
-	}
 	before := len(children(t))
 	r := runner.New(runner.Options{Command: []string{receiverBin}})
 	var wg sync.WaitGroup
@@ -343,4 +311,38 @@ func TestBinaryRegisterChurn(t *testing.T) {
 	assert.Zero(t, r.Users())
 	assert.Zero(t, r.Pid())
 	assert.Eventually(t, func() bool { return len(children(t)) <= before }, 5*time.Second, 10*time.Millisecond, "receivers left behind: %v", children(t))
+}
+
+// The runner and the receiver spell references alike, for known types,
+// unknown ones with "::" segments and any case.
+func TestBinaryRefAgrees(t *testing.T) {
+	r := realReceiver(t, runner.Options{})
+	defer r.Unregister()
+	for _, res := range []runner.Resource{
+		{Type: "notify", Title: "a"},
+		{Type: "NOTIFY", Title: "b"},
+		{Type: "ssh_authorized_key", Title: "k", Params: "{bogus: 1}"},
+		{Type: "foo::bar", Title: "x"},
+		{Type: "Foo::BAR::baz", Title: "y"},
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		got, err := runner.ApplyResult(ctx, r, &res)
+		cancel()
+		var re *runner.ResultError
+		if err != nil {
+			require.ErrorAs(t, err, &re)
+			assert.Equal(t, res.Ref(), re.Ref)
+		}
+		assert.Equal(t, res.Ref(), got.Resource, "%s %s", res.Type, res.Title)
+	}
+}
+
+// A receiver that exits before it is ready: the error quotes its stderr.
+func TestBinaryExitsBeforeReady(t *testing.T) {
+	r := runner.New(runner.Options{Command: []string{receiverBin, "--bogus-flag"}})
+	err := r.Register()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "exited before it was ready (exit status 2)")
+	assert.Contains(t, err.Error(), "stderr: ")
+	assert.Contains(t, err.Error(), "flag provided but not defined")
 }

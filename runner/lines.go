@@ -10,10 +10,11 @@ import (
 	"sync"
 )
 
-// DefaultMaxLine bounds one line of a receiver's output. An answer carries
-// events (and, for files, bounded diffs), so a line longer than this means
-// the stream is not what we think it is.
-const DefaultMaxLine = 32 << 20
+// DefaultMaxLine bounds one line of a receiver's output: answerFactor
+// times the receiver's default request limit (128 MiB), so that the
+// answer to any request the receiver reads can be read. A longer line
+// means the stream is not what we think it is.
+const DefaultMaxLine = answerFactor * DefaultMaxRequest
 
 // ErrLineTooLong is the end of a LineReader whose input had a line longer
 // than its limit.

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -27,7 +28,21 @@ const EnvReceiver = "PIPPET_RECEIVER"
 const (
 	DefaultStartTimeout = 30 * time.Second
 	DefaultStopTimeout  = 5 * time.Second
+	// DefaultMaxRequest is the receiver's own default request limit
+	// (its --max-line): the longest request line Apply sends.
+	DefaultMaxRequest = 16 << 20
+	// DefaultMaxStderrLine bounds one logged line of the child's stderr;
+	// a longer one is logged cut short, and logging goes on.
+	DefaultMaxStderrLine = 64 << 10
 )
+
+// answerFactor is how much longer than its request an answer may be: it
+// repeats the title (reference, event message) and the values (desired,
+// message) a few times, and escapes some characters JSON carried raw
+// (U+2028 takes 6 bytes instead of 3). A request of MaxRequest bytes thus
+// always has a readable answer. (YAML aliases can repeat a value more
+// often than that; such an answer is refused as too long.)
+const answerFactor = 8
 
 // Options configure a Receiver.
 type Options struct {
@@ -42,7 +57,9 @@ type Options struct {
 	// Dir is the child's working directory; empty means ours.
 	Dir string
 	// StartTimeout bounds the wait for the ready line after a start
-	// (DefaultStartTimeout when 0; Puppet's receiver takes seconds).
+	// (DefaultStartTimeout when 0; Puppet's receiver takes seconds). The
+	// context of RegisterContext or of an apply that restarts the child
+	// bounds it too.
 	StartTimeout time.Duration
 	// StopTimeout is the grace period between closing the child's stdin
 	// and killing it (DefaultStopTimeout when 0).
@@ -50,10 +67,19 @@ type Options struct {
 	// NoReady starts the child without waiting for a ready line, for a
 	// receiver that prints none.
 	NoReady bool
-	// MaxLine bounds one output line (DefaultMaxLine when 0).
+	// MaxRequest is the longest request line the child reads: the
+	// receiver's --max-line (DefaultMaxRequest when 0, the receiver's
+	// default). Apply refuses a longer request before sending it.
+	MaxRequest int
+	// MaxLine bounds one output line; 0 derives it from MaxRequest
+	// (8 times as long: 128 MiB by default), so that every request the
+	// child reads has an answer the runner reads.
 	MaxLine int
-	// Logger receives the child's stderr, line by line, and its starts and
-	// exits; slog.Default() when nil.
+	// Logger receives the child's stderr, line by line at the level its
+	// prefix says (Error:, Warning:, Notice: ...), and, at debug level,
+	// the child's starts and exits. Nil means slog.Default(). Lines over
+	// DefaultMaxStderrLine are logged cut short; the error of a start that
+	// failed quotes the last stderr lines.
 	Logger *slog.Logger
 }
 
@@ -65,13 +91,20 @@ type Options struct {
 // A child that exited or was marked broken by Apply is replaced in the next
 // LockApply; the apply that was in flight when it died got an error wrapping
 // ErrReceiverDied.
+//
+// Every method that waits has a form taking a context (RegisterContext,
+// UnregisterContext, LockApplyContext); Apply and Check use those. The
+// forms without one keep the shape engines written for Puppet's receiver
+// use, and wait as long as it takes (a start is still bounded by
+// StartTimeout, a stop by StopTimeout).
 type Receiver struct {
 	opts Options
 	log  *slog.Logger
 
-	applyMu sync.Mutex // held from LockApply to UnlockApply
+	applyLock chan struct{} // a token held from LockApply to UnlockApply
+	life      chan struct{} // a token held while starting or stopping the child
 
-	mu      sync.Mutex // guards users, child, lastErr
+	mu      sync.Mutex // guards users, child, lastErr; never held while waiting
 	users   int
 	child   *child
 	lastErr error // why there is no child, when users > 0
@@ -86,15 +119,46 @@ func New(opts Options) *Receiver {
 	if opts.StopTimeout <= 0 {
 		opts.StopTimeout = DefaultStopTimeout
 	}
+	if opts.MaxRequest <= 0 {
+		opts.MaxRequest = DefaultMaxRequest
+	}
 	if opts.MaxLine <= 0 {
-		opts.MaxLine = DefaultMaxLine
+		opts.MaxLine = max(DefaultMaxLine, answerFactor*opts.MaxRequest)
 	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Receiver{opts: opts, log: log.With("component", "pippet-runner")}
+	return &Receiver{
+		opts:      opts,
+		log:       log.With("component", "pippet-runner"),
+		applyLock: make(chan struct{}, 1),
+		life:      make(chan struct{}, 1),
+	}
 }
+
+// acquire takes the token of a one-slot channel, or gives up when ctx is
+// done (at once when it is done already).
+func acquire(ctx context.Context, token chan struct{}) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	select {
+	case token <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case token <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func release(token chan struct{}) { <-token }
+
+func (r *Receiver) maxRequest() int { return r.opts.MaxRequest }
 
 var (
 	defaultMu   sync.Mutex
@@ -130,19 +194,33 @@ func Get() *Receiver {
 }
 
 // Register counts one more user and starts the child for the first. A
-// failed start is returned and not counted.
-func (r *Receiver) Register() error {
+// failed start is returned and not counted. It is RegisterContext without
+// a deadline of its own (the start is bounded by StartTimeout).
+func (r *Receiver) Register() error { return r.RegisterContext(context.Background()) }
+
+// RegisterContext is Register giving up when ctx is done: while another
+// user's start or stop is in progress, or while the child starts (it is
+// then killed, and the error wraps ctx.Err()).
+func (r *Receiver) RegisterContext(ctx context.Context) error {
+	if err := acquire(ctx, r.life); err != nil {
+		return fmt.Errorf("runner: register: %w", err)
+	}
+	defer release(r.life)
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.users == 0 || r.child == nil {
-		c, err := r.start()
+	need := r.users == 0 || r.child == nil
+	r.mu.Unlock()
+	if need {
+		c, err := r.start(ctx)
 		if err != nil {
 			return err
 		}
-		r.child = c
-		r.lastErr = nil
+		r.mu.Lock()
+		r.child, r.lastErr = c, nil
+		r.mu.Unlock()
 	}
+	r.mu.Lock()
 	r.users++
+	r.mu.Unlock()
 	return nil
 }
 
@@ -150,62 +228,111 @@ func (r *Receiver) Register() error {
 // its stdin is closed (our receiver and Puppet's finish the request in
 // progress and exit), and it is killed if it has not exited within
 // StopTimeout. Unregistering more often than registering is an error.
-func (r *Receiver) Unregister() error {
+func (r *Receiver) Unregister() error { return r.UnregisterContext(context.Background()) }
+
+// UnregisterContext is Unregister with the grace period cut short when
+// ctx is done: the child is then killed at once (and always reaped). A
+// ctx done while another start or stop is in progress leaves the count as
+// it was and returns an error wrapping ctx.Err().
+func (r *Receiver) UnregisterContext(ctx context.Context) error {
+	if err := acquire(ctx, r.life); err != nil {
+		return fmt.Errorf("runner: unregister: %w", err)
+	}
+	defer release(r.life)
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	if r.users == 0 {
+		r.mu.Unlock()
 		return errors.New("runner: Unregister without a matching Register")
 	}
 	r.users--
 	if r.users > 0 {
+		r.mu.Unlock()
 		return nil
 	}
 	c := r.child
 	r.child = nil
 	r.lastErr = nil
+	r.mu.Unlock()
 	if c == nil {
 		return nil
 	}
 	if why := c.usable(); why != nil {
 		// Already dead or broken, and reported by the apply that found
 		// out: no grace period for it.
-		c.log.Info("stopping a broken receiver", "reason", why.Error())
+		c.log.Debug("stopping a broken receiver", "reason", why.Error())
 		c.kill()
 		return nil
 	}
-	return c.stop(r.opts.StopTimeout)
+	return c.stop(ctx, r.opts.StopTimeout)
 }
 
 // LockApply takes the apply lock and makes sure a working child is there:
 // one that exited or was marked broken is replaced now (its start bounded
 // by StartTimeout). When that fails, or nobody is registered, InputStream
 // and Lines report why and Apply returns an error wrapping ErrUnavailable.
-func (r *Receiver) LockApply() {
-	r.applyMu.Lock()
+// It is LockApplyContext without a deadline.
+func (r *Receiver) LockApply() { _ = r.LockApplyContext(context.Background()) }
+
+// LockApplyContext is LockApply giving up when ctx is done, while waiting
+// for the lock (another apply) or for the replacement of a dead child (it
+// is then killed). It returns an error wrapping ctx.Err() only, and then
+// does not hold the lock; a replacement that fails otherwise is reported
+// by the streams, as with LockApply.
+func (r *Receiver) LockApplyContext(ctx context.Context) error {
+	if err := acquire(ctx, r.applyLock); err != nil {
+		return err
+	}
+	if err := r.ensureChild(ctx); err != nil {
+		release(r.applyLock)
+		return err
+	}
+	return nil
+}
+
+// ensureChild replaces a child that died or was broken, when there are
+// users. Only an end of ctx is returned.
+func (r *Receiver) ensureChild(ctx context.Context) error {
+	ready := func() bool {
+		return r.users == 0 || (r.child != nil && r.child.usable() == nil)
+	}
+	r.mu.Lock()
+	ok := ready()
+	r.mu.Unlock()
+	if ok {
+		return nil
+	}
+	if err := acquire(ctx, r.life); err != nil {
+		return err
+	}
+	defer release(r.life)
+	r.mu.Lock()
+	if ready() {
+		r.mu.Unlock()
+		return nil
+	}
+	old := r.child
+	r.child = nil
+	r.mu.Unlock()
+	if old != nil {
+		r.log.Warn("replacing receiver", "pid", old.pid, "reason", old.usable().Error())
+		old.kill()
+	}
+	c, err := r.start(ctx)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.users == 0 {
-		return
-	}
-	if r.child != nil && r.child.usable() == nil {
-		return
-	}
-	if r.child != nil {
-		why := r.child.usable()
-		r.log.Warn("replacing receiver", "pid", r.child.pid, "reason", why.Error())
-		r.child.kill()
-		r.child = nil
-	}
-	c, err := r.start()
 	if err != nil {
 		r.lastErr = err
-		return
+		if ctx.Err() != nil {
+			return fmt.Errorf("replacing the receiver: %w", err)
+		}
+		return nil
 	}
 	r.child, r.lastErr = c, nil
+	return nil
 }
 
 // UnlockApply releases the apply lock.
-func (r *Receiver) UnlockApply() { r.applyMu.Unlock() }
+func (r *Receiver) UnlockApply() { release(r.applyLock) }
 
 // current is the child to use, or why there is none.
 func (r *Receiver) current() (*child, error) {
@@ -310,8 +437,9 @@ type child struct {
 	errDone chan struct{} // closed when stderr has ended
 }
 
-// start runs the child and waits for its ready line.
-func (r *Receiver) start() (*child, error) {
+// start runs the child and waits for its ready line, at most
+// StartTimeout and until ctx is done.
+func (r *Receiver) start(ctx context.Context) (*child, error) {
 	argv, err := r.Command()
 	if err != nil {
 		return nil, err
@@ -363,14 +491,14 @@ func (r *Receiver) start() (*child, error) {
 		// closes them nor waits for anyone holding them open.
 		c.waitErr = cmd.Wait()
 		close(c.exited)
-		c.log.Info("receiver exited", "status", exitStatus(c.waitErr))
+		c.log.Debug("receiver exited", "status", exitStatus(c.waitErr))
 	}()
-	c.log.Info("receiver started", "command", strings.Join(argv, " "))
+	c.log.Debug("receiver started", "command", strings.Join(argv, " "))
 
 	if r.opts.NoReady {
 		return c, nil
 	}
-	if err := c.awaitReady(r.opts.StartTimeout); err != nil {
+	if err := c.awaitReady(ctx, r.opts.StartTimeout); err != nil {
 		c.kill()
 		return nil, fmt.Errorf("runner: starting %q: %w", strings.Join(argv, " "), err)
 	}
@@ -380,12 +508,15 @@ func (r *Receiver) start() (*child, error) {
 // awaitReady reads lines until the ready line: our JSON banner
 // ({"ready":true,...}) or Puppet's notice ("Notice: ..."). Other lines
 // before it (warnings) are logged and dropped.
-func (c *child) awaitReady(timeout time.Duration) error {
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+func (c *child) awaitReady(parent context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(parent, timeout)
 	defer cancel()
 	for {
 		line, err := c.lines.ReadLine(ctx)
 		if err != nil {
+			if perr := parent.Err(); perr != nil {
+				return fmt.Errorf("gave up waiting for the ready line: %w%s", perr, c.stderr.suffix())
+			}
 			if errors.Is(err, context.DeadlineExceeded) {
 				return fmt.Errorf("no ready line within %s%s", timeout, c.stderr.suffix())
 			}
@@ -396,12 +527,14 @@ func (c *child) awaitReady(timeout time.Duration) error {
 				return fmt.Errorf("exited before it was ready (%s)%s", exitStatus(c.waitErr), c.stderr.suffix())
 			case <-time.After(time.Second):
 				return fmt.Errorf("output ended before it was ready: %w%s", err, c.stderr.suffix())
+			case <-parent.Done():
+				return fmt.Errorf("gave up waiting for the ready line: %w%s", parent.Err(), c.stderr.suffix())
 			}
 		}
 		if isReadyLine(line) {
 			return nil
 		}
-		c.log.Info("receiver output before ready", "line", string(line))
+		c.log.Debug("receiver output before ready", "line", clip(string(line), DefaultMaxStderrLine))
 	}
 }
 
@@ -430,16 +563,22 @@ func (c *child) usable() error {
 	return c.lines.Err()
 }
 
-// stop closes stdin, waits up to grace for the child to exit, then kills
-// its process group; it returns once the child is reaped.
-func (c *child) stop(grace time.Duration) error {
+// stop closes stdin, waits up to grace (or until ctx is done) for the
+// child to exit, then kills its process group; it returns once the child
+// is reaped.
+func (c *child) stop(ctx context.Context, grace time.Duration) error {
 	c.stdin.Close()
+	timer := time.NewTimer(grace)
+	defer timer.Stop()
 	select {
 	case <-c.exited:
-	case <-time.After(grace):
+	case <-timer.C:
 		c.log.Warn("receiver did not exit after its input closed; killing it", "grace", grace.String())
 		c.kill()
 		return fmt.Errorf("runner: receiver %d did not exit within %s of closing its input; killed", c.pid, grace)
+	case <-ctx.Done():
+		c.kill()
+		return fmt.Errorf("runner: receiver %d killed before the end of its grace period: %w", c.pid, ctx.Err())
 	}
 	c.release()
 	var ee *exec.ExitError
@@ -490,18 +629,46 @@ func (c *child) drainStderr() {
 	}
 }
 
+// logStderr logs the child's stderr line by line until it ends. A line
+// longer than DefaultMaxStderrLine is logged cut short (with its length)
+// and the rest of it skipped: logging goes on, and the pipe keeps being
+// drained so the child never blocks on it.
 func (c *child) logStderr(r *os.File) {
 	defer close(c.errDone)
 	defer r.Close()
-	lr := NewLineReader(r, 1<<20)
+	br := bufio.NewReaderSize(r, 64<<10)
 	for {
-		line, err := lr.ReadLine(context.Background())
+		line, n, err := readCapped(br, DefaultMaxStderrLine)
+		if n > 0 || err == nil {
+			text := string(stripANSI(trimEOL(line)))
+			if n > len(line) {
+				text = fmt.Sprintf("%s...(line of %d bytes cut short)", strings.ToValidUTF8(text, "\uFFFD"), n)
+			}
+			c.stderr.add(clip(text, 1024))
+			c.log.Log(context.Background(), stderrLevel(text), "receiver stderr", "line", text)
+		}
 		if err != nil {
 			return
 		}
-		text := string(stripANSI(line))
-		c.stderr.add(text)
-		c.log.Log(context.Background(), stderrLevel(text), "receiver stderr", "line", text)
+	}
+}
+
+// readCapped reads one line, keeping at most max bytes of it (without its
+// newline); n is the line's whole length.
+func readCapped(br *bufio.Reader, max int) (line []byte, n int, err error) {
+	for {
+		frag, err := br.ReadSlice('\n')
+		if err == nil {
+			frag = frag[:len(frag)-1]
+		}
+		n += len(frag)
+		if room := max - len(line); room > 0 {
+			line = append(line, frag[:min(len(frag), room)]...)
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return line, n, err
 	}
 }
 

@@ -118,16 +118,24 @@ func prepareCreate(dir string, n int) error {
 	return nil
 }
 
-// removeAccounts removes every account the scenarios made.
+// removeAccounts removes every account the scenarios made (only those
+// that exist: a run without the account scenarios spends nothing here).
 func removeAccounts() {
+	users, _ := ids("/etc/passwd")
+	groups, _ := ids("/etc/group")
+	del := func(tool, name string, db map[string]string) {
+		if _, ok := db[name]; ok || db == nil {
+			_ = exec.Command(tool, name).Run()
+		}
+	}
 	for i := 0; i < createN; i++ {
-		_ = exec.Command("userdel", cname(i)).Run()
+		del("userdel", cname(i), users)
 	}
 	for i := 0; i < accountsN; i++ {
-		_ = exec.Command("userdel", bname(i)).Run()
-		_ = exec.Command("groupdel", bgname(i)).Run()
+		del("userdel", bname(i), users)
+		del("groupdel", bgname(i), groups)
 	}
-	_ = exec.Command("groupdel", "pipbg").Run()
+	del("groupdel", "pipbg", groups)
 }
 
 // floorStatFile: a stat of one database file and the answer write, per resource.

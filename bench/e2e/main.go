@@ -32,9 +32,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -49,6 +51,7 @@ type options struct {
 	dir      string
 	stateDir string // the receiver's --state-dir, inside the scratch dir
 	only     string // run only the scenarios whose name contains this
+	skip     string // leave out the scenarios whose name matches this regexp
 }
 
 func (o options) receiverArgs() []string { return []string{"--state-dir", o.stateDir} }
@@ -63,6 +66,7 @@ func main() {
 	flag.IntVar(&o.puppetN, "puppet-n", 1000, "files in the puppet reference row")
 	flag.StringVar(&o.dir, "dir", "", "scratch directory (default: a new temp dir)")
 	flag.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this (and skip start-up and RSS)")
+	flag.StringVar(&o.skip, "skip", "", "leave out the scenarios whose name matches this `regexp`")
 	flag.Parse()
 	if err := run(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
@@ -210,7 +214,66 @@ func scenarios() []scenario {
 			floor: floorStat,
 			want:  false,
 		},
+		{
+			// 500 installed packages named in turn, every other one at its
+			// exact version; the floor is a stat of the dpkg status file,
+			// which is all the receiver must do to know the database it
+			// parsed once is still current.
+			name:    "package unchanged (500 installed; installed or version)",
+			prepare: func(dir string, n int) error { _, err := installedPackages(); return err },
+			line: func(dir string, i int) string {
+				pkgs, _ := installedPackages()
+				p := pkgs[i%len(pkgs)]
+				ensure := "installed"
+				if i%2 == 1 {
+					ensure = "'" + p[1] + "'"
+				}
+				return `{"type":"package","title":"` + p[0] + `","params":"{ensure: ` + ensure + `}"}`
+			},
+			floor: floorStatusStat,
+			want:  false,
+		},
 	}, accountScenarios()...)
+}
+
+// installedPackages lists up to 500 installed packages (name and
+// version) from dpkg-query, once.
+var installedPackages = sync.OnceValues(func() ([][2]string, error) {
+	out, err := exec.Command("dpkg-query", "-W", "-f=${db:Status-Abbrev} ${Package} ${Version}\n").Output()
+	if err != nil {
+		return nil, fmt.Errorf("dpkg-query: %w", err)
+	}
+	var pkgs [][2]string
+	seen := map[string]bool{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[0] != "ii" || seen[f[1]] || strings.Contains(f[1], ":") {
+			continue
+		}
+		seen[f[1]] = true
+		pkgs = append(pkgs, [2]string{f[1], f[2]})
+		if len(pkgs) == 500 {
+			break
+		}
+	}
+	if len(pkgs) < 500 {
+		return nil, fmt.Errorf("only %d installed packages; the package row needs 500", len(pkgs))
+	}
+	return pkgs, nil
+})
+
+// floorStatusStat: a stat of the dpkg status file, one answer write.
+func floorStatusStat(f *floorInput, answer io.Writer) error {
+	for range f.paths {
+		var st syscall.Stat_t
+		if err := syscall.Stat("/var/lib/dpkg/status", &st); err != nil {
+			return err
+		}
+		if _, err := answer.Write(answerLine); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // entries is how many keys or jobs the sshkey, ssh_authorized_key and
@@ -593,19 +656,39 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		dir = d
 	}
 	work := filepath.Join(dir, "w")
-	if os.Geteuid() == 0 {
-		defer removeAccounts()
-	}
 	o.stateDir = filepath.Join(dir, "state")
 	fmt.Fprintf(w, "N = %d resources per run, %d runs; the floor is measured just before each receiver run and\n", o.n, o.runs)
 	fmt.Fprintf(w, "the ratio is the median of the per-run ratios of wall times (times are the medians of each column).\n")
 	fmt.Fprintf(w, "CPU is user + system time per resource: the receiver's whole life, start-up included; the floor's process\n")
 	fmt.Fprintf(w, "(its loop and the goroutine draining its answer pipe).\n\n")
 	fmt.Fprintf(w, "| scenario | receiver µs/resource | floor µs/resource | ratio | receiver CPU µs | floor CPU µs |\n|---|---:|---:|---:|---:|---:|\n")
+	skip, err := regexp.Compile(o.skip)
+	if err != nil {
+		return fmt.Errorf("-skip: %w", err)
+	}
+	var scs []scenario
 	for _, sc := range scenarios() {
-		if !strings.Contains(sc.name, o.only) {
-			continue
+		if strings.Contains(sc.name, o.only) && (o.skip == "" || !skip.MatchString(sc.name)) {
+			scs = append(scs, sc)
 		}
+	}
+	// Steps: each run of each scenario, then start-up and peak RSS.
+	steps := len(scs) * o.runs
+	if o.only == "" {
+		steps += 2
+	}
+	if o.puppet {
+		steps++
+	}
+	prog := newProgress(os.Stderr, steps)
+	defer prog.finish()
+	if os.Geteuid() == 0 {
+		defer func() {
+			fmt.Fprintln(os.Stderr, "e2e: removing the accounts the scenarios made")
+			removeAccounts()
+		}()
+	}
+	for i, sc := range scs {
 		var rec, flo, recCPU, floCPU []time.Duration
 		var ratios []float64
 		err := func() error {
@@ -613,6 +696,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 				defer sc.cleanup()
 			}
 			for r := 0; r < o.runs; r++ {
+				prog.step(fmt.Sprintf("scenario %d of %d, %s: run %d of %d, %d resources", i+1, len(scs), sc.name, r+1, o.runs, sc.count(o)))
 				f, err := measureFloor(sc, work, sc.count(o))
 				if err != nil {
 					return err
@@ -639,6 +723,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		return nil
 	}
 	// Start to ready banner.
+	prog.step("start to ready banner, 21 starts")
 	var readies []time.Duration
 	for r := 0; r < 21; r++ {
 		c, ready, err := startReceiver(ctx, o.receiver, o.receiverArgs()...)
@@ -654,6 +739,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 
 	// Peak RSS over rssN resources: unchanged files, reusing a pool of
 	// files so the run measures the receiver, not the disk.
+	prog.step(fmt.Sprintf("peak RSS over %d unchanged files", o.rssN))
 	pool := 1000
 	if err := writeAll(work, pool, "a"); err != nil {
 		return err
@@ -686,6 +772,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		o.rssN, float64(peak)/1024, o.rssN/10, float64(early)/1024)
 
 	if o.puppet {
+		prog.step(fmt.Sprintf("puppet apply reference row, %d files", o.puppetN))
 		if err := puppetRow(ctx, o, dir, w); err != nil {
 			fmt.Fprintf(w, "\npuppet reference row: %v\n", err)
 		}

@@ -103,7 +103,7 @@ func TestLoopFlushesDirectories(t *testing.T) {
 					<-release
 				}
 				require.NoError(t, dirs.Mark(dir))
-				return protocol.Result{Resource: applier.Ref(req.Type, req.Title), Changed: true}
+				return protocol.Result{Resource: protocol.Ref(req.Type, req.Title), Changed: true}
 			}}
 			sigs := make(chan os.Signal, 1)
 			inR, inW := io.Pipe()

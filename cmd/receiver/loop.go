@@ -87,9 +87,10 @@ type lineItem struct {
 //
 // The first signal on sigs (SIGTERM, SIGINT) lets the resource in progress
 // finish and be answered and then ends the loop with status 0; a second one
-// cancels the context of the resource in progress. A panic in app becomes an
-// error answer naming the resource. Reading happens in its own goroutine so
-// that a signal ends an idle loop at once.
+// cancels the context of the resource in progress. A panic while decoding
+// or encoding becomes an error answer; one in app is app's to answer
+// (applier.Engine does). Reading happens in its own goroutine so that a
+// signal ends an idle loop at once.
 func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Reader, out io.Writer, sigs <-chan os.Signal) int {
 	if cfg.MaxLine <= 0 {
 		cfg.MaxLine = 16 << 20
@@ -368,26 +369,22 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 		return res, false
 	}
 	req := &l.req
-	defer func() {
-		// A panic while decoding (apply has its own recover): answer, go on.
-		if p := recover(); p != nil {
-			ref := ""
-			if req.Type != "" && req.Title != "" {
-				ref = applier.Ref(req.Type, req.Title)
-			}
-			msg := fmt.Sprintf("request line %d: internal error (panic) while decoding: %v", l.lineNo, p)
-			l.cfg.Log.Debug(string(debug.Stack()))
-			l.cfg.Log.Error(msg)
-			res, answer = protocol.ErrorResult(ref, msg), true
+	if p, err := l.decode(it.line, req); p != nil {
+		// A panic while decoding: answer, go on.
+		ref := ""
+		if req.Type != "" && req.Title != "" {
+			ref = protocol.Ref(req.Type, req.Title)
 		}
-	}()
-	if err := l.cfg.Decode(it.line, req); err != nil {
+		msg := fmt.Sprintf("request line %d: internal error (panic) while decoding: %v", l.lineNo, *p)
+		l.cfg.Log.Error(msg)
+		return protocol.ErrorResult(ref, msg), true
+	} else if err != nil {
 		var de *protocol.DecodeError
 		ref := ""
 		var id []byte
 		if errors.As(err, &de) {
 			if de.Type != "" && de.Title != "" {
-				ref = applier.Ref(de.Type, de.Title)
+				ref = protocol.Ref(de.Type, de.Title)
 			}
 			id = de.ID
 		}
@@ -410,6 +407,17 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 	return res, true
 }
 
+// decode runs the decoder, returning what it panicked with, if it did.
+func (l *loop) decode(line []byte, req *protocol.Request) (panicked *any, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			l.cfg.Log.Debug(string(debug.Stack()))
+			panicked = &p
+		}
+	}()
+	return nil, l.cfg.Decode(line, req)
+}
+
 // encode appends the answer line; should encoding panic (an event value it
 // cannot handle), the answer is an error naming the resource instead.
 func (l *loop) encode(dst []byte, res *protocol.Result) (out []byte) {
@@ -425,19 +433,13 @@ func (l *loop) encode(dst []byte, res *protocol.Result) (out []byte) {
 	return protocol.AppendResult(dst, res, l.cfg.Compat)
 }
 
-// apply runs the applier, turning a panic into an error answer.
-func (l *loop) apply(ctx context.Context, req *protocol.Request) (res protocol.Result) {
-	defer func() {
-		if p := recover(); p != nil {
-			ref := applier.Ref(req.Type, req.Title)
-			l.cfg.Log.Debug(fmt.Sprintf("panic: %v\n%s", p, debug.Stack()), "resource", ref)
-			res = protocol.ErrorResult(ref, fmt.Sprintf("internal error (panic): %v", p))
-			res.ID = req.ID
-		}
-	}()
-	res = l.app.Apply(ctx, req)
+// apply runs the applier and echoes the request's id in its answer (the
+// one place that does). A panic inside is the applier's to answer:
+// applier.Engine turns one into an error answer naming the resource.
+func (l *loop) apply(ctx context.Context, req *protocol.Request) protocol.Result {
+	res := l.app.Apply(ctx, req)
 	if res.Resource == "" {
-		res.Resource = applier.Ref(req.Type, req.Title)
+		res.Resource = protocol.Ref(req.Type, req.Title)
 	}
 	res.ID = req.ID
 	return res

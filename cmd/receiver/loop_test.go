@@ -76,7 +76,7 @@ func TestLoopAnswersInOrder(t *testing.T) {
 
 func TestLoopNoBannerAndCompat(t *testing.T) {
 	app := &mock.Applier{Func: func(_ context.Context, req *protocol.Request) protocol.Result {
-		return protocol.Result{Resource: applier.Ref(req.Type, req.Title), Changed: true,
+		return protocol.Result{Resource: protocol.Ref(req.Type, req.Title), Changed: true,
 			Events: []protocol.Event{{Property: "ensure", Previous: "absent", Desired: "file", Message: "created", Status: "success"}}}
 	}}
 	in := `{"type":"file","title":"/a","params":"{}","id":9}` + "\n"
@@ -189,26 +189,41 @@ func (r *repeatReader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
+// A panic in a provider is answered once, by the engine, with the
+// request's id echoed once, by the loop; the next line is read.
 func TestLoopPanicBecomesErrorAnswer(t *testing.T) {
-	app := &mock.Applier{Func: func(_ context.Context, req *protocol.Request) protocol.Result {
-		if req.Title == "boom" {
-			var m map[string]int
-			m["x"] = 1 // a real runtime panic
-		}
-		return protocol.Result{Resource: applier.Ref(req.Type, req.Title)}
-	}}
+	p := mock.NewProvider(nil)
+	p.Panic = "assignment to entry in nil map"
+	typ := &applier.Type{
+		Name: "gadget::widget",
+		Doc:  "A test type.",
+		Attrs: []*applier.Attr{
+			{Name: "name", Behaviour: applier.Namevar, Kind: applier.KindString, Doc: "The name."},
+			{Name: "ensure", Behaviour: applier.Property, Kind: applier.KindEnum, Values: []string{"present", "absent"}, Doc: "Presence."},
+		},
+		Providers: []*applier.ProviderSpec{p.Spec("mem")},
+	}
+	reg := applier.NewRegistry()
+	reg.Add(typ)
 	var logs bytes.Buffer
 	log := slog.New(newPuppetHandler(&logs, slog.LevelError))
-	out, code := runString(t, loopConfig{Log: log}, app, "notify boom {}\nnotify fine {}\n")
+	eng := applier.NewEngine(reg, &applier.Env{Log: log})
+	in := `{"type":"gadget::widget","title":"boom","params":"{ensure: present}","id":"r1"}` + "\n" +
+		`{"type":"notify","title":"fine","params":"{}","id":"r2"}` + "\n"
+	out, code := runString(t, loopConfig{Log: log}, eng, in)
 	assert.Equal(t, exitOK, code)
 	_, as := testutil.DecodeAnswers(t, out)
 	require.Len(t, as, 2)
-	assert.Equal(t, "Notify[boom]", *as[0].Resource)
+	assert.Equal(t, "Gadget::Widget[boom]", *as[0].Resource)
 	assert.True(t, as[0].Error && as[0].Failed)
-	assert.Contains(t, *as[0].Exception, "internal error (panic): assignment to entry in nil map")
+	assert.Equal(t, "Gadget::Widget[boom]: internal error: assignment to entry in nil map", *as[0].Exception)
+	assert.JSONEq(t, `"r1"`, string(as[0].ID))
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		assert.Equal(t, 1, strings.Count(line, `"id":`), "one id in %s", line)
+	}
 	assert.Equal(t, "Notify[fine]", *as[1].Resource)
-	assert.False(t, as[1].Error)
-	assert.Contains(t, logs.String(), "Error: (Applying Notify[boom]) internal error (panic)")
+	assert.JSONEq(t, `"r2"`, string(as[1].ID))
+	assert.Contains(t, logs.String(), "panic while applying Gadget::Widget[boom]")
 }
 
 // SIGTERM while a resource is being applied: it finishes, is answered,
@@ -222,7 +237,7 @@ func TestLoopSignalFinishesResourceInProgress(t *testing.T) {
 			<-release
 			return protocol.Result{Resource: "Notify[slow]", Changed: true}
 		}
-		return protocol.Result{Resource: applier.Ref(req.Type, req.Title), Changed: true}
+		return protocol.Result{Resource: protocol.Ref(req.Type, req.Title), Changed: true}
 	}}
 	inR, inW := io.Pipe()
 	defer inW.Close()
@@ -436,7 +451,7 @@ func TestLoopSignalThenContextCancel(t *testing.T) {
 // which logs them where they happen.
 func TestLoopLogsErrorsNotFailures(t *testing.T) {
 	app := &mock.Applier{Func: func(_ context.Context, req *protocol.Request) protocol.Result {
-		r := protocol.Result{Resource: applier.Ref(req.Type, req.Title), Failed: true, Exception: "it broke"}
+		r := protocol.Result{Resource: protocol.Ref(req.Type, req.Title), Failed: true, Exception: "it broke"}
 		r.Error = req.Title == "err"
 		return r
 	}}
@@ -472,7 +487,7 @@ func (panicky) String() string { panic("cannot print") }
 
 func TestLoopEncoderPanic(t *testing.T) {
 	app := &mock.Applier{Func: func(_ context.Context, req *protocol.Request) protocol.Result {
-		r := protocol.Result{Resource: applier.Ref(req.Type, req.Title), Changed: true}
+		r := protocol.Result{Resource: protocol.Ref(req.Type, req.Title), Changed: true}
 		if req.Title == "odd" {
 			r.Events = []protocol.Event{{Property: "p", Desired: panicky{}}}
 		}

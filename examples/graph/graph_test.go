@@ -134,7 +134,7 @@ func TestRunSkipsWhatFailedRequirementsNeed(t *testing.T) {
 func TestRunHonoursTheDeadline(t *testing.T) {
 	g, err := Parse([]byte("- {type: notify, title: slow}\n- {type: notify, title: after, require: ['Notify[slow]']}\n"))
 	require.NoError(t, err)
-	m := &mock.Runner{Script: []mock.Reply{{Delay: 5 * time.Second, Answer: &runner.Result{Changed: true}}}}
+	m := &mock.Runner{Script: []mock.Reply{{Wait: make(chan struct{}), Answer: &runner.Result{Changed: true}}}}
 	defer m.Close()
 	start := time.Now()
 	outs := g.Run(context.Background(), m, 100*time.Millisecond, func(Outcome) {})

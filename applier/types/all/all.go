@@ -12,6 +12,7 @@ import (
 	_ "github.com/pippet/pippet/applier/types/host"
 	_ "github.com/pippet/pippet/applier/types/mount"
 	_ "github.com/pippet/pippet/applier/types/notify"
+	_ "github.com/pippet/pippet/applier/types/package"
 	_ "github.com/pippet/pippet/applier/types/service"
 	_ "github.com/pippet/pippet/applier/types/ssh_authorized_key"
 	_ "github.com/pippet/pippet/applier/types/sshkey"

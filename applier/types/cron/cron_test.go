@@ -297,3 +297,16 @@ func TestFieldValues(t *testing.T) {
 		assert.Equal(t, tc.want, r.Value(tc.field), "%s %v", tc.field, tc.in)
 	}
 }
+
+// noop reports what would change and leaves the crontab alone; a noop
+// creation installs nothing.
+func TestNoop(t *testing.T) {
+	testUser(t, "pipcron10", 47519)
+	run(t, "pipcron10", []step{
+		{"jn", "{user: U, command: /bin/true, minute: 1, noop: true}", "unchanged",
+			"ensure: current_value 'absent', should be 'present' (noop) (noop)\n", ""},
+		{"jn", "{user: U, command: /bin/true, minute: 1}", "changed", "", "# Puppet Name: jn\n1 * * * * /bin/true\n"},
+		{"jn", "{user: U, command: /bin/true, minute: 2, noop: true}", "unchanged",
+			"minute: current_value ['1'], should be ['2'] (noop) (noop)\n", "# Puppet Name: jn\n1 * * * * /bin/true\n"},
+	})
+}

@@ -290,3 +290,15 @@ func TestEditedElsewhere(t *testing.T) {
 	res := e.Apply("ssh_authorized_key", "k@h", req)
 	assert.Equal(t, "key: key changed 'other' to '"+ed+"' (success)\n", typetest.Events(res))
 }
+
+// noop reports what would change and writes nothing, not even `.ssh`.
+func TestNoop(t *testing.T) {
+	home, _ := testUser(t, "pipcronk4", 47504)
+	target := filepath.Join(home, ".ssh", "authorized_keys")
+	run(t, engine(t), target, []step{
+		{"kn@h", "{user: pipcronk4, type: ed25519, key: " + ed + ", noop: true}", "unchanged",
+			"ensure: current_value 'absent', should be 'present' (noop) (noop)\n", ""},
+	})
+	_, err := os.Stat(filepath.Dir(target))
+	assert.True(t, os.IsNotExist(err), "no .ssh made in noop")
+}

@@ -153,3 +153,29 @@ func TestEditedElsewhere(t *testing.T) {
 	assert.Equal(t, "key: key changed 'other' to '"+ed+"' (success)\n", typetest.Events(res))
 	assert.Equal(t, "unchanged", typetest.Summary(e.Apply("sshkey", "h1", req)))
 }
+
+// Recorded: a host with keys of two types is two resources; a missing
+// directory fails the write; ensure alone keeps the key as it is; noop
+// changes nothing.
+func TestRecordedIdentityAndFailures(t *testing.T) {
+	both := "h6 ssh-rsa " + rsa + "\nh6 ssh-ed25519 " + ed + "\n"
+	run(t, both, []step{
+		{"h6", "{type: ed25519, key: " + ed + ", target: TARGET}", "unchanged", "Sshkey[h6@ssh-ed25519]", "", "-"},
+		{"h6@ssh-rsa", "{key: " + ed + ", target: TARGET}", "changed", "Sshkey[h6@ssh-rsa]",
+			"key: key changed '" + rsa + "' to '" + ed + "' (success)\n", "h6 ssh-rsa " + ed + "\nh6 ssh-ed25519 " + ed + "\n"},
+		{"h6@ssh-dss", "{ensure: absent, target: TARGET}", "unchanged", "Sshkey[h6@ssh-dss]", "", "h6 ssh-rsa " + ed + "\nh6 ssh-ed25519 " + ed + "\n"},
+		{"h8", "{type: ed25519, ensure: present, target: TARGET}", "failed: change from 'absent' to 'present' failed: Field 'key' is required", "", "", "-"},
+		{"h6", "{type: ed25519, key: " + rsa + ", target: TARGET, noop: true}", "unchanged", "",
+			"key: current_value '" + ed + "', should be '" + rsa + "' (noop) (noop)\n", "h6 ssh-rsa " + ed + "\nh6 ssh-ed25519 " + ed + "\n"},
+		{"h9", "{type: ed25519, key: " + ed + ", ensure: present, target: TARGET}", "changed", "", "", "-"},
+		{"h9", "{type: ed25519, ensure: present, target: TARGET}", "unchanged", "", "", "-"},
+		{"h10", "{type: ed25519, ensure: absent, target: TARGET}", "unchanged", "", "", "-"},
+	})
+	dir := t.TempDir()
+	e := typetest.New(t, []*applier.Type{sshkey.Type})
+	res := e.Apply("sshkey", "h7", "{type: ed25519, key: "+ed+", target: "+dir+"/x/kh}")
+	assert.True(t, res.Failed, typetest.Summary(res))
+	assert.Contains(t, res.Exception, dir+"/x")
+	_, err := os.Stat(filepath.Join(dir, "x"))
+	assert.True(t, os.IsNotExist(err))
+}

@@ -1,0 +1,60 @@
+package protocol_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/protocol"
+)
+
+func TestRef(t *testing.T) {
+	tests := []struct{ typ, title, want string }{
+		{"file", "/etc/motd", "File[/etc/motd]"},
+		{"EXEC", "ls", "Exec[ls]"},
+		{"ssh_authorized_key", "k", "Ssh_authorized_key[k]"},
+		{"foo::bar", "x", "Foo::Bar[x]"},
+		{"Foo::BAR::baz", "x", "Foo::Bar::Baz[x]"},
+		{"apt::source", "main", "Apt::Source[main]"},
+		{"notify", "with ] bracket", "Notify[with ] bracket]"},
+		{"", "bare title", "bare title"},
+	}
+	for _, tt := range tests {
+		assert.Equal(t, tt.want, protocol.Ref(tt.typ, tt.title), "%s %s", tt.typ, tt.title)
+	}
+	assert.Equal(t, "Foo::Bar", protocol.RefType("foo::bar"))
+}
+
+func TestDecodeResult(t *testing.T) {
+	tests := []struct {
+		name, line string
+		want       protocol.Result
+		err        string
+	}{
+		{name: "ours", line: `{"resource":"Notify[a]","failed":false,"changed":false,"noop":true,"error":false,"exception":null,"id":"r1","events":[{"property":"message","previous":null,"desired":"a","message":"m","status":"noop"}]}` + "\n",
+			want: protocol.Result{Resource: "Notify[a]", Noop: true, ID: []byte(`"r1"`),
+				Events: []protocol.Event{{Property: "message", Desired: "a", Message: "m", Status: "noop"}}}},
+		{name: "Puppet's, no resource", line: `{"failed":true,"changed":false,"error":true,"exception":"bad line"}`,
+			want: protocol.Result{Failed: true, Error: true, Exception: "bad line"}},
+		{name: "the banner", line: `{"ready":true,"protocol":1}`, err: "lacks failed, changed or error"},
+		{name: "not an object", line: `Notice: hi`, err: "not a JSON object"},
+		{name: "wrong kind", line: `{"failed":"no","changed":false,"error":false}`, err: "invalid answer"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var r protocol.Result
+			err := protocol.DecodeResult([]byte(tt.line), &r)
+			if tt.err != "" {
+				require.ErrorContains(t, err, tt.err)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, r)
+			// And back: what AppendResult writes decodes to the same.
+			var again protocol.Result
+			require.NoError(t, protocol.DecodeResult(protocol.AppendResult(nil, &r, false), &again))
+			assert.Equal(t, r, again)
+		})
+	}
+}

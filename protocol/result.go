@@ -1,0 +1,82 @@
+package protocol
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+
+	json "github.com/goccy/go-json"
+)
+
+// ErrNotResult is wrapped by DecodeResult's error for a line that is not
+// an answer: not a JSON object, or one without the failed, changed and
+// error members every receiver sends (the ready banner is such a line).
+var ErrNotResult = errors.New("not a result line")
+
+// optBool is a JSON boolean that remembers whether it was present.
+type optBool struct{ set, v bool }
+
+func (b *optBool) UnmarshalJSON(data []byte) error {
+	if err := json.Unmarshal(data, &b.v); err != nil {
+		return err
+	}
+	b.set = true
+	return nil
+}
+
+// wireResult is an answer line as it is read: the members every receiver
+// sends are checked for presence.
+type wireResult struct {
+	Resource  string          `json:"resource"`
+	Failed    optBool         `json:"failed"`
+	Changed   optBool         `json:"changed"`
+	Noop      bool            `json:"noop"`
+	Error     optBool         `json:"error"`
+	Exception *string         `json:"exception"`
+	ID        json.RawMessage `json:"id"`
+	Events    []Event         `json:"events"`
+}
+
+// DecodeResult reads one answer line, as AppendResult writes it or as
+// Puppet's receiver does (six members, no id or events). Blanks and the
+// line's newline around the object are allowed. The members failed,
+// changed and error must be there; exception may be a string or null.
+// Its errors never quote the line.
+func DecodeResult(line []byte, r *Result) error {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return fmt.Errorf("%w: not a JSON object", ErrNotResult)
+	}
+	var w wireResult
+	if err := json.Unmarshal(line, &w); err != nil {
+		return fmt.Errorf("invalid answer: %w", err)
+	}
+	if !w.Failed.set || !w.Changed.set || !w.Error.set {
+		return fmt.Errorf("%w: lacks failed, changed or error", ErrNotResult)
+	}
+	*r = Result{
+		Resource: w.Resource,
+		Failed:   w.Failed.v,
+		Changed:  w.Changed.v,
+		Noop:     w.Noop,
+		Error:    w.Error.v,
+		Events:   w.Events,
+	}
+	if len(w.ID) > 0 {
+		r.ID = []byte(w.ID)
+	}
+	if w.Exception != nil {
+		r.Exception = *w.Exception
+	}
+	return nil
+}
+
+// MarshalJSON writes the answer line AppendResult writes, without its
+// newline.
+func (r Result) MarshalJSON() ([]byte, error) {
+	b := AppendResult(nil, &r, false)
+	return b[:len(b)-1], nil
+}
+
+// UnmarshalJSON reads an answer as DecodeResult does.
+func (r *Result) UnmarshalJSON(data []byte) error { return DecodeResult(data, r) }
