@@ -85,7 +85,7 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 		}
 	}
 	if unknown != "" {
-		return nil, fmt.Errorf("no parameter named '%s' on %s", unknown, r.Ref())
+		return nil, fmt.Errorf("no parameter named '%s' on %s%s", unknown, r.Ref(), t.suggestParam(unknown))
 	}
 	if nilName != "" {
 		return nil, fmt.Errorf("Got nil value for %s on %s", nilName, r.Ref())

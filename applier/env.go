@@ -28,6 +28,8 @@ type Options struct {
 	CAFile string
 	// HTTPTimeout bounds one HTTP source request (0: 60s).
 	HTTPTimeout time.Duration
+	// MaxSourceSize bounds the bytes one HTTP source may send (0: 4 GiB).
+	MaxSourceSize int64
 }
 
 // Env is what a provider may use besides its resource: facts, settings,

@@ -46,6 +46,9 @@ func InvalidValueError(a *Attr, v string) error {
 		b.WriteString(" Valid values are ")
 		b.WriteString(strings.Join(a.Values, ", "))
 		b.WriteString(".")
+		if c := closest(v, a.Values); c != "" {
+			b.WriteString(" Did you mean '" + c + "'?")
+		}
 	}
 	if len(a.Patterns) > 0 {
 		b.WriteString(" Valid values match ")

@@ -195,3 +195,27 @@ func TestMungeAccepts(t *testing.T) {
 		})
 	}
 }
+
+func TestParseID(t *testing.T) {
+	for _, tc := range []struct {
+		in      string
+		id      int
+		numeric bool
+		err     bool
+	}{
+		{"0", 0, true, false},
+		{"4294967294", 4294967294, true, false},
+		{"4294967295", 0, true, true},
+		{"4294967296", 0, true, true},
+		{"99999999999", 0, true, true},
+		{"18446744073709551616", 0, true, true},
+		{"alice", 0, false, false},
+		{"-1", 0, false, false},
+		{"", 0, false, false},
+	} {
+		id, numeric, err := applier.ParseID(tc.in)
+		assert.Equal(t, [2]any{tc.id, tc.numeric}, [2]any{id, numeric}, tc.in)
+		assert.Equal(t, tc.err, err != nil, tc.in)
+		assert.Equal(t, tc.err, applier.ValidID("owner")(tc.in) != nil, tc.in)
+	}
+}

@@ -80,3 +80,38 @@ func TestYAMLErrorAnswers(t *testing.T) {
 	assert.False(t, as[4].Failed, out)
 	assert.NoFileExists(t, target)
 }
+
+// Typos get help: a misspelt attribute, type or enum value is answered with
+// the closest name (only when one is close), and an unquoted number for a
+// file mode is told to be quoted.
+func TestTypoHints(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "motd")
+	file := func(params string) string {
+		return `{"type":"file","title":"` + target + `","params":"` + params + `"}` + "\n"
+	}
+	tests := []struct{ in, want string }{
+		{file("{ensure: file, contnet: hi}"), "no parameter named 'contnet' on File[" + target + "]; did you mean 'content'?"},
+		{file("{ensure: file, bogus: hi}"), "no parameter named 'bogus' on File[" + target + "]"},
+		{`{"type":"flie","title":"` + target + `","params":"{}"}` + "\n", "unknown resource type 'flie'; did you mean 'file'?"},
+		{`{"type":"starship","title":"x","params":"{}"}` + "\n", "unknown resource type 'starship'"},
+		{`{"type":"exec","title":"/bin/true","params":"{logoutput: on_falure}"}` + "\n",
+			`Parameter logoutput failed on Exec[/bin/true]: Invalid value "on_falure". Valid values are true, false, on_failure. Did you mean 'on_failure'?`},
+		{file("{ensure: file, mode: 644}"), "Parameter mode failed on File[" + target + "]: the file mode specification must be a string, not 'Integer'; quote the mode as a string, e.g. '0644'"},
+		{file("{ensure: file, mode: 0644}"), "quote the mode as a string, e.g. '0644'"},
+	}
+	for _, tt := range tests {
+		out, stderr, code := run(t, dir, strings.NewReader(tt.in), "--no-banner")
+		require.Equal(t, 0, code, stderr)
+		_, as := testutil.DecodeAnswers(t, out)
+		require.Len(t, as, 1, out)
+		assert.True(t, as[0].Error, out)
+		require.NotNil(t, as[0].Exception, out)
+		if strings.HasSuffix(tt.want, "?") || strings.Contains(tt.want, "quote the mode") {
+			assert.Contains(t, *as[0].Exception, tt.want)
+		} else {
+			assert.Equal(t, tt.want, *as[0].Exception, "no suggestion when nothing is close")
+		}
+	}
+	assert.NoFileExists(t, target)
+}

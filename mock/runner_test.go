@@ -70,3 +70,47 @@ func titles(rs []runner.Resource) []string {
 	}
 	return out
 }
+
+// Check's requests and answers, params as values, and a held answer.
+func TestRunnerScriptsCheckValuesAndHeldAnswers(t *testing.T) {
+	release := make(chan struct{})
+	m := &mock.Runner{Script: []mock.Reply{
+		mock.InSync(),
+		mock.WouldChange(runner.Event{Property: "ensure", Previous: "absent", Desired: "file"}),
+		{Wait: release, Answer: &runner.Result{Changed: true}},
+	}}
+	defer m.Close()
+	ctx := context.Background()
+	res := &runner.Resource{Type: "file", Title: "/x", Values: map[string]any{"ensure": "file", "mode": "0600"}}
+
+	inSync, events, err := runner.Check(ctx, m, res)
+	require.NoError(t, err)
+	assert.True(t, inSync)
+	assert.Empty(t, events)
+	inSync, events, err = runner.Check(ctx, m, &runner.Resource{Type: "file", Title: "/x", Params: "{ensure: file}"})
+	require.NoError(t, err)
+	assert.False(t, inSync)
+	require.Len(t, events, 1)
+	assert.Equal(t, "noop", events[0].Status)
+
+	reqs := m.Requests()
+	require.Len(t, reqs, 2)
+	assert.Equal(t, map[string]any{"ensure": "file", "mode": "0600", "noop": true}, reqs[0].Values)
+	assert.Equal(t, map[string]any{"ensure": "file", "noop": true}, reqs[1].Values, "string params are sent with noop added")
+
+	// The held answer: Apply is in flight until release is closed, and
+	// another apply with a short context gives up meanwhile.
+	done := make(chan error, 1)
+	go func() {
+		_, err := runner.Apply(ctx, m, res)
+		done <- err
+	}()
+	require.Eventually(t, func() bool { return len(m.Requests()) == 3 }, 5*time.Second, time.Millisecond)
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	_, err = runner.Apply(short, m, res)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	close(release)
+	require.NoError(t, <-done)
+	assert.Equal(t, map[string]any{"ensure": "file", "mode": "0600"}, m.Requests()[2].Values)
+}

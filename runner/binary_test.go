@@ -126,15 +126,25 @@ func TestBinaryKilledDuringApply(t *testing.T) {
 	defer r.Unregister()
 	first := r.Pid()
 
-	// An exec that takes 5 s is in flight when the child is killed.
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// An exec that would take 60 s is in flight when the child is killed:
+	// killed once the command has started (it creates a file), not after
+	// a guessed delay.
+	started := filepath.Join(t.TempDir(), "started")
+	title := "/bin/sh -c 'touch " + started + "; exec sleep 60'"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	time.AfterFunc(300*time.Millisecond, func() { syscall.Kill(first, syscall.SIGKILL) })
-	start := time.Now()
-	_, err := runner.Apply(ctx, r, &runner.Resource{Type: "exec", Title: "/bin/sleep 5"})
-	require.ErrorIs(t, err, runner.ErrReceiverDied)
-	assert.Contains(t, err.Error(), "Exec[/bin/sleep 5]: receiver died")
-	assert.Less(t, time.Since(start), 4*time.Second, "the apply ends when the child dies, not when the command would have")
+	go func() {
+		for ctx.Err() == nil {
+			if _, err := os.Stat(started); err == nil {
+				syscall.Kill(first, syscall.SIGKILL)
+				return
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}()
+	_, err := runner.Apply(ctx, r, &runner.Resource{Type: "exec", Title: title})
+	require.ErrorIs(t, err, runner.ErrReceiverDied, "the apply ends when the child dies, not at its deadline")
+	assert.Contains(t, err.Error(), "Exec["+title+"]: receiver died")
 
 	changed, err := apply(t, r, "after")
 	require.NoError(t, err)

@@ -9,6 +9,15 @@
 // that are not JSON objects (Puppet prints `Notice:` and `Error:` lines on
 // stdout) and the ready banner are skipped. An answer with error or failed
 // set becomes a *ResultError carrying the whole Result, events included.
+// Check(ctx, r, res) is the same exchange in noop mode: whether the resource
+// is in sync, and the events that would happen. Result is protocol.Result,
+// the model the receiver answers with, and references are protocol.Ref on
+// both sides.
+//
+// Params are YAML in a string (Resource.Params) or Go values sent as a JSON
+// object (Resource.Values; its doc has the table of Go values to YAML kinds).
+// A request that cannot be sent as it is, invalid UTF-8 above all, is
+// refused with ErrInvalidRequest before anything is written.
 //
 // # Reading answers without losing any
 //
@@ -32,11 +41,22 @@
 // # The Runner interface
 //
 // Runner keeps the shape engines already use for Puppet's receiver
-// (LockApply, UnlockApply, InputStream, OutputStream) and adds Lines, the
-// persistent reader, as a method of the Runner rather than state kept by
-// Apply: the reader's lifetime is the child's, which only the Runner knows,
-// and the package keeps no global map of streams. Receiver is the real
-// Runner; mock.Runner is a scripted one for tests.
+// (LockApply, UnlockApply, InputStream, OutputStream) and adds two methods:
+// LockApplyContext, the lock giving up at the end of a context, which Apply
+// and Check call; and Lines, the persistent reader, as a method of the
+// Runner rather than state kept by Apply: the reader's lifetime is the
+// child's, which only the Runner knows, and the package keeps no global map
+// of streams. Receiver is the real Runner; mock.Runner is a scripted one
+// for tests.
+//
+// # Which call to make
+//
+// Every Receiver method that waits has a form taking a context:
+// RegisterContext, UnregisterContext, LockApplyContext. Engine code calls
+// those (Apply and Check do it themselves for the lock). The forms without
+// a context are kept for code written against mgmt's pippet client; they
+// wait as long as it takes, a start still bounded by StartTimeout and a
+// stop by StopTimeout.
 //
 // # The process
 //
@@ -47,7 +67,12 @@
 // closed, a grace period, then SIGKILL to its process group; it is always
 // reaped). LockApply serializes applies from any number of goroutines and
 // replaces a child that died or was broken. The child's stderr is logged
-// line by line to a log/slog logger. Get returns the process-wide Receiver
+// line by line to Options.Logger (lines over DefaultMaxStderrLine cut
+// short, logging going on), its starts and exits at debug level; a child
+// that exits before it is ready is an error quoting its last stderr lines.
+// An answer may be answerFactor times as long as the longest request the
+// receiver reads (Options.MaxRequest), so every request it reads has an
+// answer the runner reads. Get returns the process-wide Receiver
 // (Configure sets its options before first use); New makes others.
 //
 // The command defaults to the `receiver` binary beside the running

@@ -130,6 +130,9 @@ func WriteFunc(ctx context.Context, path string, o Options, fill func(io.Writer)
 	if dir == "" {
 		dir = filepath.Dir(path)
 	}
+	// Temps a killed writer left in the directory go first (once per
+	// directory per process).
+	sweep(dir)
 	f, named, err := openTemp(dir, filepath.Base(path))
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -146,17 +149,18 @@ func WriteFunc(ctx context.Context, path string, o Options, fill func(io.Writer)
 			os.Remove(tmp)
 		}
 	}()
+	if err := fill(f); err != nil {
+		return err
+	}
+	// Owner and mode after the data: a write by a process without
+	// CAP_FSETID (any user but root) clears set-id bits, as chown does.
 	if o.UID >= 0 || o.GID >= 0 {
 		if err := f.Chown(o.UID, o.GID); err != nil {
 			return fmt.Errorf("chown temp file: %w", err)
 		}
 	}
-	// After chown, which clears set-id bits.
 	if err := f.Chmod(FileMode(o.Mode)); err != nil {
 		return fmt.Errorf("chmod temp file: %w", err)
-	}
-	if err := fill(f); err != nil {
-		return err
 	}
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("fsync temp file: %w", err)
@@ -164,10 +168,29 @@ func WriteFunc(ctx context.Context, path string, o Options, fill func(io.Writer)
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
-	if tmp == "" && !o.Exists && o.Validate == nil && o.MTime.IsZero() {
-		// Nothing left to do to the file before it is in place: when
-		// the target does not exist, the unnamed file is linked as the
-		// target itself, no temp name nor rename needed (a file that
+	if o.Validate != nil {
+		// The validator opens the temp file by a path: while it is
+		// unnamed, the one /proc gives it (a process killed meanwhile
+		// leaves nothing behind).
+		vpath := tmp
+		if vpath == "" {
+			vpath = unnamedPath(f)
+		}
+		if err := o.Validate(ctx, vpath); err != nil {
+			return err
+		}
+	}
+	if !o.MTime.IsZero() {
+		if err := setTimes(f, o.MTime); err != nil {
+			return fmt.Errorf("set mtime: %w", err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if tmp == "" && !o.Exists {
+		// When the target does not exist, the unnamed file is linked as
+		// the target itself, no temp name nor rename needed (a file that
 		// appeared meanwhile, or a symlink, makes it EEXIST: renamed over).
 		err := linkTemp(f, path)
 		if err == nil {
@@ -183,6 +206,7 @@ func WriteFunc(ctx context.Context, path string, o Options, fill func(io.Writer)
 		}
 	}
 	if tmp == "" {
+		// Named only now, to be renamed at once.
 		if tmp, err = nameTemp(f, dir, filepath.Base(path)); err != nil {
 			return fmt.Errorf("link temp file into %s: %w", dir, err)
 		}
@@ -192,16 +216,6 @@ func WriteFunc(ctx context.Context, path string, o Options, fill func(io.Writer)
 		return fmt.Errorf("close temp file: %w", err)
 	}
 	f = nil
-	if o.Validate != nil {
-		if err := o.Validate(ctx, tmp); err != nil {
-			return err
-		}
-	}
-	if !o.MTime.IsZero() {
-		if err := os.Chtimes(tmp, o.MTime, o.MTime); err != nil {
-			return fmt.Errorf("set mtime: %w", err)
-		}
-	}
 	// rename(2) itself, not os.Rename, which lstats the target first to
 	// refuse a directory: the kernel refuses it too (EISDIR).
 	if err := syscall.Rename(tmp, path); err != nil {
@@ -217,6 +231,41 @@ func WriteFunc(ctx context.Context, path string, o Options, fill func(io.Writer)
 	}
 	tmp = ""
 	return o.Dirs.Mark(filepath.Dir(path))
+}
+
+// Symlink makes path a symbolic link to target, replacing whatever file or
+// link is there in one rename (never a directory): the link is made under
+// a temp name (TempName) beside path, given its owner (uid, gid; -1
+// leaves one as the writer's) and renamed over path; dirs hears of the
+// changed directory (nil: fsynced at once).
+func Symlink(path, target string, uid, gid int, dirs *applier.DirSync) error {
+	dir := filepath.Dir(path)
+	sweep(dir)
+	var tmp string
+	for i := 0; ; i++ {
+		tmp = filepath.Join(dir, TempName(filepath.Base(path), i))
+		err := os.Symlink(target, tmp)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, fs.ErrExist) || i >= 100 {
+			return fmt.Errorf("create link %s: %w", path, err)
+		}
+	}
+	var err error
+	if uid >= 0 || gid >= 0 {
+		err = os.Lchown(tmp, uid, gid)
+	}
+	if err == nil {
+		if rerr := syscall.Rename(tmp, path); rerr != nil {
+			err = &os.LinkError{Op: "rename", Old: tmp, New: path, Err: rerr}
+		}
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("create link %s: %w", path, err)
+	}
+	return dirs.Mark(dir)
 }
 
 // FileMode converts twelve permission bits (0o4755) to an os.FileMode.
@@ -235,23 +284,38 @@ func FileMode(m uint32) os.FileMode {
 }
 
 // rewriteInPlace copies the complete temp file src over dst's bytes, for
-// a target rename cannot replace.
+// a target rename cannot replace. The old bytes are read first and, if
+// any step fails (a full file system), written back, so the target is
+// never left truncated or half-written by an error (a kill during the
+// rewrite still can: nothing but rename is atomic).
 func rewriteInPlace(src, dst string) error {
 	data, err := os.ReadFile(src)
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_TRUNC, 0)
+	f, err := os.OpenFile(dst, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
+	defer f.Close()
+	old, err := io.ReadAll(f)
+	if err != nil {
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	put := func(b []byte) error {
+		if _, err := f.WriteAt(b, 0); err != nil {
+			return err
+		}
+		if err := f.Truncate(int64(len(b))); err != nil {
+			return err
+		}
+		return f.Sync()
+	}
+	if err := put(data); err != nil {
+		if rerr := put(old); rerr != nil {
+			return fmt.Errorf("%w; restoring the old content failed too: %v", err, rerr)
+		}
+		return fmt.Errorf("%w (old content restored)", err)
 	}
 	return f.Close()
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -221,4 +222,47 @@ func TestWriteMarksTheDirectory(t *testing.T) {
 func TestFileMode(t *testing.T) {
 	assert.Equal(t, os.FileMode(0o755)|os.ModeSetuid|os.ModeSetgid|os.ModeSticky, atomicfile.FileMode(0o7755))
 	assert.Equal(t, os.FileMode(0o644), atomicfile.FileMode(0o644))
+}
+
+// A bind-mounted target (as /etc/hosts in a container) cannot be renamed
+// over: it is rewritten in place from the complete temp file, and when
+// that fails (a full file system) the old bytes are put back.
+func TestInPlaceFallbackRestoresOnError(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root for mount(2)")
+	}
+	root := t.TempDir()
+	small := filepath.Join(root, "small")
+	require.NoError(t, os.Mkdir(small, 0o755))
+	if err := syscall.Mount("tmpfs", small, "tmpfs", 0, "size=64k"); err != nil {
+		t.Skipf("the kernel refuses a tmpfs here: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(small, syscall.MNT_DETACH) })
+	src := filepath.Join(small, "hosts")
+	old := "127.0.0.1 localhost\n"
+	require.NoError(t, os.WriteFile(src, []byte(old), 0o644))
+	dir := filepath.Join(root, "etc")
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	target := filepath.Join(dir, "hosts")
+	require.NoError(t, os.WriteFile(target, nil, 0o644))
+	if err := syscall.Mount(src, target, "", syscall.MS_BIND, ""); err != nil {
+		t.Skipf("the kernel refuses a bind mount here: %v", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(target, syscall.MNT_DETACH) })
+	o := atomicfile.Options{Mode: 0o644, UID: -1, GID: -1, KeepExisting: true, InPlaceFallback: true}
+
+	// Fits: rewritten in place.
+	require.NoError(t, atomicfile.Write(context.Background(), target, []byte("10.0.0.1 a\n"), o))
+	b, _ := os.ReadFile(src)
+	assert.Equal(t, "10.0.0.1 a\n", string(b))
+	require.NoError(t, os.WriteFile(src, []byte(old), 0o644))
+
+	// Does not fit (the temp, on another file system, is complete): the
+	// write fails and the old bytes are back.
+	big := []byte(strings.Repeat("10.0.0.2 big\n", 20000)) // 260 KB > 64 KB
+	err := atomicfile.Write(context.Background(), target, big, o)
+	require.Error(t, err)
+	b, _ = os.ReadFile(target)
+	assert.True(t, string(b) == old, "the old content is restored, not %d bytes of another", len(b))
+	assert.Equal(t, []string{"hosts"}, names(t, dir), "no temp file left")
 }

@@ -2,11 +2,11 @@ package atomicfile
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 	"unsafe"
 )
 
@@ -16,8 +16,9 @@ const oTmpFile = 0o20000000 | syscall.O_DIRECTORY
 const atSymlinkFollow = 0x400
 
 // openTemp opens an unnamed file in dir (O_TMPFILE): nothing is left
-// behind if the process dies before nameTemp. When the file system can't,
-// it falls back to a hidden named temp file, returned as the second value.
+// behind if the process dies before it is linked or named. When the file
+// system can't, it falls back to a hidden named temp file (TempName),
+// returned as the second value.
 func openTemp(dir, base string) (*os.File, string, error) {
 	fd, err := syscall.Open(dir, oTmpFile|syscall.O_RDWR|syscall.O_CLOEXEC, 0o600)
 	if err == nil {
@@ -26,11 +27,19 @@ func openTemp(dir, base string) (*os.File, string, error) {
 	if !errors.Is(err, syscall.EOPNOTSUPP) && !errors.Is(err, syscall.EISDIR) && !errors.Is(err, syscall.EINVAL) {
 		return nil, "", &os.PathError{Op: "open", Path: dir, Err: err}
 	}
-	f, err := os.CreateTemp(dir, "."+base+".pippet-*")
-	if err != nil {
-		return nil, "", err
-	}
-	return f, f.Name(), nil
+	return createNamed(dir, base)
+}
+
+// unnamedPath is a path by which another process (a validate command)
+// can open the unnamed file f while this process holds it open.
+func unnamedPath(f *os.File) string {
+	return "/proc/" + strconv.Itoa(os.Getpid()) + "/fd/" + strconv.Itoa(int(f.Fd()))
+}
+
+// setTimes gives the unnamed file f its access and modification times.
+func setTimes(f *os.File, t time.Time) error {
+	ts := []syscall.Timespec{syscall.NsecToTimespec(t.UnixNano()), syscall.NsecToTimespec(t.UnixNano())}
+	return syscall.UtimesNano("/proc/self/fd/"+strconv.Itoa(int(f.Fd())), ts)
 }
 
 // linkTemp gives an unnamed temp file the name path, failing with EEXIST
@@ -39,11 +48,11 @@ func linkTemp(f *os.File, path string) error {
 	return linkat("/proc/self/fd/"+strconv.Itoa(int(f.Fd())), path)
 }
 
-// nameTemp gives an unnamed temp file a hidden name in dir.
+// nameTemp gives an unnamed temp file a hidden name (TempName) in dir.
 func nameTemp(f *os.File, dir, base string) (string, error) {
 	src := "/proc/self/fd/" + strconv.Itoa(int(f.Fd()))
 	for i := 0; i < 100; i++ {
-		name := filepath.Join(dir, fmt.Sprintf(".%s.pippet-%d-%d", base, os.Getpid(), i))
+		name := filepath.Join(dir, TempName(base, i))
 		if err := linkat(src, name); err != nil {
 			if errors.Is(err, syscall.EEXIST) {
 				continue

@@ -5,15 +5,14 @@ package atomicfile
 import (
 	"errors"
 	"os"
+	"time"
 )
 
-func openTemp(dir, base string) (*os.File, string, error) {
-	f, err := os.CreateTemp(dir, "."+base+".pippet-*")
-	if err != nil {
-		return nil, "", err
-	}
-	return f, f.Name(), nil
-}
+func openTemp(dir, base string) (*os.File, string, error) { return createNamed(dir, base) }
+
+func unnamedPath(f *os.File) string { return f.Name() }
+
+func setTimes(f *os.File, t time.Time) error { return os.Chtimes(f.Name(), t, t) }
 
 func linkTemp(f *os.File, path string) error {
 	return errors.New("unnamed temp files are not supported here")

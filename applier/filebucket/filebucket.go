@@ -24,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -67,6 +68,13 @@ func (b *Bucket) Backup(ctx context.Context, path, name string) (string, error) 
 		return "", err
 	}
 	defer f.Close()
+	return b.BackupFrom(ctx, f, path, name)
+}
+
+// BackupFrom is Backup of content the caller has opened (as the file type
+// does, checking that what it opened is the file it examined), recorded
+// under path.
+func (b *Bucket) BackupFrom(ctx context.Context, f io.Reader, path, name string) (string, error) {
 	if err := os.MkdirAll(b.Dir, 0o750); err != nil {
 		return "", fmt.Errorf("filebucket %s: %w", b.Dir, err)
 	}
@@ -74,9 +82,11 @@ func (b *Bucket) Backup(ctx context.Context, path, name string) (string, error) 
 	// to its content address.
 	h := sha256.New()
 	var sum string
-	incoming := filepath.Join(b.Dir, fmt.Sprintf(".incoming-%d-%d", os.Getpid(), time.Now().UnixNano()))
+	// Named as atomicfile names temps, so a later process sweeps it away
+	// if this one dies before moving it.
+	incoming := filepath.Join(b.Dir, atomicfile.TempName("incoming-"+strconv.FormatInt(time.Now().UnixNano(), 36), 0))
 	dirs := applier.NewDirSync(applier.DirSyncOptions{Deferred: true})
-	err = atomicfile.WriteFunc(ctx, incoming, atomicfile.Options{Mode: 0o640, UID: -1, GID: -1, Dirs: dirs},
+	err := atomicfile.WriteFunc(ctx, incoming, atomicfile.Options{Mode: 0o640, UID: -1, GID: -1, Dirs: dirs},
 		func(w io.Writer) error {
 			if _, err := io.Copy(io.MultiWriter(w, h), f); err != nil {
 				return fmt.Errorf("read %s: %w", path, err)

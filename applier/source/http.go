@@ -1,6 +1,7 @@
 package source
 
 import (
+	"compress/gzip"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -19,7 +20,8 @@ import (
 // HTTP serves http and https URLs. Metadata comes from response headers
 // (HEAD, or GET when the server refuses HEAD); content is a streamed GET.
 type HTTP struct {
-	client *http.Client
+	client  *http.Client
+	maxSize int64
 }
 
 // checksumHeaders maps digest kinds to the headers that carry them (hex),
@@ -54,7 +56,11 @@ func NewHTTP(opts Options) (*HTTP, error) {
 		}
 		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
 	}
-	return &HTTP{client: &http.Client{
+	maxSize := opts.MaxSize
+	if maxSize <= 0 {
+		maxSize = DefaultMaxSize
+	}
+	return &HTTP{maxSize: maxSize, client: &http.Client{
 		Transport: tr,
 		Timeout:   timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -175,20 +181,67 @@ func (h *HTTP) Open(ctx context.Context, u *url.URL) (io.ReadCloser, error) {
 		resp.Body.Close()
 		return nil, err
 	}
-	return &body{rc: resp.Body, u: redact(u)}, nil
+	// The body is bounded: by its Content-Length (the client reads no
+	// more than that, and a shorter one is an error) and by maxSize,
+	// which a promised length is checked against before anything is read.
+	if resp.ContentLength > h.maxSize {
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s: Content-Length %d is %w (%d bytes)", redact(u), resp.ContentLength, ErrTooLarge, h.maxSize)
+	}
+	b := &body{rc: resp.Body, r: resp.Body, u: redact(u), left: h.maxSize, max: h.maxSize, size: resp.ContentLength}
+	// Asked for identity, a server may still encode the body: gzip is
+	// decoded (a file is never stored compressed), anything else refused.
+	switch enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc {
+	case "", "identity":
+	case "gzip", "x-gzip":
+		gz, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			resp.Body.Close()
+			return nil, fmt.Errorf("%s: Content-Encoding gzip: %w", redact(u), err)
+		}
+		b.r, b.size = gz, -1
+	default:
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s: Content-Encoding %q is not supported (only gzip is decoded)", redact(u), enc)
+	}
+	return b, nil
 }
 
+// body is an HTTP body bounded by max bytes (decoded).
 type body struct {
-	rc io.ReadCloser
-	u  string
+	rc   io.ReadCloser // the response's body
+	r    io.Reader     // what is read: rc, or a decoder over it
+	u    string
+	left int64 // bytes still allowed
+	max  int64
+	size int64 // the decoded size when known (Content-Length), else -1
 }
 
 func (b *body) Read(p []byte) (int, error) {
-	n, err := b.rc.Read(p)
+	if b.left <= 0 {
+		// Allowed bytes used up: one more byte would be past the bound.
+		var one [1]byte
+		n, err := b.r.Read(one[:])
+		if n > 0 {
+			return 0, fmt.Errorf("read %s: the body is %w (%d bytes)", b.u, ErrTooLarge, b.max)
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			err = fmt.Errorf("read %s: %w", b.u, err)
+		}
+		return 0, err
+	}
+	if int64(len(p)) > b.left {
+		p = p[:b.left]
+	}
+	n, err := b.r.Read(p)
+	b.left -= int64(n)
 	if err != nil && !errors.Is(err, io.EOF) {
 		err = fmt.Errorf("read %s: %w", b.u, err)
 	}
 	return n, err
 }
+
+// Size is the body's length when the server said it (-1 otherwise).
+func (b *body) Size() int64 { return b.size }
 
 func (b *body) Close() error { return b.rc.Close() }

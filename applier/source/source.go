@@ -126,7 +126,17 @@ type Options struct {
 	CAFile string
 	// MaxRedirects bounds the redirects followed (0: 10).
 	MaxRedirects int
+	// MaxSize bounds the bytes one HTTP body may bring, decoded (0:
+	// DefaultMaxSize): a body that promises more fails before it is read,
+	// one that sends more fails when it passes the bound.
+	MaxSize int64
 }
+
+// DefaultMaxSize is the bound on one HTTP body when Options gives none.
+const DefaultMaxSize = 4 << 30
+
+// ErrTooLarge is wrapped by the error of a body past Options.MaxSize.
+var ErrTooLarge = errors.New("larger than the maximum source size (--max-source-size)")
 
 // Fetcher maps URI schemes to backends.
 type Fetcher struct {

@@ -44,20 +44,21 @@ func main() {
 
 // options are the apply loop's flags.
 type options struct {
-	noop        bool
-	noBanner    bool
-	compat      bool
-	maxLine     int
-	logLevel    string
-	verbose     bool
-	debug       bool
-	detailed    bool
-	stateDir    string
-	caFile      string
-	httpTimeout time.Duration
-	version     bool
-	cpuProfile  string
-	sync        bool
+	noop          bool
+	noBanner      bool
+	compat        bool
+	maxLine       int
+	logLevel      string
+	verbose       bool
+	debug         bool
+	detailed      bool
+	stateDir      string
+	caFile        string
+	httpTimeout   time.Duration
+	maxSourceSize int64
+	version       bool
+	cpuProfile    string
+	sync          bool
 }
 
 func newFlagSet(o *options) *flag.FlagSet {
@@ -73,6 +74,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.StringVar(&o.stateDir, "state-dir", applier.DefaultStateDir(), "`directory` for pippet's own state (the filebucket); "+applier.SystemStateDir+" for root, else $XDG_STATE_HOME/pippet or ~/.local/state/pippet")
 	fs.StringVar(&o.caFile, "ca-file", "", "PEM `file` to verify HTTPS sources against instead of the system roots")
 	fs.DurationVar(&o.httpTimeout, "http-timeout", 60*time.Second, "time limit for one HTTP(S) source request (a `duration` such as 30s)")
+	fs.Int64Var(&o.maxSourceSize, "max-source-size", 4<<30, "most `bytes` one HTTP(S) source may send; a longer body fails the resource and installs nothing")
 	fs.BoolVar(&o.sync, "sync", false, "make each change durable (its directory fsynced) before its answer; by default directories are fsynced in groups: when input pauses, every 64 changes, within 100ms, and before exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and the commit the binary was built from (and whether its tree was modified), and exit")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
@@ -118,6 +120,10 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if o.debug {
 		level = slog.LevelDebug
 	}
+	if o.maxSourceSize < 1 {
+		fmt.Fprintf(stderr, "receiver: --max-source-size must be positive\n")
+		return exitUsage
+	}
 	if o.maxLine < 1 {
 		fmt.Fprintf(stderr, "receiver: --max-line must be positive\n")
 		return exitUsage
@@ -139,10 +145,11 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	dirs := newDirSync(logger, !o.sync)
 	engine := applier.NewEngine(applier.Default, &applier.Env{
 		Options: applier.Options{
-			Noop:        o.noop,
-			StateDir:    o.stateDir,
-			CAFile:      o.caFile,
-			HTTPTimeout: o.httpTimeout,
+			Noop:          o.noop,
+			StateDir:      o.stateDir,
+			CAFile:        o.caFile,
+			HTTPTimeout:   o.httpTimeout,
+			MaxSourceSize: o.maxSourceSize,
 		},
 		Log:  logger,
 		Dirs: dirs,

@@ -66,24 +66,26 @@ func run(file, receiver string, timeout time.Duration, verbose bool) error {
 	if err := runner.Configure(opts); err != nil {
 		return err
 	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
 	rec := runner.Get()
 	// An engine's resources register as they are set up and unregister as
 	// they are torn down; the child lives from the first to the last.
-	for range g.Len() {
-		if err := rec.Register(); err != nil {
-			return err
-		}
-	}
+	registered := 0
 	defer func() {
-		for range g.Len() {
+		for range registered {
 			if err := rec.Unregister(); err != nil {
 				fmt.Fprintln(os.Stderr, "graph:", err)
 			}
 		}
 	}()
+	for range g.Len() {
+		if err := rec.RegisterContext(ctx); err != nil {
+			return err
+		}
+		registered++
+	}
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
-	defer stop()
 	start := time.Now()
 	p := &printer{w: os.Stdout, total: g.Len()}
 	outs := g.Run(ctx, rec, timeout, p.print)

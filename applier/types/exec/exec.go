@@ -169,6 +169,7 @@ var Type = &applier.Type{
 			Name:      "user",
 			Behaviour: applier.Parameter,
 			Kind:      applier.KindString,
+			Validate:  applier.ValidID("user"),
 			Doc: "The user (name or uid) to run the command and its checks as; only root can " +
 				"run commands as another user. Their supplementary groups apply too.",
 		},
@@ -176,6 +177,7 @@ var Type = &applier.Type{
 			Name:      "group",
 			Behaviour: applier.Parameter,
 			Kind:      applier.KindString,
+			Validate:  applier.ValidID("group"),
 			Doc:       "The group (name or gid) to run the command and its checks as.",
 		},
 		{

@@ -20,22 +20,26 @@ func (p *posix) backup(ctx context.Context) error {
 	if p.kind != "file" {
 		return nil
 	}
-	return backupFile(ctx, p.env, p.r.String("backup"), p.path, p.fi)
+	return backupFile(ctx, p.env, p.r.String("backup"), p.path, p.fi, p.follow())
 }
 
 // backupFile copies the regular file at path beside it (how starts with
 // ".": the suffix) or into the local filebucket (any other name); "false"
 // or "" does nothing. A failed backup stops the change.
-func backupFile(ctx context.Context, env *applier.Env, how, path string, fi fs.FileInfo) error {
+//
+// The file is opened without following a symlink (unless follow) and must
+// be the one fi describes (device and inode): a file swapped since it was
+// examined is not backed up, and the change fails.
+func backupFile(ctx context.Context, env *applier.Env, how, path string, fi fs.FileInfo, follow bool) error {
 	if how == "" || how == "false" {
 		return nil
 	}
+	src, err := openChecked(path, fi, follow)
+	if err != nil {
+		return fmt.Errorf("could not back up %s: %w", path, err)
+	}
+	defer src.Close()
 	if strings.HasPrefix(how, ".") {
-		src, err := os.Open(path)
-		if err != nil {
-			return fmt.Errorf("could not back up %s: %w", path, err)
-		}
-		defer src.Close()
 		ws := writeSpec{path: path + how, dir: filepath.Dir(path), mode: statMode(fi), uid: -1, gid: -1}
 		if uid, gid := statOwner(fi); uid != os.Geteuid() || gid != os.Getegid() {
 			ws.uid, ws.gid = uid, gid
@@ -54,7 +58,7 @@ func backupFile(ctx context.Context, env *applier.Env, how, path string, fi fs.F
 		dir = env.Options.StateDir
 	}
 	b := &filebucket.Bucket{Dir: filebucket.Dir(dir)}
-	if _, err := b.Backup(ctx, path, how); err != nil {
+	if _, err := b.BackupFrom(ctx, src, path, how); err != nil {
 		return fmt.Errorf("could not back up %s to filebucket %s: %w", path, how, err)
 	}
 	return nil

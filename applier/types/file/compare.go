@@ -230,8 +230,8 @@ func (p *posix) logNoopDiff(ctx context.Context, nw []byte) {
 	if !p.r.Bool("show_diff") || p.fi == nil || p.fi.Size() > maxDiffInput {
 		return
 	}
-	old, err := os.ReadFile(p.path)
-	if err != nil {
+	old, whole, err := readChecked(p.path, p.fi, p.follow(), maxDiffInput)
+	if err != nil || !whole {
 		return
 	}
 	p.env.Logger().Log(ctx, p.r.LogLevel, "/"+p.r.Ref()+"/content: would change (noop)\n"+unifiedDiff(p.path, p.path+" (new)", old, nw))

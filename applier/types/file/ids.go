@@ -42,7 +42,9 @@ func dropIDs(env *applier.Env) {
 
 // lookupID resolves a user (group=false) or group name or numeric id.
 func lookupID(env *applier.Env, name string, group bool) (int, error) {
-	if n, err := strconv.Atoi(name); err == nil && n >= 0 {
+	if n, numeric, err := applier.ParseID(name); err != nil {
+		return 0, err
+	} else if numeric {
 		return n, nil
 	}
 	key := "file:uid:" + name
@@ -66,9 +68,9 @@ func lookupID(env *applier.Env, name string, group bool) (int, error) {
 		}
 		idStr = u.Uid
 	}
-	id, err := strconv.Atoi(idStr)
-	if err != nil {
-		return 0, fmt.Errorf("id of %s is not numeric: %s", name, idStr)
+	id, numeric, err := applier.ParseID(idStr)
+	if err != nil || !numeric {
+		return 0, fmt.Errorf("id of %s is not a valid id: %s", name, idStr)
 	}
 	cachePut(env, key, id)
 	return id, nil

@@ -17,6 +17,10 @@ var (
 func mungeMode(v any) (any, error) {
 	s, ok := v.(string)
 	if !ok {
+		if k := kindName(v); k == "Integer" || k == "Float" {
+			// mode: 644 or 0644 unquoted: YAML reads a number.
+			return nil, fmt.Errorf("the file mode specification must be a string, not '%s'; quote the mode as a string, e.g. '0644'", k)
+		}
 		return nil, fmt.Errorf("the file mode specification must be a string, not '%s'", kindName(v))
 	}
 	if len(s) == 4 && s[0] == '0' && isOctal(s[1]) && isOctal(s[2]) && isOctal(s[3]) {

@@ -48,6 +48,12 @@ type posix struct {
 	uidNow, gidNow idState
 	// content is the desired *Content as Resolve left it (nil: none).
 	content *Content
+	// written holds the start of the source content Set installed, for
+	// its diff (show_diff).
+	written *capture
+	// copied is the {kind}digest of the source content Set installed,
+	// when the source offered no checksum (for the event's message).
+	copied string
 }
 
 // properties in the order the engine syncs them (ensure first).

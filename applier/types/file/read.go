@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strings"
@@ -166,7 +167,7 @@ func (p *posix) readContent(ctx context.Context, c *Content) error {
 			// Just the bytes lstat promised: no read for the end of file.
 			d.data = []byte{}
 			if want > 0 {
-				data, err := readUpTo(p.path, p.follow(), make([]byte, want))
+				data, err := readUpTo(p.path, p.fi, p.follow(), make([]byte, want))
 				if err != nil {
 					return err
 				}
@@ -198,12 +199,15 @@ func (p *posix) readContent(ctx context.Context, c *Content) error {
 // readUpTo reads path from its start into buf until buf is full or the
 // file ends, and returns what it read. It uses plain system calls: an
 // *os.File would register with the poller for nothing.
-func readUpTo(path string, follow bool, buf []byte) ([]byte, error) {
+func readUpTo(path string, fi fs.FileInfo, follow bool, buf []byte) ([]byte, error) {
 	fd, err := openRead(path, follow)
 	if err != nil {
 		return nil, fmt.Errorf("could not read %s: %w", path, &os.PathError{Op: "open", Path: path, Err: err})
 	}
 	defer syscall.Close(fd)
+	if err := sameFile(fd, fi); err != nil {
+		return nil, fmt.Errorf("could not read %s: %w", path, err)
+	}
 	off := 0
 	for off < len(buf) {
 		k, err := syscall.Read(fd, buf[off:])
@@ -228,12 +232,83 @@ func (p *posix) currentSum(kind string) (string, error) {
 	if p.curSum != "" && strings.HasPrefix(p.curSum, "{"+kind+"}") {
 		return p.curSum, nil
 	}
-	s, err := source.SumFile(kind, p.path)
+	s, err := sumChecked(kind, p.path, p.fi, p.follow())
 	if err != nil {
 		return "", fmt.Errorf("could not read %s: %w", p.path, err)
 	}
 	p.curSum = source.Format(kind, s)
 	return p.curSum, nil
+}
+
+// errSwapped: the file opened is not the one examined (replaced since).
+var errSwapped = errors.New("it changed since it was examined (replaced by another file or a link); not read")
+
+// sameFile reports whether fd is the file fi describes (device, inode).
+func sameFile(fd int, fi fs.FileInfo) error {
+	want, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return err
+	}
+	if st.Dev != want.Dev || st.Ino != want.Ino || st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return errSwapped
+	}
+	return nil
+}
+
+// openChecked opens the regular file at path for reading, without
+// following a symlink unless follow, and checks it is the one fi
+// describes: every read of an existing file (comparison, diff, backup)
+// goes through it, so a file swapped for a link to a secret after it was
+// examined is never read.
+func openChecked(path string, fi fs.FileInfo, follow bool) (*os.File, error) {
+	fd, err := openRead(path, follow)
+	if err != nil {
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	if err := sameFile(fd, fi); err != nil {
+		syscall.Close(fd)
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	// Blocking reads from here on (O_NONBLOCK only kept the open of a
+	// swapped-in FIFO from hanging).
+	if err := syscall.SetNonblock(fd, false); err != nil {
+		syscall.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// sumChecked is the digest of the file at path, opened by openChecked.
+func sumChecked(kind, path string, fi fs.FileInfo, follow bool) (string, error) {
+	f, err := openChecked(path, fi, follow)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	s, err := source.SumReader(kind, f)
+	if err != nil {
+		return "", fmt.Errorf("read %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// readChecked reads at most limit bytes of the file at path, opened by
+// openChecked; ok false when it is longer.
+func readChecked(path string, fi fs.FileInfo, follow bool, limit int64) ([]byte, bool, error) {
+	f, err := openChecked(path, fi, follow)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, false, err
+	}
+	return b, int64(len(b)) <= limit, nil
 }
 
 // openRead opens path for reading; unless follow, a symlink that
@@ -257,8 +332,9 @@ func (p *posix) fetcher() (*source.Fetcher, error) {
 	if p.env != nil {
 		o.CAFile = p.env.Options.CAFile
 		o.HTTPTimeout = p.env.Options.HTTPTimeout
+		o.MaxSize = p.env.Options.MaxSourceSize
 	}
-	key := fmt.Sprintf("file:fetcher:%s:%d", o.CAFile, o.HTTPTimeout)
+	key := fmt.Sprintf("file:fetcher:%s:%d:%d", o.CAFile, o.HTTPTimeout, o.MaxSize)
 	if v, ok := cacheGet(p.env, key); ok {
 		return v.(*source.Fetcher), nil
 	}

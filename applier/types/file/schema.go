@@ -245,12 +245,14 @@ func mungeBackup(v any) (any, error) {
 	return s, nil
 }
 
+// nonEmpty checks an owner or group: a name, or an id in range.
 func nonEmpty(name string) func(any) error {
+	id := applier.ValidID(name)
 	return func(v any) error {
 		if s, _ := v.(string); strings.TrimSpace(s) == "" {
 			return fmt.Errorf("invalid %s name ''", name)
 		}
-		return nil
+		return id(v)
 	}
 }
 

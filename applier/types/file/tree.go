@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/atomicfile"
 	"github.com/pippet/pippet/applier/source"
 )
 
@@ -171,10 +172,23 @@ func (p *posix) treePlan(ctx context.Context) ([]treeAction, error) {
 			"set max_files to bound it, or to -1 to silence this warning", p.r.Ref(), entries, softMaxFiles))
 	}
 	var plan []treeAction
+	// blocked are the entries of the destination that stay something
+	// other than a real directory (a link, a file kept by replace: false):
+	// what the source has below one is not copied, never through it.
+	var blocked []string
 	for _, rel := range wantOrder {
+		if isBelow(rel, blocked) {
+			continue
+		}
 		a := treeAction{rel: rel, want: want[rel], have: have[rel]}
 		if err := p.planEntry(&a); err != nil {
 			return nil, err
+		}
+		if a.want.Type == source.TypeDirectory && a.have != nil && !a.have.IsDir() &&
+			(len(a.ops) == 0 || a.ops[0] != "replace") {
+			blocked = append(blocked, rel)
+			p.env.Logger().Warn(fmt.Sprintf("/%s: %s is not a directory (%s); the source's entries below it are not copied",
+				p.r.Ref(), filepath.Join(p.path, rel), ftype(a.have)))
 		}
 		if len(a.ops) > 0 {
 			plan = append(plan, a)
@@ -204,6 +218,35 @@ func (p *posix) treePlan(ctx context.Context) ([]treeAction, error) {
 	}
 	p.plan, p.planned = plan, true
 	return plan, nil
+}
+
+// isBelow reports whether rel is below one of dirs.
+func isBelow(rel string, dirs []string) bool {
+	for _, d := range dirs {
+		if strings.HasPrefix(rel, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// realParents checks, just before an entry below the directory is
+// written, that every directory between the managed one and the entry
+// is a real directory, not a link swapped in since the plan was made.
+func (p *posix) realParents(rel string) error {
+	dir := p.path
+	parts := strings.Split(rel, "/")
+	for _, part := range parts[:len(parts)-1] {
+		dir = filepath.Join(dir, part)
+		fi, err := os.Lstat(dir)
+		if err != nil {
+			return err
+		}
+		if !fi.IsDir() {
+			return fmt.Errorf("not writing through %s: it is a %s, not a directory", dir, ftype(fi))
+		}
+	}
+	return nil
 }
 
 func under(rel string, plan []treeAction) bool {
@@ -236,7 +279,7 @@ func (p *posix) planEntry(a *treeAction) error {
 	switch w.Type {
 	case source.TypeFile:
 		if p.r.Bool("replace") && w.Checksum != "" {
-			cur, err := source.SumFile(w.ChecksumType, filepath.Join(p.path, a.rel))
+			cur, err := sumChecked(w.ChecksumType, filepath.Join(p.path, a.rel), h, false)
 			if err != nil {
 				return err
 			}
@@ -363,9 +406,12 @@ func (p *posix) applyTree(ctx context.Context) (_ string, err error) {
 }
 
 func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string, dirs *applier.DirSync) error {
+	if err := p.realParents(a.rel); err != nil {
+		return err
+	}
 	if a.purge {
 		if a.have.Mode().IsRegular() {
-			if err := backupFile(ctx, p.env, p.r.String("backup"), full, a.have); err != nil {
+			if err := backupFile(ctx, p.env, p.r.String("backup"), full, a.have, false); err != nil {
 				return err
 			}
 		}
@@ -380,7 +426,7 @@ func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string, dirs
 	}
 	if a.ops[0] == "create" || a.ops[0] == "replace" || a.ops[0] == "content" || a.ops[0] == "target" {
 		if a.have != nil && a.have.Mode().IsRegular() {
-			if err := backupFile(ctx, p.env, p.r.String("backup"), full, a.have); err != nil {
+			if err := backupFile(ctx, p.env, p.r.String("backup"), full, a.have, false); err != nil {
 				return err
 			}
 		}
@@ -402,16 +448,7 @@ func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string, dirs
 				return err
 			}
 		case source.TypeLink:
-			tmp := filepath.Join(filepath.Dir(full), fmt.Sprintf(".%s.pippet-link-%d", filepath.Base(full), os.Getpid()))
-			os.Remove(tmp)
-			if err := os.Symlink(a.want.Target, tmp); err != nil {
-				return err
-			}
-			if err := os.Rename(tmp, full); err != nil {
-				os.Remove(tmp)
-				return err
-			}
-			if err := dirs.Mark(filepath.Dir(full)); err != nil {
+			if err := atomicfile.Symlink(full, a.want.Target, -1, -1, dirs); err != nil {
 				return err
 			}
 		default:

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"io/fs"
 	"os"
@@ -113,6 +112,8 @@ func (p *posix) describe(c *Content) string {
 		d.Kind, d.Sum = m.ChecksumType, m.Checksum
 	case !m.ModTime.IsZero():
 		d.Kind, d.Sum = source.MTime, m.ModTime.UTC().Format(time.RFC3339)
+	case p.copied != "":
+		return p.copied // what the copy hashed: the source offered nothing
 	}
 	return d.String()
 }
@@ -337,8 +338,22 @@ func (p *posix) writeContent(ctx context.Context, ws writeSpec, c *Content) erro
 		if m.Type == source.TypeDirectory {
 			return fmt.Errorf("source %s is a directory", m.Source)
 		}
+		if p.r.Bool("show_diff") {
+			p.written = &capture{}
+			w = io.MultiWriter(w, p.written)
+		}
 		return p.copySource(ctx, w, m, true)
 	})
+}
+
+// capture keeps the first maxDiffInput+1 bytes written to it.
+type capture struct{ b []byte }
+
+func (c *capture) Write(b []byte) (int, error) {
+	if room := maxDiffInput + 1 - len(c.b); room > 0 {
+		c.b = append(c.b, b[:min(room, len(b))]...)
+	}
+	return len(b), nil
 }
 
 // copySource streams the source into w, checking the digest the metadata
@@ -355,14 +370,28 @@ func (p *posix) copySource(ctx context.Context, w io.Writer, m *source.Metadata,
 		return fmt.Errorf("fetch %s: %w", m.Source, err)
 	}
 	defer rc.Close()
+	if sz, ok := rc.(interface{ Size() int64 }); ok && sz.Size() > 0 {
+		// A promised length that cannot fit is refused before the copy.
+		var fs syscall.Statfs_t
+		dir := filepath.Dir(p.path)
+		if syscall.Statfs(dir, &fs) == nil && uint64(sz.Size()) > fs.Bavail*uint64(fs.Bsize) {
+			return fmt.Errorf("source %s is %d bytes, more than the %d bytes free in %s; not installed",
+				m.Source, sz.Size(), fs.Bavail*uint64(fs.Bsize), dir)
+		}
+	}
 	kind, want := m.ChecksumType, m.Checksum
 	if cv := p.r.String("checksum_value"); cv != "" && pinned {
 		kind, want = p.r.String("checksum"), cv
 	}
-	var h hash.Hash
-	if want != "" {
-		h = source.NewHash(kind)
+	if want == "" {
+		// Nothing to check against: hash anyway, so the event names the
+		// digest of what was installed.
+		kind = p.r.String("checksum")
+		if !source.IsDigest(kind) {
+			kind = source.SHA256
+		}
 	}
+	h := source.NewHash(kind)
 	var dst io.Writer = w
 	if h != nil {
 		if source.IsLite(kind) {
@@ -376,6 +405,12 @@ func (p *posix) copySource(ctx context.Context, w io.Writer, m *source.Metadata,
 	}
 	if h != nil {
 		got := fmt.Sprintf("%x", h.Sum(nil))
+		if want == "" {
+			if pinned {
+				p.copied = source.Format(kind, got)
+			}
+			return nil
+		}
 		if got != want {
 			return fmt.Errorf("content from %s does not match its checksum (%s, expected %s); not installed",
 				m.Source, source.Format(kind, got), source.Format(kind, want))
@@ -415,7 +450,13 @@ func (p *posix) setContent(ctx context.Context, c *applier.Change) error {
 	var old []byte
 	showDiff := p.r.Bool("show_diff")
 	if showDiff && p.fi != nil && p.fi.Size() <= maxDiffInput {
-		old, _ = os.ReadFile(p.path)
+		b, whole, err := readChecked(p.path, p.fi, p.follow(), maxDiffInput)
+		if err != nil {
+			return fmt.Errorf("could not read %s for its diff: %w", p.path, err)
+		}
+		if whole {
+			old = b
+		}
 	}
 	if err := p.backup(ctx); err != nil {
 		return err
@@ -429,11 +470,13 @@ func (p *posix) setContent(ctx context.Context, c *applier.Change) error {
 	}
 	c.Message = fmt.Sprintf("content changed '%v' to '%s'", c.Is, ct)
 	if showDiff {
+		// The new side is what was written (kept while copying), never
+		// read back from the path, which someone may have swapped since.
 		var nw []byte
 		if ct.Inline {
 			nw = []byte(ct.Data)
-		} else if fi, err := os.Stat(p.path); err == nil && fi.Size() <= maxDiffInput {
-			nw, _ = os.ReadFile(p.path)
+		} else if p.written != nil && len(p.written.b) <= maxDiffInput {
+			nw = p.written.b
 		}
 		if nw != nil && old != nil && !bytes.Equal(old, nw) {
 			// The engine logs the message, diff included, at the resource's level.
@@ -513,33 +556,16 @@ func (p *posix) makeLink(ctx context.Context) error {
 			return err
 		}
 	}
-	dir := filepath.Dir(p.path)
-	var tmp string
-	for i := 0; ; i++ {
-		tmp = filepath.Join(dir, fmt.Sprintf(".%s.pippet-link-%d-%d", filepath.Base(p.path), os.Getpid(), i))
-		err := os.Symlink(target, tmp)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, fs.ErrExist) || i > 100 {
+	uid, gid, err := p.wantOwner()
+	if err != nil {
+		return err
+	}
+	if p.kind == "directory" {
+		if err := os.RemoveAll(p.path); err != nil {
 			return fmt.Errorf("create link %s: %w", p.path, err)
 		}
 	}
-	uid, gid, err := p.wantOwner()
-	if err == nil && (uid >= 0 || gid >= 0) {
-		err = os.Lchown(tmp, uid, gid)
-	}
-	if err == nil && p.kind == "directory" {
-		err = os.RemoveAll(p.path)
-	}
-	if err == nil {
-		err = os.Rename(tmp, p.path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("create link %s: %w", p.path, err)
-	}
-	return dirsOf(p.env).Mark(dir)
+	return atomicfile.Symlink(p.path, target, uid, gid, dirsOf(p.env))
 }
 
 // remove deletes the file, link or (with force) directory.

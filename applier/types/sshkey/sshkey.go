@@ -87,7 +87,7 @@ var Type = &applier.Type{
 		},
 	},
 	TitlePatterns: []applier.TitlePattern{
-		{Re: regexp.MustCompile(`^(?P<name>.*?)@(?P<type>.*)$`)},
+		{Re: regexp.MustCompile(`^(?P<name>[^@]*)@(?P<type>.*)$`)},
 		{Re: regexp.MustCompile(`^(?P<name>[^@]+)$`)},
 	},
 	RefTitle:  func(r *applier.Resource) string { return r.Name() + "@" + r.String("type") },

@@ -23,12 +23,14 @@
 // temporary file in the same directory, fsyncs it and renames it over the
 // target, so a crash never leaves a half-written file. Only when the target
 // cannot be replaced by rename (a bind-mounted file such as /etc/hosts in a
-// container) does it fall back to rewriting the file in place. A symbolic
+// container) does it fall back to rewriting the file in place, from the
+// complete temp file, putting the old bytes back if the rewrite fails. A symbolic
 // link is followed: the file it points to is written.
 //
 // Parsed files are cached in the Env's Cache keyed by path, and reused
 // while the file's inode, size and modification time are unchanged; Save
-// drops the entry.
+// drops the entry. The cache is bounded: files over MaxCachedSize are
+// never kept, and a parser keeps at most MaxCachedFiles.
 package parsedfile
 
 import (
@@ -40,6 +42,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -60,6 +63,11 @@ type Parser[R any] struct {
 	// Mode is the mode of a file Save creates (0: 0600); an existing file
 	// keeps its own. Puppet's sshkey provider creates known_hosts 0644.
 	Mode fs.FileMode
+
+	// cachedKeys are the cache keys Load filled, oldest first (at most
+	// MaxCachedFiles; see Load).
+	mu         sync.Mutex
+	cachedKeys []string
 }
 
 // Line is one line of a file: a record, or text kept verbatim.
@@ -125,6 +133,33 @@ type cached[R any] struct {
 
 func (p *Parser[R]) key(path string) string { return "parsedfile:" + p.Name + ":" + path }
 
+// What a parser keeps in the cache is bounded: a file larger than
+// MaxCachedSize is parsed on every Load and never kept, and at most
+// MaxCachedFiles files are kept per parser (the oldest dropped first), so
+// a huge or hostile target costs time, not memory that stays.
+const (
+	MaxCachedSize  = 4 << 20
+	MaxCachedFiles = 16
+)
+
+// remember records that key was put in cache, dropping the oldest entry
+// past MaxCachedFiles.
+func (p *Parser[R]) remember(cache *applier.Cache, key string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for i, k := range p.cachedKeys {
+		if k == key {
+			p.cachedKeys = append(p.cachedKeys[:i], p.cachedKeys[i+1:]...)
+			break
+		}
+	}
+	p.cachedKeys = append(p.cachedKeys, key)
+	for len(p.cachedKeys) > MaxCachedFiles {
+		cache.Drop(p.cachedKeys[0])
+		p.cachedKeys = p.cachedKeys[1:]
+	}
+}
+
 // Load reads path into a File. A missing file is an empty File with Exists
 // false. cache may be nil.
 func (p *Parser[R]) Load(path string, cache *applier.Cache) (*File[R], error) {
@@ -154,10 +189,11 @@ func (p *Parser[R]) Load(path string, cache *applier.Cache) (*File[R], error) {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
 	f.Lines = p.parse(string(data))
-	if cache != nil {
+	if cache != nil && st.Size() <= MaxCachedSize {
 		// Cache what was stat'ed before reading: if the file changed in
 		// between, the next Load sees a different stat and reads again.
 		cache.Put(p.key(path), &cached[R]{ino: ino, size: st.Size(), mtime: st.ModTime(), lines: f.Lines})
+		p.remember(cache, p.key(path))
 		f.shared = true
 	}
 	return f, nil

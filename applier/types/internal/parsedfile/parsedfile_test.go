@@ -3,6 +3,7 @@ package parsedfile
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -301,5 +302,35 @@ func TestCutHeader(t *testing.T) {
 	} {
 		_, ok := CutHeader([]byte(bad))
 		require.False(t, ok, "%q", bad)
+	}
+}
+
+// The cache is bounded (issue 15 item 14): a file over MaxCachedSize is
+// never kept, and a parser keeps at most MaxCachedFiles files.
+func TestCacheBounded(t *testing.T) {
+	dir := t.TempDir()
+	cache := &applier.Cache{}
+	p := &Parser[kv]{Name: "bounded", Parse: kvParser.Parse, Render: kvParser.Render}
+	big := filepath.Join(dir, "big")
+	require.NoError(t, os.WriteFile(big, []byte(strings.Repeat("k v\n", MaxCachedSize/4+1)), 0o644))
+	f, err := p.Load(big, cache)
+	require.NoError(t, err)
+	assert.Len(t, f.Lines, MaxCachedSize/4+1)
+	_, ok := cache.Get(p.key(big))
+	assert.False(t, ok, "a file over MaxCachedSize is not kept")
+
+	var paths []string
+	for i := 0; i <= MaxCachedFiles; i++ {
+		path := filepath.Join(dir, fmt.Sprintf("f%d", i))
+		require.NoError(t, os.WriteFile(path, []byte("a 1\n"), 0o644))
+		_, err := p.Load(path, cache)
+		require.NoError(t, err)
+		paths = append(paths, path)
+	}
+	_, ok = cache.Get(p.key(paths[0]))
+	assert.False(t, ok, "the oldest entry is dropped past MaxCachedFiles")
+	for _, path := range paths[1:] {
+		_, ok := cache.Get(p.key(path))
+		assert.True(t, ok, path)
 	}
 }

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/pippet/pippet/runner"
+)
+
+// Host is one machine of the fleet: a name and the command that starts a
+// receiver there (`ssh web1 receiver`, or a local receiver).
+type Host struct {
+	Name    string
+	Command []string
+}
+
+// Summary is what one host did with the resources.
+type Summary struct {
+	Host                       string
+	Changed, Unchanged, Failed int
+	Elapsed                    time.Duration
+	Err                        error   // the host could not be driven at all
+	Failures                   []error // the resources that failed, in order
+}
+
+func (s Summary) String() string {
+	if s.Err != nil {
+		return fmt.Sprintf("%s: not applied: %v", s.Host, s.Err)
+	}
+	n := s.Changed + s.Unchanged + s.Failed
+	return fmt.Sprintf("%s: %d resources in %s: %d changed, %d unchanged, %d failed",
+		s.Host, n, s.Elapsed.Round(time.Millisecond), s.Changed, s.Unchanged, s.Failed)
+}
+
+// ReadResources reads NDJSON requests ({"type","title","params"}), one a
+// line; blank lines and lines starting with # are skipped.
+func ReadResources(r io.Reader) ([]*runner.Resource, error) {
+	var out []*runner.Resource
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for n := 1; sc.Scan(); n++ {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 || line[0] == '#' {
+			continue
+		}
+		var req struct {
+			Type   string `json:"type"`
+			Title  string `json:"title"`
+			Params string `json:"params"`
+		}
+		if err := json.Unmarshal(line, &req); err != nil {
+			return nil, fmt.Errorf("line %d: %w", n, err)
+		}
+		if req.Type == "" || req.Title == "" {
+			return nil, fmt.Errorf("line %d: type and title are required", n)
+		}
+		if req.Params == "" {
+			req.Params = "{}"
+		}
+		out = append(out, &runner.Resource{Type: req.Type, Title: req.Title, Params: req.Params})
+	}
+	return out, sc.Err()
+}
+
+// Apply applies resources, in order, to every host at once, each through
+// its own runner (its own receiver process, started and stopped here), and
+// returns one summary per host, sorted by name. A host whose receiver
+// cannot start, or whose connection keeps failing, does not hold back the
+// others. Each resource gets at most timeout.
+func Apply(ctx context.Context, hosts []Host, resources []*runner.Resource, timeout time.Duration, log *slog.Logger) []Summary {
+	out := make([]Summary, len(hosts))
+	var wg sync.WaitGroup
+	for i, h := range hosts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i] = applyHost(ctx, h, resources, timeout, log)
+		}()
+	}
+	wg.Wait()
+	sort.Slice(out, func(i, j int) bool { return out[i].Host < out[j].Host })
+	return out
+}
+
+func applyHost(ctx context.Context, h Host, resources []*runner.Resource, timeout time.Duration, log *slog.Logger) Summary {
+	s := Summary{Host: h.Name}
+	start := time.Now()
+	defer func() { s.Elapsed = time.Since(start) }()
+	rec := runner.New(runner.Options{Command: h.Command, Logger: log.With("host", h.Name)})
+	if err := rec.Register(); err != nil {
+		s.Err = err
+		return s
+	}
+	defer rec.Unregister()
+	for _, res := range resources {
+		if err := ctx.Err(); err != nil {
+			s.Err = err
+			return s
+		}
+		rctx, cancel := context.WithTimeout(ctx, timeout)
+		changed, err := runner.Apply(rctx, rec, res)
+		cancel()
+		var re *runner.ResultError
+		switch {
+		case err == nil && changed:
+			s.Changed++
+		case err == nil:
+			s.Unchanged++
+		case errors.As(err, &re):
+			s.Failed++
+			s.Failures = append(s.Failures, err)
+		default:
+			// The receiver or the connection failed: the runner replaces
+			// the child for the next resource; this one counts as failed.
+			s.Failed++
+			s.Failures = append(s.Failures, fmt.Errorf("%s[%s]: %w", res.Type, res.Title, err))
+		}
+	}
+	s.Elapsed = time.Since(start)
+	return s
+}
+
+// ParseHost reads NAME=COMMAND (the command split on blanks).
+func ParseHost(s string) (Host, error) {
+	name, cmd, ok := strings.Cut(s, "=")
+	if !ok || name == "" || strings.TrimSpace(cmd) == "" {
+		return Host{}, fmt.Errorf("host %q: want NAME=COMMAND, e.g. web1='ssh web1 receiver'", s)
+	}
+	return Host{Name: name, Command: strings.Fields(cmd)}, nil
+}
