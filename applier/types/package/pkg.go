@@ -195,7 +195,7 @@ func mungeName(v any) (any, error) {
 	if s == "" || strings.HasPrefix(s, "-") || strings.ContainsAny(s, " \t\r\n\x00") {
 		return nil, fmt.Errorf("Invalid package name %q: it must not be empty, start with '-' or contain whitespace", s)
 	}
-	return s, nil
+	return v, nil // already boxed: no allocation
 }
 
 func rubyClass(v any) string {

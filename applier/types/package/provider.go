@@ -139,10 +139,18 @@ func (p *provider) currentMark() string {
 	return p.cur.mark()
 }
 
+// The values Get reports for a package dpkg does not know.
+var purgedV, noneV any = "purged", "none"
+
 // Get reports what Resolve found.
 func (p *provider) Get(_ context.Context, cur *applier.State) error {
-	cur.Set("ensure", p.current())
-	cur.Set("mark", p.currentMark())
+	if p.cur == nil {
+		cur.Set("ensure", purgedV)
+		cur.Set("mark", noneV)
+		return nil
+	}
+	cur.Set("ensure", p.cur.ensureV)
+	cur.Set("mark", p.cur.markV)
 	return nil
 }
 

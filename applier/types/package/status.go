@@ -22,6 +22,9 @@ type entry struct {
 	Want, Eflag, Status string
 	// Provides is the raw Provides field.
 	Provides string
+	// ensureV and markV are ensure() and mark() made once, as the values
+	// Get reports (boxed once, not per request).
+	ensureV, markV any
 }
 
 // ensure is the entry's current ensure value as Puppet's dpkg provider
@@ -70,6 +73,7 @@ func parseStatus(data []byte) (*database, error) {
 	flush := func() {
 		if have && cur.Name != "" {
 			e := cur
+			e.ensureV, e.markV = e.ensure(), e.mark()
 			db.byName[e.Name] = append(db.byName[e.Name], &e)
 		}
 		cur, have = entry{}, false
