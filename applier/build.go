@@ -39,14 +39,15 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 	// The given declared attributes are collected on the way, to be set in
 	// declaration order below (a request names a few of a type's many
 	// attributes: sorting those beats a lookup per declared attribute).
-	var unknown string
+	var unknown, nilName string
 	var givenBuf [16]givenAttr
 	given := givenBuf[:0]
 	for name, raw := range params {
 		if s := ix.names.find(name); s >= 0 {
-			if raw != nil {
-				given = append(given, givenAttr{slot: s, raw: raw})
+			if raw == nil && (nilName == "" || name < nilName) {
+				nilName = name
 			}
+			given = append(given, givenAttr{slot: s, raw: raw})
 			continue
 		}
 		kind, meta := metaparams[name]
@@ -57,6 +58,11 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 			continue
 		}
 		if raw == nil {
+			// Puppet refuses a null for any attribute, metaparameters
+			// included, before looking at it.
+			if nilName == "" || name < nilName {
+				nilName = name
+			}
 			continue
 		}
 		switch kind {
@@ -80,6 +86,9 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 	}
 	if unknown != "" {
 		return nil, fmt.Errorf("no parameter named '%s' on %s%s", unknown, r.Ref(), t.suggestParam(unknown))
+	}
+	if nilName != "" {
+		return nil, fmt.Errorf("Got nil value for %s on %s", nilName, r.Ref())
 	}
 	if len(r.Ignored) > 1 {
 		sort.Strings(r.Ignored)

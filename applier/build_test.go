@@ -74,8 +74,10 @@ func TestNewResource(t *testing.T) {
 				assert.Equal(t, []any{"x"}, r.Value("tags"))
 				assert.True(t, r.Given("ensure"))
 			}},
-		{name: "null param is not given", title: "/a", params: map[string]any{"size": nil},
-			check: func(t *testing.T, r *applier.Resource) { assert.False(t, r.Has("size")) }},
+		{name: "null param refused, as Puppet refuses it", title: "/a", params: map[string]any{"size": nil, "colour": "red"},
+			wantErr: "Got nil value for size on Widget[/a]"},
+		{name: "null metaparameter refused", title: "/a", params: map[string]any{"noop": nil},
+			wantErr: "Got nil value for noop on Widget[/a]"},
 		{name: "metaparameters accepted", title: "/a", params: map[string]any{
 			"noop": "true", "loglevel": "info", "tag": []any{"a"}, "alias": "w", "audit": "all",
 			"before": "File[/x]", "require": "File[/y]", "notify": "X[y]", "subscribe": "X[z]", "schedule": "daily", "stage": "main"},

@@ -70,6 +70,11 @@ func MungeValue(a *Attr, raw any) (any, error) { return mungeAttr(a, raw) }
 
 func mungeAttr(a *Attr, raw any) (any, error) {
 	if !a.Array {
+		if l, isList := raw.([]any); isList && a.Accepts&(AcceptFirstOfList|AcceptLastOfList) != 0 {
+			return mungeFirst(a, l)
+		} else if isList && a.Accepts != 0 && a.Kind != KindAny {
+			return nil, fmt.Errorf("expected %s, got an array", a.Accepts)
+		}
 		if _, isList := raw.([]any); isList && a.Kind != KindAny {
 			return nil, fmt.Errorf("expected a single value, got an array")
 		}
@@ -87,6 +92,80 @@ func mungeAttr(a *Attr, raw any) (any, error) {
 		}
 		return []any{v}, nil
 	}
+}
+
+// mungeFirst is Puppet's property given a list where it takes one value:
+// every element is checked and munged, the first (or, AcceptLastOfList,
+// the last) is the value.
+func mungeFirst(a *Attr, l []any) (any, error) {
+	if len(l) == 0 {
+		return nil, fmt.Errorf("expected %s, got an empty array", a.Accepts&^(AcceptFirstOfList|AcceptLastOfList))
+	}
+	last := a.Accepts&AcceptLastOfList != 0
+	var first any
+	for i, e := range l {
+		if _, isList := e.([]any); isList {
+			return nil, fmt.Errorf("expected %s, got an array in the array", a.Accepts&^(AcceptFirstOfList|AcceptLastOfList))
+		}
+		v, err := mungeOne(a, e)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 || last {
+			first = v
+		}
+	}
+	return first, nil
+}
+
+// yamlKind is the ValueKinds bit of a decoded value (0 for nil and lists).
+func yamlKind(raw any) ValueKinds {
+	switch raw.(type) {
+	case string:
+		return AcceptString
+	case int64, int, int32, uint32, uint64:
+		return AcceptInteger
+	case float64:
+		return AcceptFloat
+	case bool:
+		return AcceptBoolean
+	case map[string]any:
+		return AcceptMap
+	}
+	return 0
+}
+
+// String names the kinds, for errors: "a string or an integer".
+func (k ValueKinds) String() string {
+	var names []string
+	for _, n := range []struct {
+		bit  ValueKinds
+		name string
+	}{{AcceptString, "a string"}, {AcceptInteger, "an integer"}, {AcceptFloat, "a float"},
+		{AcceptBoolean, "a boolean"}, {AcceptMap, "a hash"}, {AcceptFirstOfList | AcceptLastOfList, "an array"}} {
+		if k&n.bit != 0 {
+			names = append(names, n.name)
+		}
+	}
+	switch len(names) {
+	case 0:
+		return "nothing"
+	case 1:
+		return names[0]
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " or " + names[len(names)-1]
+}
+
+// describeKind names a decoded value's kind with the value, for errors.
+func describeKind(raw any) string {
+	s, ok := scalarString(raw)
+	switch k := yamlKind(raw); {
+	case k == AcceptMap:
+		return "a hash"
+	case ok:
+		return k.String() + " (" + s + ")"
+	}
+	return describeRaw(raw)
 }
 
 // mungeList munges each element of an array attribute's value.
@@ -153,6 +232,11 @@ func inValues(vals []string, s string) bool {
 }
 
 func mungeOne(a *Attr, raw any) (any, error) {
+	// Values of other Go types (a default's, a list given whole to a
+	// KindAny attribute) are the Munge's business.
+	if k := yamlKind(raw); a.Accepts != 0 && k != 0 && a.Accepts&k == 0 {
+		return nil, fmt.Errorf("expected %s, got %s", a.Accepts&^(AcceptFirstOfList|AcceptLastOfList), describeKind(raw))
+	}
 	if a.Kind == KindAny {
 		v := normaliseAny(raw)
 		return finish(a, v)

@@ -151,6 +151,51 @@ func TestInSyncHelpers(t *testing.T) {
 	}
 }
 
+// TestMungeAccepts: an attribute's declared YAML kinds decide what it
+// takes, as Puppet's attribute does (see integration/testdata/
+// oracle-values.json for Puppet's answers, attribute by attribute).
+func TestMungeAccepts(t *testing.T) {
+	str := applier.Attr{Kind: applier.KindString, Accepts: applier.AcceptString}
+	first := applier.Attr{Kind: applier.KindString, Accepts: applier.AcceptString | applier.AcceptInteger | applier.AcceptFirstOfList}
+	last := applier.Attr{Kind: applier.KindString, Accepts: applier.AcceptString | applier.AcceptLastOfList}
+	anyStr := applier.Attr{Kind: applier.KindAny, Accepts: applier.AcceptString}
+	cases := []struct {
+		name    string
+		attr    applier.Attr
+		raw     any
+		want    any
+		wantErr string
+	}{
+		{"string taken", str, "x", "x", ""},
+		{"integer refused", str, int64(42), nil, "expected a string, got an integer (42)"},
+		{"float refused", str, 1.5, nil, "expected a string, got a float (1.5)"},
+		{"boolean refused", str, false, nil, "expected a string, got a boolean (false)"},
+		{"hash refused", str, map[string]any{"a": "b"}, nil, "got a hash"},
+		{"list refused", str, []any{"a"}, nil, "expected a string, got an array"},
+		{"first of a list", first, []any{"a", int64(2)}, "a", ""},
+		{"every element checked", first, []any{"a", true}, nil, "expected a string or an integer, got a boolean (true)"},
+		{"empty list refused", first, []any{}, nil, "got an empty array"},
+		{"nested list refused", first, []any{[]any{"a"}}, nil, "an array in the array"},
+		{"integer as YAML wrote it", first, int64(7), "7", ""},
+		{"last of a list", last, []any{"one", "two"}, "two", ""},
+		{"KindAny list left to Munge", anyStr, []any{"a", "b"}, []any{"a", "b"}, ""},
+		{"KindAny scalar checked", anyStr, int64(1), nil, "expected a string, got an integer (1)"},
+		{"zero Accepts: any scalar", applier.Attr{Kind: applier.KindString}, true, "true", ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := applier.MungeValue(&tc.attr, tc.raw)
+			if tc.wantErr != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
 func TestParseID(t *testing.T) {
 	for _, tc := range []struct {
 		in      string

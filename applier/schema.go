@@ -39,6 +39,33 @@ const (
 	KindAny
 )
 
+// ValueKinds is a set of YAML's kinds of value (a null is refused for
+// every attribute, as Puppet refuses it).
+type ValueKinds uint8
+
+const (
+	// AcceptString: a string ('x', "x", or an unquoted word).
+	AcceptString ValueKinds = 1 << iota
+	// AcceptInteger: an integer (42, 0644 in YAML 1.1's octal).
+	AcceptInteger
+	// AcceptFloat: a float (1.5).
+	AcceptFloat
+	// AcceptBoolean: true or false (also yes, no, on, off).
+	AcceptBoolean
+	// AcceptMap: a map ({a: b}), for a KindAny attribute.
+	AcceptMap
+	// AcceptFirstOfList: a list where one value is expected, as Puppet's
+	// properties take one: every element must be of an accepted kind and
+	// munge, and the first is the value. An empty list is refused.
+	AcceptFirstOfList
+	// AcceptLastOfList: as AcceptFirstOfList, but the last element is the
+	// value (Puppet's file content writes the last element of a list).
+	AcceptLastOfList
+
+	// AcceptScalars is every scalar kind.
+	AcceptScalars = AcceptString | AcceptInteger | AcceptFloat | AcceptBoolean
+)
+
 // Attr declares one attribute of a Type.
 type Attr struct {
 	// Name as written in params.
@@ -50,6 +77,12 @@ type Attr struct {
 	// Array: the attribute takes a list; a scalar becomes a one-element
 	// list. The munged value is []any of the element kind's Go type.
 	Array bool
+	// Accepts are the kinds of YAML value the attribute takes, as Puppet's
+	// attribute takes them: a value (each element, when Array) of another
+	// kind is refused before Kind converts it. Zero keeps the older rule:
+	// any scalar, and a list only when Array or KindAny. A KindAny
+	// attribute's Munge decides what a list given whole may hold.
+	Accepts ValueKinds
 	// Values are the literal values allowed (for KindEnum, and as an extra
 	// allowance for other kinds, e.g. "absent"). Compared after Aliases.
 	Values []string

@@ -1,8 +1,10 @@
 // Package integration runs the real receiver binary: fixture streams with
 // golden answers (testdata/*.ndjson), the limits that protect it, a
 // controller written the way existing ones are, and the cases recorded
-// from real Puppet (../shared/puppet-oracle/cases.json) for every type that
-// is registered.
+// from real Puppet (every ../shared/puppet-oracle/cases*.json, and this
+// project's own recordings in testdata/oracle-*.json), compared as the
+// oracle's score script compares them; the cases not passed yet are listed
+// by name with the reason in oraclePending.
 package integration
 
 import (

@@ -129,6 +129,7 @@ var Type = &applier.Type{
 			Name:      "path",
 			Behaviour: applier.Parameter,
 			Kind:      applier.KindAny,
+			Accepts:   applier.AcceptString,
 			Munge:     mungeSearchPath,
 			Doc: "The search path used for command execution: an array of directories or a " +
 				"colon-separated string. Commands must be fully qualified when it is not given.",
@@ -200,6 +201,7 @@ var Type = &applier.Type{
 			Name:      "refresh",
 			Behaviour: applier.Parameter,
 			Kind:      applier.KindAny,
+			Accepts:   applier.AcceptString,
 			Munge:     mungeCommand,
 			Doc: "The command to run on refresh instead of `command`. Accepted for " +
 				"compatibility; nothing sends refresh events to the receiver.",

@@ -34,8 +34,12 @@ func TestSequences(t *testing.T) {
 			{"a", "{ensure: file, content: hello}", unchanged},
 			{"a", "{content: bye}", changed},
 		}, check: func(t *testing.T, root string) { assert.Equal(t, "bye", readFile(t, root+"/a")) }},
-		{name: "content number as YAML wrote it", steps: []step{{"a", "{content: 42}", changed}},
-			check: func(t *testing.T, root string) { assert.Equal(t, "42", readFile(t, root+"/a")) }},
+		// As Puppet: content is a string (or a list, whose first element is
+		// the content); a YAML number or boolean is refused.
+		{name: "content number refused", steps: []step{{"a", "{content: 42}", errored}, {"a", "{content: true}", errored}},
+			check: func(t *testing.T, root string) { assert.NoFileExists(t, root+"/a") }},
+		{name: "content list: the last, as Puppet writes it", steps: []step{{"a", "{content: [one, two]}", changed}, {"a", "{content: two}", unchanged}},
+			check: func(t *testing.T, root string) { assert.Equal(t, "two", readFile(t, root+"/a")) }},
 		{name: "multiline content", steps: []step{{"a", "ensure: file\ncontent: |\n  line1\n  line2\n", changed}},
 			check: func(t *testing.T, root string) { assert.Equal(t, "line1\nline2\n", readFile(t, root+"/a")) }},
 		{name: "mode", steps: []step{

@@ -73,6 +73,7 @@ var Type = &applier.Type{
 		{Name: "path", Behaviour: applier.Namevar, Kind: applier.KindPath, Munge: mungePath,
 			Doc: "The path to the file to manage. Must be fully qualified; a trailing slash is dropped."},
 		{Name: "ensure", Behaviour: applier.Property, Kind: applier.KindEnum,
+			Accepts:     applier.AcceptString | applier.AcceptBoolean | applier.AcceptFirstOfList,
 			Values:      []string{"present", "absent", "file", "directory", "link"},
 			Patterns:    []*regexp.Regexp{anything},
 			Aliases:     map[string]string{"false": "absent"},
@@ -84,6 +85,7 @@ var Type = &applier.Type{
 				"target: VALUE). Without ensure, content implies file, target implies " +
 				"link and source implies the kind of the source."},
 		{Name: "content", Behaviour: applier.Property, Kind: applier.KindAny, Munge: mungeContent,
+			Accepts:     applier.AcceptString | applier.AcceptLastOfList,
 			DefaultFunc: defaultContent, InSync: contentInSync,
 			Doc: "The desired content, as a string. Exclusive with source and target. " +
 				"Compared through the checksum kind; events and logs show only its " +
@@ -96,12 +98,16 @@ var Type = &applier.Type{
 		{Name: "sourceselect", Behaviour: applier.Parameter, Kind: applier.KindEnum, Values: []string{"first", "all"}, Default: "first",
 			Doc: "With several sources in a recursive copy: use the first that exists (first), or merge all of them, the earliest source winning for each path (all)."},
 		{Name: "target", Behaviour: applier.Property, Kind: applier.KindString,
-			Doc: "The target of a link (ensure: link); may be relative. Exclusive with content and source."},
-		{Name: "owner", Behaviour: applier.Property, Kind: applier.KindString, Validate: nonEmpty("owner"), InSync: ownerInSync,
+			Accepts: applier.AcceptString | applier.AcceptFirstOfList,
+			Doc:     "The target of a link (ensure: link); may be relative. Exclusive with content and source."},
+		{Name: "owner", Behaviour: applier.Property, Kind: applier.KindString,
+			Accepts: applier.AcceptString | applier.AcceptInteger | applier.AcceptFirstOfList, Validate: nonEmpty("owner"), InSync: ownerInSync,
 			Doc: "The user who owns the file, by name or numeric id."},
-		{Name: "group", Behaviour: applier.Property, Kind: applier.KindString, Validate: nonEmpty("group"), InSync: ownerInSync,
+		{Name: "group", Behaviour: applier.Property, Kind: applier.KindString,
+			Accepts: applier.AcceptString | applier.AcceptInteger | applier.AcceptFirstOfList, Validate: nonEmpty("group"), InSync: ownerInSync,
 			Doc: "The group that owns the file, by name or numeric id."},
-		{Name: "mode", Behaviour: applier.Property, Kind: applier.KindAny, Munge: mungeMode, InSync: modeInSync,
+		{Name: "mode", Behaviour: applier.Property, Kind: applier.KindAny, Munge: mungeMode,
+			Accepts: applier.AcceptScalars | applier.AcceptFirstOfList, InSync: modeInSync,
 			Doc: "Permissions, as a string: octal ('0644', '755') or symbolic ('u+x,g-r', " +
 				"'a=rX'; X adds search to directories and to files someone may already " +
 				"execute). An unquoted number is an error. Numeric modes on directories " +
@@ -122,7 +128,8 @@ var Type = &applier.Type{
 			Doc: "Allow destroying directories: replacing one with a file or link, removing one with ensure: absent, purging subdirectories."},
 		{Name: "replace", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: true,
 			Doc: "false: create the file when missing but never change the content (or kind) of an existing one; ownership and mode are still managed."},
-		{Name: "backup", Behaviour: applier.Parameter, Kind: applier.KindString, Default: "false", Munge: mungeBackup,
+		{Name: "backup", Behaviour: applier.Parameter, Kind: applier.KindString,
+			Accepts: applier.AcceptString | applier.AcceptBoolean, Default: "false", Munge: mungeBackup,
 			Doc: "Keep the old content before replacing or removing a file: false (no " +
 				"backup); a string starting with '.' (a copy beside the file with that " +
 				"suffix; true means .puppet-bak); any other string (the local " +
@@ -139,7 +146,7 @@ var Type = &applier.Type{
 			Doc: "With recurse: true, remove entries the source does not have (every " +
 				"entry when there is no source), except ignored ones; directories only " +
 				"with force."},
-		{Name: "ignore", Behaviour: applier.Parameter, Kind: applier.KindString, Array: true,
+		{Name: "ignore", Behaviour: applier.Parameter, Kind: applier.KindString, Array: true, Accepts: applier.AcceptString,
 			Doc: "Glob patterns (on entry names) skipped by recursion and purge."},
 		{Name: "max_files", Behaviour: applier.Parameter, Kind: applier.KindInteger, Default: int64(0),
 			Validate: atLeastMinusOne("max_files"),
@@ -148,11 +155,11 @@ var Type = &applier.Type{
 		{Name: "show_diff", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: true,
 			Doc: "Put a unified diff (bounded in size) of a content change in its event " +
 				"and on the notice log. false: no content ever appears in answers or logs."},
-		{Name: "validate_cmd", Behaviour: applier.Parameter, Kind: applier.KindString,
+		{Name: "validate_cmd", Behaviour: applier.Parameter, Kind: applier.KindString, Accepts: applier.AcceptString,
 			Doc: "A command (fully qualified) that checks new content before it replaces " +
 				"the file; validate_replacement in it stands for the temp file's path. " +
 				"A non-zero exit fails the resource and keeps the old file."},
-		{Name: "validate_replacement", Behaviour: applier.Parameter, Kind: applier.KindString, Default: "%",
+		{Name: "validate_replacement", Behaviour: applier.Parameter, Kind: applier.KindString, Accepts: applier.AcceptString, Default: "%",
 			Doc: "The placeholder replaced by the temp file's path in validate_cmd."},
 		{Name: "source_permissions", Behaviour: applier.Parameter, Kind: applier.KindEnum,
 			Values: []string{"use", "use_when_creating", "ignore"}, Default: "ignore",

@@ -31,6 +31,7 @@ var Type = &applier.Type{
 			Name:        "message",
 			Behaviour:   applier.Property,
 			Kind:        applier.KindString,
+			Accepts:     applier.AcceptScalars | applier.AcceptFirstOfList,
 			DefaultFunc: func(r *applier.Resource) any { return r.Title },
 			InSync:      func(is, should any) bool { return false },
 			Doc:         "The message to be sent to the log. Defaults to the title.",

@@ -14,6 +14,7 @@ import (
 	"github.com/pippet/pippet/applier"
 	pkg "github.com/pippet/pippet/applier/types/package"
 	"github.com/pippet/pippet/applier/typetest"
+	"github.com/pippet/pippet/internal/testutil"
 )
 
 // needRoot skips a test that installs packages when not root.
@@ -22,6 +23,8 @@ func needRoot(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("installing packages with dpkg and apt-get needs root")
 	}
+	// The integration package's oracle cases install a package too.
+	testutil.MachineLock(t, "dpkg")
 	for _, tool := range []string{"dpkg-deb", "dpkg-scanpackages", "apt-get"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s is required (dpkg-dev, apt): %v", tool, err)
