@@ -254,4 +254,13 @@ type ProviderSpec struct {
 	Features []string
 	// New binds the provider to one resource.
 	New func(r *Resource, env *Env) (Provider, error)
+	// Instances, when set, lists every instance the provider can see
+	// (Puppet's self.instances), for the search verb. scope is a Resource
+	// built from the search's params (validated as an apply's would be,
+	// title empty, nothing required): a provider that lists per user or per
+	// target reads them from it. For each instance it calls add with the
+	// instance's title and fills the returned State exactly as its Get
+	// would for that resource. A provider without Instances cannot list,
+	// and search of its type answers an error naming the type.
+	Instances func(ctx context.Context, env *Env, scope *Resource, add func(title string) *State) error
 }
