@@ -115,6 +115,9 @@ func attrFacts(a *Attr, ix *typeIndex) []string {
 	if a.Required {
 		line += " Required."
 	}
+	if a.Range != nil {
+		line += " Range: " + a.Range.String() + "."
+	}
 	if v, ok := ix.defaults[a.Name]; ok {
 		line += " Default: `" + FormatValue(v) + "`."
 	} else if a.DefaultFunc != nil {

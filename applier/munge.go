@@ -320,6 +320,11 @@ func finish(a *Attr, v any) (any, error) {
 			return nil, err
 		}
 	}
+	if a.Range != nil {
+		if err := a.Range.Check(v); err != nil {
+			return nil, err
+		}
+	}
 	return v, nil
 }
 

@@ -1,6 +1,7 @@
 package applier_test
 
 import (
+	"math"
 	"regexp"
 	"testing"
 
@@ -218,4 +219,41 @@ func TestParseID(t *testing.T) {
 		assert.Equal(t, tc.err, err != nil, tc.in)
 		assert.Equal(t, tc.err, applier.ValidID("owner")(tc.in) != nil, tc.in)
 	}
+}
+
+// TestRange: Attr.Range bounds integers, floats and numbers a Munge kept
+// as digits, after Validate; names, Values and in-range numbers pass.
+func TestRange(t *testing.T) {
+	id := &applier.Attr{Name: "uid", Kind: applier.KindAny, Range: applier.IDRange, Values: []string{"absent"}}
+	secs := &applier.Attr{Name: "timeout", Kind: applier.KindAny, Range: &applier.Range{Min: 0, Max: applier.MaxSeconds, What: "timeout"}}
+	for _, c := range []struct {
+		a    *applier.Attr
+		raw  any
+		want string // "" accepted
+	}{
+		{id, int64(0), ""},
+		{id, int64(applier.MaxID), ""},
+		{id, int64(applier.MaxID + 1), "id 4294967295 is out of range (0 to 4294967294)"},
+		{id, int64(-1), "id -1 is out of range (0 to 4294967294)"},
+		{id, "4294967296", "id 4294967296 is out of range (0 to 4294967294)"},
+		{id, "99999999999999999999999", "id 99999999999999999999999 is out of range (0 to 4294967294)"},
+		{id, "-99999999999999999999999", "id -99999999999999999999999 is out of range (0 to 4294967294)"},
+		{id, "+12", ""},
+		{id, "root", ""},
+		{id, "absent", ""},
+		{id, "-", ""},
+		{secs, 1.5, ""},
+		{secs, float64(applier.MaxSeconds) * 2, "timeout 18446744072 is out of range (0 to 9223372036)"},
+		{secs, 1e300, "timeout 1e+300 is out of range (0 to 9223372036)"},
+		{secs, math.NaN(), "timeout NaN is out of range (0 to 9223372036)"},
+		{&applier.Attr{Name: "n", Kind: applier.KindInteger, Range: applier.NonNegative}, int64(-1), "value -1 is out of range (0 or more)"},
+	} {
+		_, err := applier.MungeValue(c.a, c.raw)
+		if c.want == "" {
+			assert.NoError(t, err, "%v", c.raw)
+		} else if assert.Error(t, err, "%v", c.raw) {
+			assert.Equal(t, c.want, err.Error())
+		}
+	}
+	assert.Equal(t, "0 to 4294967294", applier.IDRange.String())
 }

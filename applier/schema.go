@@ -100,6 +100,12 @@ type Attr struct {
 	Munge func(v any) (any, error)
 	// Validate checks one (element) value after munging.
 	Validate func(v any) error
+	// Range, when set, bounds a numeric value after Munge and Validate: an
+	// integer or float outside it, or a string of digits (a number a Munge
+	// kept as written, too large for 64 bits) outside it, is an error
+	// naming the bounds. Other values (a name, "absent") are left to the
+	// attribute's own rules. `receiver describe` prints it.
+	Range *Range
 	// InSync compares a property's current value with the desired one; nil
 	// means equality (arrays compared in order, unless Unordered).
 	InSync func(is, should any) bool

@@ -129,8 +129,9 @@ func TestOracle(t *testing.T) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	_, partial := findOracleDir() // alone, only the proto-* copy and our own cases load
 	for name := range oraclePending {
-		if _, ok := cases[name]; !ok {
+		if _, ok := cases[name]; !ok && (partial == nil || strings.HasPrefix(name, "kind-")) {
 			t.Errorf("pending case %s is not in the oracle: remove it from oraclePending", name)
 		}
 	}

@@ -38,9 +38,19 @@ type ParamsError struct {
 	// unknown).
 	Line, Column int
 	Msg          string
+	// Attr is the attribute whose value is at fault, when the fault is in
+	// one top-level value and names it usefully (an integer beyond 64
+	// bits); "" otherwise.
+	Attr string
 }
 
 func (e *ParamsError) Error() string {
+	if e.Attr != "" {
+		if e.Line > 0 {
+			return fmt.Sprintf("params: line %d column %d: %s: %s", e.Line, e.Column, e.Attr, e.Msg)
+		}
+		return "params: " + e.Attr + ": " + e.Msg
+	}
 	if e.Line > 0 {
 		return fmt.Sprintf("params: line %d column %d: %s", e.Line, e.Column, e.Msg)
 	}
@@ -217,6 +227,10 @@ func (c *converter) mapping(n *yaml.Node, depth int) (map[string]any, error) {
 		}
 		val, err := c.value(v, depth+1)
 		if err != nil {
+			var pe *ParamsError
+			if depth == 0 && errors.As(err, &pe) && pe.Attr == "" && strings.HasSuffix(pe.Msg, intRangeSuffix) {
+				pe.Attr = key
+			}
 			return nil, err
 		}
 		m[key] = val
@@ -760,6 +774,10 @@ func isInteger(s string) bool {
 // intSeparators are what Ruby's Integer() ignores in a number.
 var intSeparators = strings.NewReplacer("_", "", ",", "")
 
+// intRangeSuffix ends the error for an integer beyond 64 bits; the
+// top-level mapping adds the attribute's name to it.
+const intRangeSuffix = " is out of range (64 bits)"
+
 // parseInt is Ruby's Integer() on the scalar with _ and , removed.
 func parseInt(s string) (any, error) {
 	t := s
@@ -785,7 +803,7 @@ func parseInt(s string) (any, error) {
 	}
 	u, err := strconv.ParseUint(t, base, 64)
 	if err != nil || (!neg && u > math.MaxInt64) || (neg && u > 1<<63) {
-		return nil, fmt.Errorf("integer %s is out of range (64 bits)", s)
+		return nil, fmt.Errorf("integer %s%s", s, intRangeSuffix)
 	}
 	if neg {
 		return -int64(u), nil

@@ -202,3 +202,20 @@ func TestLiteralBlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestParseParamsIntegerRangeNamesAttribute: an integer beyond 64 bits in a
+// top-level value names the attribute, so the error answer says which
+// value is at fault (the top-level one, when it is nested).
+func TestParseParamsIntegerRangeNamesAttribute(t *testing.T) {
+	for _, c := range []struct{ doc, want string }{
+		{"{uid: 99999999999999999999}", "params: line 1 column 7: uid: integer 99999999999999999999 is out of range (64 bits)"},
+		{"ensure: present\ngid: -9223372036854775809\n", "params: line 2 column 6: gid: integer -9223372036854775809 is out of range (64 bits)"},
+		{"{returns: [0, 18446744073709551616]}", "params: line 1 column 15: returns: integer 18446744073709551616 is out of range (64 bits)"},
+		{"{a: {b: 99999999999999999999}}", "params: line 1 column 9: a: integer 99999999999999999999 is out of range (64 bits)"},
+	} {
+		_, err := ParseParams([]byte(c.doc))
+		if assert.Error(t, err, c.doc) {
+			assert.Equal(t, c.want, err.Error(), c.doc)
+		}
+	}
+}

@@ -30,9 +30,11 @@ package cron
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os/user"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -92,6 +94,32 @@ func isRangeOrStep(s string) bool {
 	return s[j] == '/' && j+1 < len(s) && digits(s, j+1) == len(s)
 }
 
+// maxStep is the largest step cron reads (it parses the number into a C
+// int); a larger one makes crontab refuse the whole file.
+const maxStep = math.MaxInt32
+
+// checkRangeOrStep bounds the numbers of a range or step that Puppet lets
+// through unchecked and crontab would refuse (the whole file with it): a
+// range's ends within the field's bounds, a step from 1 to maxStep.
+func (f timeField) checkRangeOrStep(s string) error {
+	rng, step, hasStep := strings.Cut(s, "/")
+	if hasStep {
+		if n, err := strconv.ParseInt(step, 10, 64); err != nil || n < 1 || n > maxStep {
+			return fmt.Errorf("%s is not a valid %s: the step %s is out of range (1 to %d)", s, f.name, step, maxStep)
+		}
+	}
+	if rng == "*" {
+		return nil
+	}
+	lo, hi, _ := strings.Cut(rng, "-")
+	for _, e := range []string{lo, hi} {
+		if n, err := strconv.ParseInt(e, 10, 64); err != nil || n < int64(f.lo) || n > int64(f.hi) {
+			return fmt.Errorf("%s is not a valid %s: %s is out of range (%d to %d)", s, f.name, e, f.lo, f.hi)
+		}
+	}
+	return nil
+}
+
 // validUserName: letters, digits, `_`, `.`, `-` (not first), an
 // optional final `$`, as useradd(8) allows by default.
 func validUserName(s string) bool {
@@ -117,6 +145,9 @@ func (f timeField) munge(v any) (any, error) {
 	case s == "absent" || s == "*":
 		return "absent", nil
 	case isRangeOrStep(s):
+		if err := f.checkRangeOrStep(s); err != nil {
+			return nil, err
+		}
 		return s, nil
 	case s != "" && digits(s, 0) == len(s):
 		n := 0

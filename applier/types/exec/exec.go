@@ -41,6 +41,7 @@ package exec
 import (
 	"errors"
 	"fmt"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -140,6 +141,7 @@ var Type = &applier.Type{
 			Kind:      applier.KindString,
 			Default:   "300",
 			Munge:     mungeSeconds("The timeout must be a number."),
+			Range:     &applier.Range{Min: 0, Max: applier.MaxSeconds, What: "timeout"},
 			Doc: "The maximum time in seconds the command (and each check) may take; then its " +
 				"whole process group is killed and the resource fails. 0 disables it. Default 300.",
 		},
@@ -163,6 +165,7 @@ var Type = &applier.Type{
 			Kind:      applier.KindString,
 			Default:   "0",
 			Munge:     mungeSeconds("try_sleep must be a number"),
+			Range:     &applier.Range{Min: 0, Max: applier.MaxSeconds, What: "try_sleep"},
 			Doc:       "Seconds to sleep between tries. Default 0.",
 		},
 		{
@@ -312,7 +315,8 @@ func mungeSearchPath(v any) (any, error) {
 func mungeSeconds(msg string) func(v any) (any, error) {
 	return func(v any) (any, error) {
 		f, err := strconv.ParseFloat(strings.TrimSpace(v.(string)), 64)
-		if err != nil {
+		// Go reads NaN and Inf(inity); Ruby's Float() refuses them.
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
 			return nil, errors.New(msg)
 		}
 		if f < 0 {

@@ -51,7 +51,7 @@ var Type = &applier.Type{
 		},
 		{
 			Name: "gid", Behaviour: applier.Property, Kind: applier.KindAny,
-			Munge: mungeGID,
+			Munge: mungeGID, Range: applier.IDRange,
 			Doc: "The group ID; must be specified numerically. A group created without one " +
 				"gets the next free id by the system's rules (groupadd).",
 		},

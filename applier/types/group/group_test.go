@@ -92,9 +92,9 @@ func TestGroup(t *testing.T) {
 		{"refusals", []string{"pipg304", "pipg:204", "-pipg304"}, []step{
 			{"pipg304", "{gid: abc}", "error: Parameter gid failed on Group[pipg304]: Invalid GID abc", ""},
 			{"pipg304", "{gid: 1.5}", "error: Parameter gid failed on Group[pipg304]: Invalid GID 1.5", ""},
-			{"pipg304", "{gid: -3}", "failed: change from 'absent' to 'present' failed: Could not create group pipg304: Execution of '/usr/sbin/groupadd -g -3 pipg304' returned 3: groupadd: invalid group ID '-3'", ""},
-			{"pipg304", "{gid: 4294967295}", "failed: change from 'absent' to 'present' failed: Could not create group pipg304: Execution of '/usr/sbin/groupadd -g 4294967295 pipg304' returned 3: groupadd: invalid group ID '4294967295'", ""},
-			{"pipg304", "{gid: '99999999999999999999'}", "failed: change from 'absent' to 'present' failed: Could not create group pipg304: Execution of '/usr/sbin/groupadd -g 99999999999999999999 pipg304' returned 3", ""},
+			{"pipg304", "{gid: -3}", "error: Parameter gid failed on Group[pipg304]: id -3 is out of range (0 to 4294967294)", ""},
+			{"pipg304", "{gid: 4294967295}", "error: Parameter gid failed on Group[pipg304]: id 4294967295 is out of range (0 to 4294967294)", ""},
+			{"pipg304", "{gid: '99999999999999999999'}", "error: Parameter gid failed on Group[pipg304]: id 99999999999999999999 is out of range (0 to 4294967294)", ""},
 			{"pipg:204", "{gid: 47304}", "failed: change from 'absent' to 'present' failed: Could not create group pipg:204: Execution of '/usr/sbin/groupadd -g 47304 pipg:204' returned 3: groupadd: 'pipg:204' is not a valid group name", ""},
 			// a leading dash is a name, not an option
 			{"-pipg304", "{gid: 47304}", "failed: change from 'absent' to 'present' failed: Could not create group -pipg304: Execution of '/usr/sbin/groupadd -g 47304 -- -pipg304' returned 3", ""},

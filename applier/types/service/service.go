@@ -137,6 +137,7 @@ var Type = &applier.Type{
 				}
 				return nil
 			},
+			Range: &applier.Range{Min: 1, Max: applier.MaxSeconds, What: "timeout"},
 			Doc: "Seconds any one service command may run before it is killed with its process group " +
 				"(default 300). Puppet applies it on Windows only; here a stuck init script cannot hang the receiver.",
 		},

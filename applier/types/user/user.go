@@ -33,6 +33,7 @@ package user
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/big"
 	"regexp"
 	"sort"
@@ -89,12 +90,14 @@ var Type = &applier.Type{
 		},
 		{
 			Name: "uid", Behaviour: applier.Property, Kind: applier.KindAny, Munge: mungeID,
+			Range: applier.IDRange,
 			Doc: "The user ID; must be specified numerically. An account created without one " +
-				"gets the next free id by useradd's rules. useradd refuses a negative id or one " +
-				"beyond 2^32-2 (a failure answer naming the command).",
+				"gets the next free id by useradd's rules. A negative id or one beyond 2^32-2 is " +
+				"an error answer, before useradd runs.",
 		},
 		{
 			Name: "gid", Behaviour: applier.Property, Kind: applier.KindAny, Munge: mungeID,
+			Range: applier.IDRange,
 			Doc: "The user's primary group, as a number or a group name (resolved through " +
 				"/etc/group; compared as the number). An account created without one gets the " +
 				"group named like it when that exists, else useradd's default (a new user group).",
@@ -167,8 +170,18 @@ var Type = &applier.Type{
 		{
 			Name: "expiry", Behaviour: applier.Property, Kind: applier.KindString,
 			Validate: func(v any) error {
-				if s := v.(string); s != "absent" && !dateRe.MatchString(s) {
+				s := v.(string)
+				if s == "absent" {
+					return nil
+				}
+				if !dateRe.MatchString(s) {
 					return fmt.Errorf("Expiry dates must be YYYY-MM-DD or the string \"absent\"")
+				}
+				// useradd would take 2020-13-45 as a day in 2021; a day
+				// before 1970 is a negative day number, which shadow
+				// reads as no expiry.
+				if d, err := time.Parse(time.DateOnly, s); err != nil || d.Year() < 1970 {
+					return fmt.Errorf("Expiry date %s is not a date from 1970-01-01 on", s)
 				}
 				return nil
 			},
@@ -244,6 +257,8 @@ func mungeID(v any) (any, error) {
 func age(name, what, doc string) *applier.Attr {
 	return &applier.Attr{
 		Name: name, Behaviour: applier.Property, Kind: applier.KindAny,
+		// chage takes -1 (no limit) and up; below, it refuses the value.
+		Range: &applier.Range{Min: -1, Max: math.MaxInt64, What: "days"},
 		Munge: func(v any) (any, error) {
 			s := applier.FormatValue(v)
 			if _, isList := v.([]any); isList || !ageRe.MatchString(s) {

@@ -147,8 +147,8 @@ func TestUser(t *testing.T) {
 			{"pipu352", "{expiry: absent}", "unchanged", "", ""},
 		}},
 		{"refusals", []string{"pipu353", "pipu:353", "-pipu353", "pipu 353"}, nil, nil, []step{
-			{"pipu353", "{uid: -5}", "failed: Could not create user pipu353: Execution of '/usr/sbin/useradd -u -5 -M pipu353' returned 3: useradd: invalid user ID '-5'", "passwd", ""},
-			{"pipu353", "{uid: 4294967295}", "failed: Execution of '/usr/sbin/useradd -u 4294967295 -M pipu353' returned 3: useradd: invalid user ID '4294967295'", "passwd", ""},
+			{"pipu353", "{uid: -5}", "error: Parameter uid failed on User[pipu353]: id -5 is out of range (0 to 4294967294)", "passwd", ""},
+			{"pipu353", "{uid: 4294967295}", "error: Parameter uid failed on User[pipu353]: id 4294967295 is out of range (0 to 4294967294)", "passwd", ""},
 			{"pipu353", "{uid: abc}", "failed: Execution of '/usr/sbin/useradd -u abc -M pipu353' returned 3: useradd: invalid user ID 'abc'", "passwd", ""},
 			{"pipu:353", "{uid: 47353}", "failed: Execution of '/usr/sbin/useradd -u 47353 -M pipu:353' returned 3: useradd: invalid user name 'pipu:353'", "", ""},
 			{"pipu 353", "{uid: 47353}", "failed: useradd: invalid user name 'pipu 353'", "", ""},
