@@ -132,9 +132,16 @@ func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 			if dir && !emptied {
 				return false, nil // something in it stayed: keep it
 			}
+			if err := p.backup(ctx, dirfd, name, path, st); err != nil {
+				record(s, err) // kept: a removal without its backup is never made
+				return false, nil
+			}
 			err := unlinkat(dirfd, name, dir)
 			if errors.Is(err, syscall.ENOENT) {
 				return true, nil // gone meanwhile
+			}
+			if dir && errors.Is(err, syscall.ENOTEMPTY) {
+				return false, nil // it gained an entry meanwhile (a backup beside a file): kept
 			}
 			if err == nil {
 				parents[parentOf(path)] = true

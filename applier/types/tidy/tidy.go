@@ -71,7 +71,12 @@ var Type = &applier.Type{
 		},
 		{
 			Name: "backup", Behaviour: applier.Parameter, Kind: applier.KindString, Default: "false",
-			Doc: "Whether tidied files are backed up first. Only `false` (the default) is available yet.",
+			Accepts: applier.AcceptString | applier.AcceptBoolean, Munge: mungeBackup,
+			Doc: "Keep the content of each regular file before it is removed, as the file type's " +
+				"backup does: false (the default) for none; a string starting with '.' for a copy " +
+				"beside the file with that suffix (true means .puppet-bak); any other name for the " +
+				"local filebucket under the state directory (`receiver filebucket list`). A file " +
+				"that cannot be backed up is not removed. Directories and links are not backed up.",
 		},
 		{
 			Name: "age", Behaviour: applier.Parameter, Kind: applier.KindString,
@@ -113,11 +118,6 @@ func init() { applier.Register(Type) }
 func validate(r *applier.Resource) error {
 	if r.Given("tidied") {
 		return applier.ParamErrorf("tidied", "is the receiver's to compute, not a request's")
-	}
-	if b := r.String("backup"); b != "false" {
-		// Backups go to the filebucket once it is a package of its own
-		// (it is the file type's today, and no type imports another).
-		return applier.ParamErrorf("backup", "backing up tidied files is not available yet; use backup: false")
 	}
 	if r.Given("matches") {
 		if d, _ := r.Int("recurse"); d == 0 {
