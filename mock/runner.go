@@ -223,12 +223,13 @@ func decodeRequest(line []byte) runner.Resource {
 		return req
 	}
 	var w struct {
-		Type   string          `json:"type"`
-		Title  string          `json:"title"`
-		Params json.RawMessage `json:"params"`
+		Type    string          `json:"type"`
+		Title   string          `json:"title"`
+		Params  json.RawMessage `json:"params"`
+		Refresh bool            `json:"refresh"`
 	}
 	_ = json.Unmarshal(line, &w)
-	req := runner.Resource{Type: w.Type, Title: w.Title}
+	req := runner.Resource{Type: w.Type, Title: w.Title, Refresh: w.Refresh}
 	switch p := bytes.TrimSpace(w.Params); {
 	case len(p) > 0 && p[0] == '"':
 		_ = json.Unmarshal(p, &req.Params)

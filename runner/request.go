@@ -49,6 +49,11 @@ type Resource struct {
 	// Values are the params as Go data (see the table above); when not
 	// nil, Params must be empty.
 	Values map[string]any
+	// Refresh says a notify edge of the caller's graph fired into this
+	// resource: the request carries "refresh": true (the README's Refresh
+	// section), so a running service restarts and an exec runs (one with
+	// refreshonly only then). Puppet's own receiver does not read it.
+	Refresh bool
 }
 
 // Ref is the resource's reference as Puppet writes it, and as the receiver
@@ -145,6 +150,9 @@ func encodeRequest(res *Resource, noop bool) ([]byte, error) {
 		b = append(b, `"{}"`...)
 	default:
 		b = protocol.AppendString(b, res.Params)
+	}
+	if res.Refresh {
+		b = append(b, `,"refresh":true`...)
 	}
 	return append(b, '}', '\n'), nil
 }
