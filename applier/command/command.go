@@ -10,8 +10,9 @@
 //     process group gets SIGTERM, then SIGKILL a second later. Output is
 //     read until the command exits (plus a short drain), so a background
 //     grandchild holding the pipe never blocks the caller.
-//   - Nothing outlives the receiver. Each command runs in its own session
-//     (so its process group can be killed as one) with SIGKILL as its
+//   - Nothing outlives the receiver. Each command runs in its own process
+//     group (so it can be killed as one; in its own session when the
+//     receiver has a controlling terminal) with SIGKILL as its
 //     parent-death signal, and every group still running is known: KillAll,
 //     which the receiver calls whenever it exits, ends them all, and a
 //     watchdog process (see watchdog.go) ends them when the receiver is
@@ -79,6 +80,22 @@ type Result struct {
 	Truncated bool
 }
 
+// hasTerminal says whether the receiver has a controlling terminal. Only
+// then does a command get a session of its own, which keeps it from the
+// terminal (no /dev/tty, no job-control stops); otherwise a process group
+// of its own is enough to kill it as one, and costs far less: with the
+// kernel's scheduler autogroups, each new session makes (and at its end
+// frees) a scheduling group, which made a short command cost about 1.4
+// times what os/exec alone costs (BenchmarkOSExecSetsid).
+var hasTerminal = sync.OnceValue(func() bool {
+	f, err := os.OpenFile("/dev/tty", os.O_RDONLY|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return false
+	}
+	f.Close()
+	return true
+})
+
 // String renders argv as Puppet quotes a command in messages.
 func String(argv []string) string { return strings.Join(argv, " ") }
 
@@ -115,7 +132,8 @@ func Run(ctx context.Context, c *Cmd) (Result, error) {
 		Stdout: pw,
 		Stderr: pw,
 		SysProcAttr: &syscall.SysProcAttr{
-			Setsid:     true,
+			Setsid:     hasTerminal(),
+			Setpgid:    !hasTerminal(),
 			Pdeathsig:  syscall.SIGKILL,
 			Credential: c.Cred,
 		},
@@ -149,46 +167,8 @@ func Run(ctx context.Context, c *Cmd) (Result, error) {
 		return Result{}, fmt.Errorf("could not execute '%s': %w", c.Argv[0], err)
 	}
 	pgid := cmd.Process.Pid
-
 	out := &Tail{Max: max}
-	readDone := make(chan struct{})
-	go func() {
-		defer close(readDone)
-		buf := make([]byte, 32<<10)
-		for {
-			n, err := pr.Read(buf)
-			out.Write(buf[:n])
-			if err != nil {
-				return
-			}
-		}
-	}()
-	waitDone := make(chan error, 1)
-	go func() { waitDone <- cmd.Wait() }()
-
-	var timer <-chan time.Time
-	if c.Timeout > 0 {
-		t := time.NewTimer(c.Timeout)
-		defer t.Stop()
-		timer = t.C
-	}
-	var waitErr, why error
-	select {
-	case waitErr = <-waitDone:
-	case <-timer:
-		why = ErrTimeout
-	case <-ctx.Done():
-		why = fmt.Errorf("cancelled: %w", ctx.Err())
-	}
-	if why != nil {
-		_ = syscall.Kill(-pgid, syscall.SIGTERM)
-		select {
-		case waitErr = <-waitDone:
-		case <-time.After(KillGrace):
-			_ = syscall.Kill(-pgid, syscall.SIGKILL)
-			waitErr = <-waitDone
-		}
-	}
+	waitErr, why := supervise(ctx, cmd, pr, out, c.Timeout)
 	// A command ended by timeout or cancellation takes its whole group
 	// with it (children that ignored SIGTERM). A command that exited by
 	// itself leaves its background children alone: a service's start
@@ -200,10 +180,6 @@ func Run(ctx context.Context, c *Cmd) (Result, error) {
 	delete(live.groups, pgid)
 	live.Unlock()
 	watch('-', pgid)
-	// The command has exited; take what output is there without waiting
-	// on descendants that still hold the pipe.
-	_ = pr.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
-	<-readDone
 
 	res := Result{Code: cmd.ProcessState.ExitCode(), Output: out.Bytes(), Truncated: out.Truncated}
 	if waitErr != nil {
@@ -219,6 +195,145 @@ func Run(ctx context.Context, c *Cmd) (Result, error) {
 		return res, why
 	}
 	return res, nil
+}
+
+// drainAfterExit is how long output is still read once the command has
+// exited, for what it wrote last; a background grandchild holding the
+// pipe open never keeps the caller longer.
+const drainAfterExit = 100 * time.Millisecond
+
+// readBufs are the buffers the output is read through.
+var readBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
+
+// longAgo is a read deadline that has passed: it wakes a blocked read.
+var longAgo = time.Unix(1, 0)
+
+// supervise reads the started command's output into out, on the calling
+// goroutine, until the command has exited and its output is drained (end
+// of file, or drainAfterExit after the exit), while one goroutine reaps
+// it. The timeout and ctx are read deadlines on the pipe: when either
+// passes first, the command's process group gets SIGTERM, then SIGKILL
+// after KillGrace, and why says which. It returns cmd.Wait's error.
+//
+// One goroutine besides the caller's and no timer: a short command costs
+// little more than os/exec's own Run (BenchmarkRun, BenchmarkOSExec).
+func supervise(ctx context.Context, cmd *osexec.Cmd, pr *os.File, out *Tail, timeout time.Duration) (waitErr, why error) {
+	pgid := cmd.Process.Pid
+	var (
+		mu     sync.Mutex
+		exited bool
+	)
+	// setDeadline moves the read deadline unless the command has exited
+	// (then the exit's wake-up and the drain decide).
+	setDeadline := func(t time.Time) {
+		mu.Lock()
+		if !exited {
+			_ = pr.SetReadDeadline(t)
+		}
+		mu.Unlock()
+	}
+	var timeoutAt time.Time
+	if timeout > 0 {
+		timeoutAt = time.Now().Add(timeout)
+		_ = pr.SetReadDeadline(timeoutAt)
+	}
+	waitDone := make(chan error, 1)
+	go func() {
+		err := cmd.Wait()
+		mu.Lock()
+		exited = true
+		_ = pr.SetReadDeadline(longAgo) // wake the reader: start draining
+		mu.Unlock()
+		waitDone <- err
+	}()
+	stop := context.AfterFunc(ctx, func() { setDeadline(longAgo) })
+	defer stop()
+
+	bp := readBufs.Get().(*[]byte)
+	defer readBufs.Put(bp)
+	buf := *bp
+	var graceAt time.Time // SIGTERM sent; SIGKILL at graceAt
+	killed, draining := false, false
+	for {
+		n, err := pr.Read(buf)
+		if n > 0 {
+			out.Write(buf[:n])
+		}
+		if err == nil {
+			continue
+		}
+		if !errors.Is(err, os.ErrDeadlineExceeded) {
+			break // end of file: nothing holds the pipe any more
+		}
+		mu.Lock()
+		ex := exited
+		mu.Unlock()
+		now := time.Now()
+		switch {
+		case ex && draining:
+			return <-waitDone, why
+		case ex:
+			draining = true
+			_ = pr.SetReadDeadline(now.Add(drainAfterExit))
+		case why == nil:
+			switch {
+			case ctx.Err() != nil:
+				why = fmt.Errorf("cancelled: %w", ctx.Err())
+			case !timeoutAt.IsZero() && !now.Before(timeoutAt):
+				why = ErrTimeout
+			default:
+				setDeadline(timeoutAt) // woken early: sleep on
+				continue
+			}
+			_ = syscall.Kill(-pgid, syscall.SIGTERM)
+			graceAt = now.Add(KillGrace)
+			setDeadline(graceAt)
+		case !killed && !now.Before(graceAt):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			killed = true
+			setDeadline(time.Time{}) // the exit wakes the read
+		case !killed:
+			setDeadline(graceAt) // woken early (ctx after a timeout): sleep on
+		default:
+			setDeadline(time.Time{})
+		}
+	}
+	// End of file before the exit is known: the command closed its output
+	// (or has just exited). Wait for the exit, still bounded.
+	if why != nil {
+		if killed {
+			return <-waitDone, why
+		}
+		select {
+		case waitErr = <-waitDone:
+		case <-time.After(time.Until(graceAt)):
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			waitErr = <-waitDone
+		}
+		return waitErr, why
+	}
+	var timer <-chan time.Time
+	if !timeoutAt.IsZero() {
+		t := time.NewTimer(time.Until(timeoutAt))
+		defer t.Stop()
+		timer = t.C
+	}
+	select {
+	case waitErr = <-waitDone:
+		return waitErr, nil
+	case <-timer:
+		why = ErrTimeout
+	case <-ctx.Done():
+		why = fmt.Errorf("cancelled: %w", ctx.Err())
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	select {
+	case waitErr = <-waitDone:
+	case <-time.After(KillGrace):
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		waitErr = <-waitDone
+	}
+	return waitErr, why
 }
 
 // Exec runs argv with the receiver's environment, no timeout but ctx's,

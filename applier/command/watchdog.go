@@ -2,7 +2,6 @@ package command
 
 import (
 	"bufio"
-	"fmt"
 	"os"
 	"strconv"
 	"sync"
@@ -64,7 +63,9 @@ var watchdog struct {
 func watch(op byte, pgid int) {
 	watchdog.once.Do(startWatchdog)
 	if watchdog.w != nil {
-		_, _ = fmt.Fprintf(watchdog.w, "%c%d\n", op, pgid)
+		var b [24]byte
+		line := strconv.AppendInt(append(b[:0], op), int64(pgid), 10)
+		_, _ = watchdog.w.Write(append(line, '\n'))
 	}
 }
 

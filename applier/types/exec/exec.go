@@ -19,7 +19,8 @@
 //
 // # Running a command
 //
-// Every command runs in its own session (so in its own process group),
+// Every command runs in its own process group (in its own session when
+// the receiver has a controlling terminal),
 // with stdin from /dev/null and stdout and stderr combined into one
 // bounded buffer that keeps the last 64 KiB. `timeout` and a cancelled
 // context kill the whole process group (SIGTERM, then SIGKILL after a
