@@ -6,6 +6,8 @@ import (
 	"os/exec"
 	"sort"
 	"strings"
+	"sync"
+	"syscall"
 
 	"github.com/pippet/pippet/protocol"
 )
@@ -50,7 +52,7 @@ func staticConfine(c *Confine, env *Env) string {
 // on PATH, files, and the provider's own function.
 func dynamicConfine(c *Confine, env *Env) string {
 	for _, cmd := range c.Commands {
-		if _, err := exec.LookPath(cmd); err != nil {
+		if !commandFound(cmd) {
 			return fmt.Sprintf("command '%s' not found", cmd)
 		}
 	}
@@ -63,6 +65,43 @@ func dynamicConfine(c *Confine, env *Env) string {
 		return c.Func(env)
 	}
 	return ""
+}
+
+// found is where a command was last found on PATH, and what it was.
+type found struct {
+	envPath, path string
+	dev, ino      uint64
+}
+
+// foundCommands caches commandFound's lookups by command name.
+var foundCommands sync.Map // string -> *found
+
+// commandFound is exec.LookPath for a confine, cached: while PATH is
+// unchanged and the file found last time is still that file (device and
+// inode) and executable, it is found with one stat instead of a search of
+// every PATH directory (a service request's confine named two commands:
+// a dozen stats). Only whether some such command exists matters here; the
+// command runner looks it up again when it runs it.
+func commandFound(cmd string) bool {
+	envPath := os.Getenv("PATH")
+	if v, ok := foundCommands.Load(cmd); ok {
+		f := v.(*found)
+		var st syscall.Stat_t
+		if f.envPath == envPath && syscall.Stat(f.path, &st) == nil &&
+			uint64(st.Dev) == f.dev && st.Ino == f.ino && st.Mode&syscall.S_IFMT == syscall.S_IFREG && st.Mode&0o111 != 0 {
+			return true
+		}
+		foundCommands.Delete(cmd)
+	}
+	p, err := exec.LookPath(cmd)
+	if err != nil {
+		return false
+	}
+	var st syscall.Stat_t
+	if syscall.Stat(p, &st) == nil {
+		foundCommands.Store(cmd, &found{envPath: envPath, path: p, dev: uint64(st.Dev), ino: st.Ino})
+	}
+	return true
 }
 
 // Suitable reports whether the provider can work here: "" when it can,

@@ -198,3 +198,34 @@ func TestSelectProviderSeesNewFiles(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "best", got.Name, "the default once its file exists")
 }
+
+// A Commands confine is cached per command while PATH and the file found
+// hold, and looked up again when either changes: a command removed,
+// replaced by a non-executable file, or PATH changed is seen at once.
+func TestConfineCommandsCache(t *testing.T) {
+	dir1, dir2 := t.TempDir(), t.TempDir()
+	t.Setenv("PATH", dir1)
+	s := mock.NewProvider(nil).Spec("p")
+	s.Confine = applier.Confine{Commands: []string{"pippet-confine-probe"}}
+	e := applier.NewEngine(applier.NewRegistry(), &applier.Env{})
+	tool1, tool2 := filepath.Join(dir1, "pippet-confine-probe"), filepath.Join(dir2, "pippet-confine-probe")
+	missing := "command 'pippet-confine-probe' not found"
+
+	assert.Equal(t, missing, e.Suitable(s))
+	require.NoError(t, os.WriteFile(tool1, []byte("#!/bin/sh\n"), 0o755))
+	assert.Equal(t, "", e.Suitable(s), "installed: found")
+	assert.Equal(t, "", e.Suitable(s), "found again (cached)")
+	require.NoError(t, os.Chmod(tool1, 0o644))
+	assert.Equal(t, missing, e.Suitable(s), "no longer executable")
+	require.NoError(t, os.Chmod(tool1, 0o755))
+	assert.Equal(t, "", e.Suitable(s))
+	require.NoError(t, os.Remove(tool1))
+	assert.Equal(t, missing, e.Suitable(s), "removed")
+	require.NoError(t, os.WriteFile(tool2, []byte("#!/bin/sh\n"), 0o755))
+	assert.Equal(t, missing, e.Suitable(s), "elsewhere, not on PATH")
+	t.Setenv("PATH", dir1+":"+dir2)
+	assert.Equal(t, "", e.Suitable(s), "PATH changed: found in its new directory")
+	require.NoError(t, os.Rename(tool2, tool2+".old"))
+	require.NoError(t, os.WriteFile(tool1, nil, 0o644))
+	assert.Equal(t, missing, e.Suitable(s), "the one found is gone; a non-executable one is no command")
+}

@@ -5,7 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/pippet/pippet/protocol"
 )
@@ -35,6 +37,8 @@ func BenchmarkServiceUnchanged(b *testing.B) {
 	req := &protocol.Request{Type: "service", Title: "benchsvc", Params: map[string]any{
 		"ensure": "running", "provider": "base", "status": status, "start": "/bin/true"}}
 	b.ReportAllocs()
+	reportCPU(b)
+	reportChildrenCPU(b)
 	for b.Loop() {
 		res := e.Apply(context.Background(), req)
 		if res.Failed || res.Changed {
@@ -46,9 +50,29 @@ func BenchmarkServiceUnchanged(b *testing.B) {
 func BenchmarkServiceStatusFloor(b *testing.B) {
 	status := serviceScripts(b)
 	b.ReportAllocs()
+	reportCPU(b)
+	reportChildrenCPU(b)
 	for b.Loop() {
 		if err := exec.Command(status).Run(); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// reportChildrenCPU adds cpu+children-ns/op: the CPU time per iteration
+// of this process and of the commands it ran and reaped (the status
+// command's shell), the whole cost of a status check. Call it first.
+func reportChildrenCPU(b *testing.B) {
+	cpu := func(who int) time.Duration {
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(who, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	start := cpu(syscall.RUSAGE_SELF) + cpu(syscall.RUSAGE_CHILDREN)
+	b.Cleanup(func() {
+		if b.N > 0 {
+			used := cpu(syscall.RUSAGE_SELF) + cpu(syscall.RUSAGE_CHILDREN) - start
+			b.ReportMetric(float64(used)/float64(b.N), "cpu+children-ns/op")
+		}
+	})
 }
