@@ -23,7 +23,9 @@ const Version = "0.1.0"
 // changed, noop, error, exception. An answer that names no resource (a line
 // that could not be decoded) has Puppet's shape for it: failed, changed,
 // error, exception. Unless compat is set, "id" (when the request had one)
-// and "events" (when there are any) follow.
+// and "events" (when there are any) follow. Then, in this order and only
+// when present, the read verbs' members: "state" and "params" (find),
+// "instances" (search), "declaration" (describe).
 func AppendResult(dst []byte, r *Result, compat bool) []byte {
 	if r.Resource != "" {
 		dst = append(dst, `{"resource":`...)
@@ -64,7 +66,47 @@ func AppendResult(dst []byte, r *Result, compat bool) []byte {
 			dst = append(dst, ']')
 		}
 	}
+	// The read verbs' members: extensions a request asked for by its op,
+	// so written in compat mode too.
+	if r.State != nil {
+		dst = append(dst, `,"state":`...)
+		dst = AppendState(dst, r.State)
+		dst = append(dst, `,"params":`...)
+		dst = AppendString(dst, r.Params)
+	}
+	if r.Instances != nil {
+		dst = append(dst, `,"instances":[`...)
+		for i := range r.Instances {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"title":`...)
+			dst = AppendString(dst, r.Instances[i].Title)
+			dst = append(dst, `,"state":`...)
+			dst = AppendState(dst, r.Instances[i].State)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	if len(r.Declaration) > 0 {
+		dst = append(dst, `,"declaration":`...)
+		dst = append(dst, r.Declaration...)
+	}
 	return append(dst, '}', '\n')
+}
+
+// AppendState appends s as a JSON object, its members in s's order.
+func AppendState(dst []byte, s State) []byte {
+	dst = append(dst, '{')
+	for i := range s {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendString(dst, s[i].Name)
+		dst = append(dst, ':')
+		dst = AppendValue(dst, s[i].Value)
+	}
+	return append(dst, '}')
 }
 
 func appendEvent(dst []byte, e *Event) []byte {

@@ -61,6 +61,16 @@ func (u *User) Boxed() (uid, gid, home, shell, gecos any) {
 // Users is a parsed /etc/passwd. Immutable once loaded.
 type Users struct {
 	byName map[string]*User
+	list   []*User
+}
+
+// All returns the entries in file order, each name once (the first entry
+// of a name, as Lookup finds it). The slice is shared: don't modify it.
+func (u *Users) All() []*User {
+	if u == nil {
+		return nil
+	}
+	return u.list
 }
 
 // Lookup returns the entry called name (the first one, as getpwnam does), or nil.
@@ -107,9 +117,19 @@ func (g *Group) BoxedGID() any { return g.gid }
 
 // Groups is a parsed /etc/group.
 type Groups struct {
+	list     []*Group
 	byName   map[string]*Group
 	byGID    map[int64]*Group
 	memberOf map[string][]string // user → groups listing it, in file order
+}
+
+// All returns the groups in file order, each name once (the first entry
+// of a name). The slice is shared: don't modify it.
+func (g *Groups) All() []*Group {
+	if g == nil {
+		return nil
+	}
+	return g.list
 }
 
 // Lookup returns the group called name (the first one), or nil.
@@ -242,6 +262,7 @@ func ParseUsers(data []byte) (*Users, error) {
 		e := &User{Name: f[0], UID: uid, GID: gid, Gecos: f[4], Home: f[5], Shell: f[6]}
 		e.boxed = [5]any{e.UID, e.GID, e.Home, e.Shell, e.Gecos}
 		u.byName[f[0]] = e
+		u.list = append(u.list, e)
 	})
 	return u, nil
 }
@@ -284,6 +305,7 @@ func ParseGroups(data []byte) (*Groups, error) {
 		gr := &Group{Name: f[0], GID: gid, Members: members, gid: gid}
 		if _, dup := g.byName[gr.Name]; !dup {
 			g.byName[gr.Name] = gr
+			g.list = append(g.list, gr)
 		}
 		if _, dup := g.byGID[gid]; !dup {
 			g.byGID[gid] = gr
