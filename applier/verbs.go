@@ -89,7 +89,7 @@ func (e *Engine) Find(ctx context.Context, req *protocol.Request) (res protocol.
 		res.Exception = fmt.Sprintf("Could not evaluate %s: %v", ref, err)
 		return res
 	}
-	res.State = stateOf(cur, r.spec)
+	res.State = stateOf(cur, r.spec, nil)
 	res.Params = ParamsYAML(r.Type, res.State)
 	return res
 }
@@ -141,7 +141,8 @@ func (e *Engine) bindRead(t *Type, title string, params map[string]any) (*Resour
 // required): a provider that lists per user or per target reads them from
 // it. The properties among the params given also filter: an instance is
 // listed when each such value is in sync with the instance's (as apply
-// would compare them). A type whose provider cannot list answers an error
+// would compare them). Instances are sorted by title, as `puppet
+// resource` lists them. A type whose provider cannot list answers an error
 // naming the type and the provider.
 func (e *Engine) Search(ctx context.Context, req *protocol.Request) (res protocol.Result) {
 	defer e.recoverVerb(req, &res)
@@ -152,6 +153,13 @@ func (e *Engine) Search(ctx context.Context, req *protocol.Request) (res protoco
 	typeRef := protocol.RefType(t.Name)
 	if req.Title != "" {
 		return protocol.ErrorResult(typeRef, fmt.Sprintf("search of %s takes no title (found %q); use find for one resource", typeRef, req.Title))
+	}
+	canList := false
+	for _, p := range t.Providers {
+		canList = canList || p.Instances != nil
+	}
+	if !canList {
+		return protocol.ErrorResult(typeRef, fmt.Sprintf("cannot search %s: type %s cannot list instances", typeRef, t.Name))
 	}
 	scope, _, fail := e.bindRead(t, "", req.Params)
 	if fail != nil {
@@ -178,9 +186,22 @@ func (e *Engine) Search(ctx context.Context, req *protocol.Request) (res protoco
 		cur   *State
 	}
 	var list []found
+	// The instances' States and their slots come from slabs, a few
+	// allocations per hundred instances rather than three each.
+	n := ix.slots()
+	var states []State
+	var vals []any
+	var flags []uint8
 	add := func(title string) *State {
-		st := &State{}
-		st.reset(ix, ix.display+"["+title+"]")
+		if len(states) == cap(states) {
+			const chunk = 128
+			states = make([]State, 0, chunk)
+			vals = make([]any, chunk*n)
+			flags = make([]uint8, chunk*n)
+		}
+		states = append(states, State{ix: ix, ref: ix.display + "[" + title + "]", vals: vals[:n:n], flags: flags[:n:n]})
+		vals, flags = vals[n:], flags[n:]
+		st := &states[len(states)-1]
 		list = append(list, found{title, st})
 		return st
 	}
@@ -189,7 +210,11 @@ func (e *Engine) Search(ctx context.Context, req *protocol.Request) (res protoco
 		res = protocol.ErrorResult(typeRef, fmt.Sprintf("Could not list %s instances: %v", typeRef, err))
 		return res
 	}
+	// In order of title (bytes), as `puppet resource` lists them.
+	slices.SortStableFunc(list, func(a, b found) int { return strings.Compare(a.title, b.title) })
 	res = protocol.Result{Resource: typeRef, Instances: make([]protocol.Instance, 0, len(list))}
+	// The instances' states share one slab too.
+	var slab protocol.State
 next:
 	for _, f := range list {
 		for _, s := range filter {
@@ -201,16 +226,29 @@ next:
 				continue next
 			}
 		}
-		res.Instances = append(res.Instances, protocol.Instance{Title: f.title, State: stateOf(f.cur, spec)})
+		st := stateOf(f.cur, spec, &slab)
+		res.Instances = append(res.Instances, protocol.Instance{Title: f.title, State: st})
 	}
 	return res
 }
 
 // stateOf is a Get's report as find answers it: ensure first, then every
 // other reported attribute but the namevar, and the provider, by name.
-func stateOf(cur *State, spec *ProviderSpec) protocol.State {
+func stateOf(cur *State, spec *ProviderSpec, slab *protocol.State) protocol.State {
 	ix := cur.ix
-	out := make(protocol.State, 0, 8)
+	var out protocol.State
+	if slab == nil {
+		out = make(protocol.State, 0, 8)
+	} else {
+		// Taken from the caller's slab: a state is at most every slot and
+		// the provider, and the three-index slice keeps appends within it.
+		max := len(ix.attrs) + 1
+		if len(*slab) < max {
+			*slab = make(protocol.State, 64*max)
+		}
+		out = (*slab)[:0:max]
+		defer func() { *slab = (*slab)[len(out):] }()
+	}
 	absent := false
 	if s := ix.ensureSlot; s >= 0 && cur.flags[s]&slotSet != 0 {
 		v := reportValue(ix.attrs[s], cur.vals[s])
@@ -241,14 +279,14 @@ func stateOf(cur *State, spec *ProviderSpec) protocol.State {
 	return out
 }
 
-// skipReported: values `puppet resource` leaves out, an unset one
-// (absent) and an empty list.
+// skipReported: values `puppet resource` leaves out: an unset one
+// (absent), an empty string, an empty list.
 func skipReported(v any) bool {
 	switch x := v.(type) {
 	case nil:
 		return true
 	case string:
-		return x == "absent"
+		return x == "absent" || x == ""
 	case []any:
 		return len(x) == 0
 	}
@@ -291,8 +329,9 @@ func reportValue(a *Attr, v any) any {
 
 // ParamsYAML renders a find's state as the params of an apply request that
 // leaves the resource as it is: a YAML flow mapping of every settable
-// attribute in st (read-only ones and those the type marks StateOnly left
-// out), strings quoted so that the receiver reads them back as they are.
+// attribute in st (read-only ones, those the type marks StateOnly and
+// values the attribute would refuse left out; after an ensure apply
+// cannot ask for, such as a mount's ghost, every property), strings quoted so that the receiver reads them back as they are.
 func ParamsYAML(t *Type, st protocol.State) string {
 	ix, err := t.index()
 	if err != nil {
@@ -301,9 +340,23 @@ func ParamsYAML(t *Type, st protocol.State) string {
 	b := make([]byte, 0, 128)
 	b = append(b, '{')
 	n := 0
+	// An ensure apply cannot ask for (a mount's ghost: mounted, in no
+	// table) is a state no request reproduces: the params then manage no
+	// property at all, which leaves the resource as it is.
+	noProps := false
+	if len(st) > 0 && st[0].Name == "ensure" && ix.ensure != nil {
+		if _, err := mungeAttr(ix.ensure, st[0].Value); err != nil {
+			noProps = true
+		}
+	}
 	for _, p := range st {
 		a := ix.attr(p.Name)
-		if a == nil || a.Behaviour == ReadOnly || a.StateOnly {
+		if a == nil || a.Behaviour == ReadOnly || a.StateOnly || noProps && a.Behaviour == Property {
+			continue
+		}
+		if _, err := mungeAttr(a, p.Value); err != nil {
+			// A value apply would refuse: leaving it out leaves it
+			// unmanaged.
 			continue
 		}
 		if n > 0 {

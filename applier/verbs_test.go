@@ -226,7 +226,7 @@ func TestSearchOfTypeThatCannotList(t *testing.T) {
 	e, _ := newEngine(t, widgetType(nil))
 	res := e.Apply(context.Background(), verbReq(protocol.OpSearch, "widget", "", nil))
 	assert.True(t, res.Error)
-	assert.Equal(t, "cannot search Widget: provider mem of type widget cannot list instances", res.Exception)
+	assert.Equal(t, "cannot search Widget: type widget cannot list instances", res.Exception)
 }
 
 func TestDescribeJSON(t *testing.T) {

@@ -140,7 +140,7 @@ func (p *provider) Get(ctx context.Context, cur *applier.State) error {
 	} else {
 		cur.Set("ensure", "stopped")
 	}
-	if p.r.Given("enable") && hasFeature(p.r, "enableable") {
+	if (p.r.Given("enable") || p.r.ReadAll()) && hasFeature(p.r, "enableable") {
 		en, err := p.b.enabled(ctx, p)
 		if err != nil {
 			return err
