@@ -199,7 +199,9 @@ func (e *Engine) Search(ctx context.Context, req *protocol.Request) (res protoco
 			vals = make([]any, chunk*n)
 			flags = make([]uint8, chunk*n)
 		}
-		states = append(states, State{ix: ix, ref: ix.display + "[" + title + "]", vals: vals[:n:n], flags: flags[:n:n]})
+		// The type's reference alone: a provider's mistake (an undeclared
+		// name) panics naming the type, and the engine answers an error.
+		states = append(states, State{ix: ix, ref: ix.display, vals: vals[:n:n], flags: flags[:n:n]})
 		vals, flags = vals[n:], flags[n:]
 		st := &states[len(states)-1]
 		list = append(list, found{title, st})
@@ -255,27 +257,23 @@ func stateOf(cur *State, spec *ProviderSpec, slab *protocol.State) protocol.Stat
 		out = append(out, protocol.Property{Name: "ensure", Value: v})
 		absent = v == "absent"
 	}
-	if !absent {
-		for s, a := range ix.attrs {
-			if s == ix.ensureSlot || s == ix.namevarSlot || cur.flags[s]&slotSet == 0 || a == ix.providerAttr {
-				continue
+	for _, s := range ix.reportOrder {
+		a := ix.attrs[s]
+		if a == ix.providerAttr {
+			if spec != nil && spec.Name != "" {
+				out = append(out, protocol.Property{Name: "provider", Value: spec.Name})
 			}
-			v := reportValue(a, cur.vals[s])
-			if skipReported(v) {
-				continue
-			}
-			out = append(out, protocol.Property{Name: a.Name, Value: v})
+			continue
 		}
+		if absent || cur.flags[s]&slotSet == 0 {
+			continue
+		}
+		v := reportValue(a, cur.vals[s])
+		if skipReported(v) {
+			continue
+		}
+		out = append(out, protocol.Property{Name: a.Name, Value: v})
 	}
-	if spec != nil && spec.Name != "" && ix.providerAttr != nil {
-		out = append(out, protocol.Property{Name: "provider", Value: spec.Name})
-	}
-	first := 0
-	if len(out) > 0 && out[0].Name == "ensure" {
-		first = 1
-	}
-	rest := out[first:]
-	slices.SortFunc(rest, func(a, b protocol.Property) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 

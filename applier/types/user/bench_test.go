@@ -1,7 +1,9 @@
 package user_test
 
 import (
+	"bytes"
 	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/pippet/pippet/applier"
@@ -72,6 +74,25 @@ func BenchmarkSearch5000(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			search(b)
+		}
+	})
+	// The reference: Puppet listing the same accounts (slow: run with
+	// PIPPET_BENCH_PUPPET=1 and -benchtime 1x).
+	b.Run("puppet", func(b *testing.B) {
+		if os.Getenv("PIPPET_BENCH_PUPPET") != "1" {
+			b.Skip("set PIPPET_BENCH_PUPPET=1 to time `puppet resource user`")
+		}
+		if _, err := exec.LookPath("puppet"); err != nil {
+			b.Skip("puppet not installed")
+		}
+		for b.Loop() {
+			out, err := exec.Command("puppet", "resource", "user").Output()
+			if err != nil {
+				b.Fatalf("puppet resource user: %v", err)
+			}
+			if n := bytes.Count(out, []byte("\nuser { ")) + 1; n < len(names) {
+				b.Fatalf("puppet listed %d accounts, fewer than the %d made", n, len(names))
+			}
 		}
 	})
 	b.ReportMetric(float64(len(buf)), "answer-bytes")

@@ -402,14 +402,15 @@ func report(cur *applier.State, u *accounts.User, shadows *accounts.Shadows, gro
 	cur.Set("comment", gecos)
 	if shadows != nil {
 		if s := shadows.Lookup(u.Name); s != nil {
+			pw, min, max, warn := s.Boxed()
 			if plain {
-				cur.Set("password", s.Password)
+				cur.Set("password", pw)
 			} else {
 				cur.Set("password", Secret(s.Password))
 			}
-			cur.Set("password_min_age", s.Min)
-			cur.Set("password_max_age", s.Max)
-			cur.Set("password_warn_days", s.Warn)
+			cur.Set("password_min_age", min)
+			cur.Set("password_max_age", max)
+			cur.Set("password_warn_days", warn)
 			cur.Set("expiry", expiryDate(s.Expire))
 		}
 	}

@@ -88,6 +88,18 @@ type Shadow struct {
 	// LastChange, Min, Max, Warn, Inactive and Expire are days (since the
 	// epoch for LastChange and Expire); -1 when the field is empty.
 	LastChange, Min, Max, Warn, Inactive, Expire int64
+
+	// boxed holds Password, Min, Max and Warn as interface values made
+	// once per parse (see Boxed).
+	boxed [4]any
+}
+
+// Boxed returns the password and the minimum, maximum and warning ages as
+// interface values made once per parse, so reporting them for every
+// request (or every account of a listing) allocates nothing. Don't modify
+// them.
+func (s *Shadow) Boxed() (password, min, max, warn any) {
+	return s.boxed[0], s.boxed[1], s.boxed[2], s.boxed[3]
 }
 
 // Shadows is a parsed /etc/shadow.
@@ -285,7 +297,9 @@ func ParseShadows(data []byte) (*Shadows, error) {
 		if _, dup := s.byName[f[0]]; dup {
 			return
 		}
-		s.byName[f[0]] = &Shadow{Name: f[0], Password: f[1], LastChange: n[0], Min: n[1], Max: n[2], Warn: n[3], Inactive: n[4], Expire: n[5]}
+		e := &Shadow{Name: f[0], Password: f[1], LastChange: n[0], Min: n[1], Max: n[2], Warn: n[3], Inactive: n[4], Expire: n[5]}
+		e.boxed = [4]any{e.Password, e.Min, e.Max, e.Warn}
+		s.byName[f[0]] = e
 	})
 	return s, nil
 }
