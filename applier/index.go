@@ -1,9 +1,9 @@
 package applier
 
 import (
-	"sort"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strings"
 
 	"github.com/pippet/pippet/protocol"
