@@ -94,7 +94,10 @@ var Type = &applier.Type{
 	Providers: []*applier.ProviderSpec{Parsed},
 }
 
-func init() { applier.Register(Type) }
+func init() {
+	Parsed.Instances = instances
+	applier.Register(Type)
+}
 
 // defaultEnsure is present when the request manages any property, as
 // Puppet's ensurable types default it.
