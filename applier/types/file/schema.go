@@ -222,7 +222,7 @@ func mungeSource(v any) (any, error) {
 		return nil, err
 	}
 	switch u.Scheme {
-	case "file", "http", "https":
+	case "file", "http", "https", "puppet":
 	default:
 		return nil, &source.UnsupportedSchemeError{Scheme: u.Scheme}
 	}

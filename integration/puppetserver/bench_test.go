@@ -1,0 +1,122 @@
+package puppetserver
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/pippet/pippet/applier/source"
+)
+
+// BenchmarkUnchangedPuppetFile: one receiver, one unchanged puppet://
+// file per op, through its stdin and stdout (one metadata request on the
+// kept connection each).
+func BenchmarkUnchangedPuppetFile(b *testing.B) {
+	s := need(b)
+	dst := filepath.Join(b.TempDir(), "motd")
+	cmd := exec.Command(receiverBin, append(s.receiverArgs(s.agentSSL), "--state-dir", b.TempDir())...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	outPipe, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	defer func() { in.Close(); cmd.Wait() }()
+	out := bufio.NewReader(outPipe)
+	req := fileReq(1, dst, "{source: 'puppet:///modules/testmod/motd'}") + "\n"
+	roundTrip := func() string {
+		if _, err := io.WriteString(in, req); err != nil {
+			b.Fatal(err)
+		}
+		line, err := out.ReadString('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		return line
+	}
+	if a := roundTrip(); !strings.Contains(a, `"failed":false`) {
+		b.Fatal(a)
+	}
+	content0 := s.requests(b, "file_content", "motd")
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if a := roundTrip(); !strings.Contains(a, `"changed":false`) || !strings.Contains(a, `"failed":false`) {
+			b.Fatal(a)
+		}
+	}
+	b.StopTimer()
+	if n := s.requests(b, "file_content", "motd"); n != content0 {
+		b.Fatalf("%d content requests for an unchanged file", n-content0)
+	}
+}
+
+// BenchmarkFloorOneHTTPSRequest: the same file_metadata request with Go's
+// client on a kept connection with the agent's certificate: what the
+// server itself costs.
+func BenchmarkFloorOneHTTPSRequest(b *testing.B) {
+	s := need(b)
+	cfg, err := source.AgentTLS(source.PuppetOptions{SSLDir: s.agentSSL, Certname: "agent1"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}
+	u := fmt.Sprintf("https://localhost:%d/puppet/v3/file_metadata/modules/testmod/motd?checksum_type=sha256&environment=production&links=follow&source_permissions=ignore", s.port)
+	get := func() {
+		resp, err := c.Get(u)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			b.Fatal(resp.Status)
+		}
+	}
+	get()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		get()
+	}
+}
+
+// BenchmarkPuppetApplyReference: `puppet apply` of the same file
+// resource against the same server (Puppet starts, compiles, fetches the
+// metadata); the file is unchanged. Slow: run it with -benchtime 3x.
+func BenchmarkPuppetApplyReference(b *testing.B) {
+	s := need(b)
+	if _, err := exec.LookPath("puppet"); err != nil {
+		b.Skip("puppet is not installed")
+	}
+	dir := b.TempDir()
+	dst := filepath.Join(dir, "motd")
+	manifest := fmt.Sprintf("file { %q: source => 'puppet:///modules/testmod/motd' }", dst)
+	args := []string{"apply", "--confdir", filepath.Join(dir, "conf"), "--vardir", filepath.Join(dir, "var"),
+		"--codedir", filepath.Join(dir, "code"), "--ssldir", s.agentSSL, "--certname", "agent1",
+		"--server", "localhost", "--serverport", fmt.Sprint(s.port), "--environment", "production", "-e", manifest}
+	run := func() {
+		cmd := exec.Command("puppet", args...)
+		cmd.Env = append(os.Environ(), "HOME="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			b.Fatalf("puppet apply: %v\n%s", err, out)
+		}
+	}
+	run()
+	if bs, err := os.ReadFile(dst); err != nil || string(bs) != "Welcome from the Puppet Server\n" {
+		b.Fatalf("puppet apply did not fetch the file: %q %v", bs, err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		run()
+	}
+}
