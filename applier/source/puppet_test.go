@@ -29,7 +29,7 @@ func fileMeta(kind, value string) string {
 
 // puppetFetcher is a Fetcher whose puppet:// backend reaches srv with ca's
 // agent files.
-func puppetFetcher(t *testing.T, ca *sourcetest.PuppetCA, srv string, timeout time.Duration) *source.Fetcher {
+func puppetFetcher(t testing.TB, ca *sourcetest.PuppetCA, srv string, timeout time.Duration) *source.Fetcher {
 	t.Helper()
 	u, err := url.Parse(srv)
 	require.NoError(t, err)

@@ -356,6 +356,20 @@ func receive(t testing.TB, s *server, ssldir string, lines ...string) []string {
 	return answers
 }
 
+// settle waits until the access log holds at least want lines for
+// endpoint and path (the server writes a line once the answer is sent,
+// so it may trail the receiver's answer), then a moment more for any
+// line that may follow; it returns the count.
+func (s *server) settle(t testing.TB, endpoint, path string, want int) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.requests(t, endpoint, path) < want && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	return s.requests(t, endpoint, path)
+}
+
 // requests counts the access log's lines for endpoint (file_metadata,
 // file_metadatas, file_content) and a path below the module's files.
 func (s *server) requests(t testing.TB, endpoint, path string) int {

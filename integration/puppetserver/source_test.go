@@ -32,14 +32,14 @@ func TestContentFetchedThenUnchangedWithoutContentRequest(t *testing.T) {
 	assert.Contains(t, a[0], `"changed":true`)
 	assert.Contains(t, a[0], `"failed":false`)
 	assert.Equal(t, "Welcome from the Puppet Server\n", read(t, dst))
-	assert.Equal(t, 1, s.requests(t, "file_metadata", "motd")-meta0)
-	assert.Equal(t, 1, s.requests(t, "file_content", "motd")-content0)
+	assert.Equal(t, 1, s.settle(t, "file_metadata", "motd", meta0+1)-meta0)
+	assert.Equal(t, 1, s.settle(t, "file_content", "motd", content0+1)-content0)
 
 	// A second run: one metadata request, no content.
 	a = receive(t, s, s.agentSSL, req)
 	assert.Contains(t, a[0], `"changed":false`)
 	assert.Contains(t, a[0], `"failed":false`)
-	assert.Equal(t, 2, s.requests(t, "file_metadata", "motd")-meta0)
+	assert.Equal(t, 2, s.settle(t, "file_metadata", "motd", meta0+2)-meta0)
 	assert.Equal(t, 1, s.requests(t, "file_content", "motd")-content0, "an unchanged file fetched its content")
 }
 
@@ -57,13 +57,13 @@ func TestEveryChecksumTypeAgainstTheServer(t *testing.T) {
 		assert.Contains(t, a[i], `"changed":true`, k)
 		assert.Equal(t, "Welcome from the Puppet Server\n", read(t, filepath.Join(dir, k)), k)
 	}
-	assert.Equal(t, len(kinds), s.requests(t, "file_content", "motd")-content0)
+	assert.Equal(t, len(kinds), s.settle(t, "file_content", "motd", content0+len(kinds))-content0)
 	a = receive(t, s, s.agentSSL, reqs...)
 	for i, k := range kinds {
 		assert.Contains(t, a[i], `"changed":false`, k)
 		assert.Contains(t, a[i], `"failed":false`, k)
 	}
-	assert.Equal(t, len(kinds), s.requests(t, "file_content", "motd")-content0, "a second run fetched content")
+	assert.Equal(t, len(kinds), s.settle(t, "file_content", "motd", content0+len(kinds))-content0, "a second run fetched content")
 }
 
 func TestRecursiveDirectory(t *testing.T) {
@@ -79,11 +79,12 @@ func TestRecursiveDirectory(t *testing.T) {
 	assert.Equal(t, "file b\n", read(t, filepath.Join(dst, "sub", "b")))
 	assert.Equal(t, "file d\n", read(t, filepath.Join(dst, "sub", "c", "d")))
 	assert.NoFileExists(t, filepath.Join(dst, "stray"))
-	assert.Equal(t, 1, s.requests(t, "file_metadatas", "tree")-metas0)
+	assert.Equal(t, 1, s.settle(t, "file_metadatas", "tree", metas0+1)-metas0)
 
-	content0 := s.requests(t, "file_content", "tree/sub/b")
+	content0 := s.settle(t, "file_content", "tree/sub/b", 1)
 	a = receive(t, s, s.agentSSL, req)
 	assert.Contains(t, a[0], `"changed":false`)
+	s.settle(t, "file_metadatas", "tree", metas0+2)
 	assert.Equal(t, content0, s.requests(t, "file_content", "tree/sub/b"))
 
 	// recurselimit 1: the direct children only.
@@ -93,6 +94,19 @@ func TestRecursiveDirectory(t *testing.T) {
 	assert.FileExists(t, filepath.Join(dst2, "a"))
 	assert.DirExists(t, filepath.Join(dst2, "sub"))
 	assert.NoFileExists(t, filepath.Join(dst2, "sub", "b"))
+
+	// sourceselect all: two server directories and a local one merged,
+	// the earliest source winning for a path both have.
+	local := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(local, "a"), []byte("local a\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(local, "only-local"), []byte("only local\n"), 0o644))
+	dst3 := filepath.Join(t.TempDir(), "merged")
+	a = receive(t, s, s.agentSSL, fileReq(3, dst3, "{source: ['puppet:///modules/testmod/tree', 'puppet://localhost/modules/testmod/list', '"+local+"'], recurse: true, sourceselect: all}"))
+	assert.Contains(t, a[0], `"failed":false`)
+	assert.Equal(t, "file a\n", read(t, filepath.Join(dst3, "a")))
+	assert.Equal(t, "from the second source\n", read(t, filepath.Join(dst3, "fallback")))
+	assert.Equal(t, "only local\n", read(t, filepath.Join(dst3, "only-local")))
+	assert.Equal(t, "file d\n", read(t, filepath.Join(dst3, "sub", "c", "d")))
 }
 
 func TestChangedFileRefetched(t *testing.T) {
@@ -102,14 +116,14 @@ func TestChangedFileRefetched(t *testing.T) {
 	a := receive(t, s, s.agentSSL, req)
 	assert.Contains(t, a[0], `"changed":true`)
 	assert.Equal(t, "first version\n", read(t, dst))
-	content0 := s.requests(t, "file_content", "changing")
+	content0 := s.settle(t, "file_content", "changing", 1)
 
 	require.NoError(t, os.WriteFile(filepath.Join(s.files, "changing"), []byte("second version\n"), 0o644))
 	a = receive(t, s, s.agentSSL, req)
 	assert.Contains(t, a[0], `"changed":true`)
 	assert.Contains(t, a[0], `content changed`)
 	assert.Equal(t, "second version\n", read(t, dst))
-	assert.Equal(t, 1, s.requests(t, "file_content", "changing")-content0)
+	assert.Equal(t, 1, s.settle(t, "file_content", "changing", content0+1)-content0)
 }
 
 func TestSourceListsAndPermissions(t *testing.T) {
@@ -150,10 +164,10 @@ func TestRevokedServerCertificateRefused(t *testing.T) {
 	}
 	require.NoError(t, copyFile(filepath.Join(s.dir, "puppet", "ca", "ca_crl.pem"), filepath.Join(ssl, "crl.pem"), 0o644))
 	dst := filepath.Join(t.TempDir(), "motd")
-	meta0 := s.requests(t, "file_metadata", "motd")
+	meta0 := s.settle(t, "file_metadata", "motd", 0)
 	a := receive(t, s, ssl, fileReq(1, dst, "{source: 'puppet:///modules/testmod/motd'}"))
 	assert.Contains(t, a[0], `"failed":true`)
 	assert.Contains(t, a[0], `certificate '/CN=localhost' is revoked`)
 	assert.NoFileExists(t, dst)
-	assert.Equal(t, meta0, s.requests(t, "file_metadata", "motd"), "a request went through a revoked certificate")
+	assert.Equal(t, meta0, s.settle(t, "file_metadata", "motd", meta0), "a request went through a revoked certificate")
 }
