@@ -369,7 +369,7 @@ func serverError(resp *http.Response) error {
 // puppetMeta is one entry of file_metadata(s), as the server sends it.
 type puppetMeta struct {
 	Path         string `json:"path"`
-	RelativePath *string
+	RelativePath *string `json:"relative_path"`
 	Owner        *int64 `json:"owner"`
 	Group        *int64 `json:"group"`
 	Mode         *int64 `json:"mode"`
@@ -379,20 +379,6 @@ type puppetMeta struct {
 	} `json:"checksum"`
 	Type        string  `json:"type"`
 	Destination *string `json:"destination"`
-}
-
-func (m *puppetMeta) UnmarshalJSON(b []byte) error {
-	type plain puppetMeta
-	var x struct {
-		plain
-		RelativePath *string `json:"relative_path"`
-	}
-	if err := json.Unmarshal(b, &x); err != nil {
-		return err
-	}
-	*m = puppetMeta(x.plain)
-	m.RelativePath = x.RelativePath
-	return nil
 }
 
 // puppetTime is how the server prints the mtime and ctime checksums
