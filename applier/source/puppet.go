@@ -368,11 +368,11 @@ func serverError(resp *http.Response) error {
 
 // puppetMeta is one entry of file_metadata(s), as the server sends it.
 type puppetMeta struct {
-	Path         string `json:"path"`
+	Path         string  `json:"path"`
 	RelativePath *string `json:"relative_path"`
-	Owner        *int64 `json:"owner"`
-	Group        *int64 `json:"group"`
-	Mode         *int64 `json:"mode"`
+	Owner        *int64  `json:"owner"`
+	Group        *int64  `json:"group"`
+	Mode         *int64  `json:"mode"`
 	Checksum     struct {
 		Type  string `json:"type"`
 		Value string `json:"value"`
