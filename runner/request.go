@@ -49,6 +49,10 @@ type Resource struct {
 	// Values are the params as Go data (see the table above); when not
 	// nil, Params must be empty.
 	Values map[string]any
+	// Refresh sends "refresh": true: a notify edge of the caller's graph
+	// fired into this resource (README, Refresh). Puppet's own receiver
+	// refuses the member; leave it false with it.
+	Refresh bool
 }
 
 // Ref is the resource's reference as Puppet writes it, and as the receiver
@@ -145,6 +149,9 @@ func encodeRequest(res *Resource, noop bool) ([]byte, error) {
 		b = append(b, `"{}"`...)
 	default:
 		b = protocol.AppendString(b, res.Params)
+	}
+	if res.Refresh {
+		b = append(b, `,"refresh":true`...)
 	}
 	return append(b, '}', '\n'), nil
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/command"
 	_ "github.com/pippet/pippet/applier/types/all"
+	"github.com/pippet/pippet/delegate"
 )
 
 func main() {
@@ -59,6 +60,8 @@ type options struct {
 	version       bool
 	cpuProfile    string
 	sync          bool
+	fallback      string
+	modulePath    string
 }
 
 func newFlagSet(o *options) *flag.FlagSet {
@@ -78,6 +81,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.sync, "sync", false, "make each change durable (its directory fsynced) before its answer; by default directories are fsynced in groups: when input pauses, every 64 changes, within 100ms, and before exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and the commit the binary was built from (and whether its tree was modified), and exit")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
+	addFallbackFlags(fs, &o.fallback, &o.modulePath)
 	return fs
 }
 
@@ -141,7 +145,8 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		defer pprof.StopCPUProfile()
 	}
-	logger := slog.New(newPuppetHandler(stderr, level))
+	handler := newPuppetHandler(stderr, level)
+	logger := slog.New(handler)
 	dirs := newDirSync(logger, !o.sync)
 	engine := applier.NewEngine(applier.Default, &applier.Env{
 		Options: applier.Options{
@@ -154,6 +159,22 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Log:  logger,
 		Dirs: dirs,
 	})
+
+	app, fallback, err := withFallback(engine, delegate.Options{
+		Fallback:   o.fallback,
+		ModulePath: o.modulePath,
+		Noop:       o.noop,
+		LogLevel:   puppetLevel(level),
+		MaxRequest: o.maxLine,
+		Logger:     slog.New(delegate.RelayHandler(handler, applier.LevelNotice)),
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "receiver: %v\n", err)
+		return exitUsage
+	}
+	// The Puppet process, if one was started, is stopped whatever ends
+	// the loop (after the resource in progress).
+	defer closeFallback(ctx, fallback, logger)
 
 	// A closed stdout must not kill us with SIGPIPE: the write fails with
 	// EPIPE and the loop ends quietly with exitOutput. The signal is
@@ -181,7 +202,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Log:     logger,
 		Dirs:    dirs,
 		Tally:   count,
-	}, engine, stdin, stdout, sigs)
+	}, app, stdin, stdout, sigs)
 	if code != exitOK {
 		return code
 	}
