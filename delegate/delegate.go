@@ -124,6 +124,18 @@ func DefaultModulePath() []string {
 	return append(mp, filepath.Join(codedir, "modules"), "/usr/share/puppet/modules")
 }
 
+// BridgeCommand is the argv that runs the bridge with inst's ruby and
+// Puppet libraries; the environment must also hold EnvBridge=Bridge.
+// level is Puppet's log level name.
+func BridgeCommand(inst Installation, modulepath []string, level string, noop bool) []string {
+	argv := []string{inst.Ruby, "-I", inst.LibDir, "-e", loader, "--",
+		"--modulepath=" + strings.Join(modulepath, ":"), "--log_level=" + level}
+	if noop {
+		argv = append(argv, "--noop")
+	}
+	return argv
+}
+
 // Options configure a Fallback.
 type Options struct {
 	// Fallback is ModeAuto (or ""), ModePuppet, ModeNone, or a command
@@ -219,12 +231,7 @@ func New(o Options) (*Fallback, error) {
 		if level == "" {
 			level = "notice"
 		}
-		argv := []string{inst.Ruby, "-I", inst.LibDir, "-e", loader, "--",
-			"--modulepath=" + strings.Join(f.modulepath, ":"), "--log_level=" + level}
-		if o.Noop {
-			argv = append(argv, "--noop")
-		}
-		ropts.Command = argv
+		ropts.Command = BridgeCommand(inst, f.modulepath, level, o.Noop)
 		ropts.Env = append([]string{EnvBridge + "=" + Bridge}, o.Env...)
 		f.desc = "Puppet (" + inst.LibDir + ")"
 	default:
