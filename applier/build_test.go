@@ -239,3 +239,29 @@ func TestResourceSlots(t *testing.T) {
 	assert.False(t, g.Given("ensure"))
 	assert.False(t, g.Declares("colour"), "colour was the widget's")
 }
+
+// TestWhenManaged: the default applies only when a property is given, as
+// Puppet defaults ensure only for a managed resource; a parameter alone
+// (or a property's own default) does not make the resource managed.
+func TestWhenManaged(t *testing.T) {
+	wt := widgetType(mock.NewProvider(nil))
+	wt.Attrs[1].DefaultFunc = applier.WhenManaged("present")
+	for _, tc := range []struct {
+		name    string
+		params  map[string]any
+		want    any
+		managed bool
+	}{
+		{"nothing given", map[string]any{}, nil, false},
+		{"a parameter only", map[string]any{"force": true}, nil, false},
+		{"a property", map[string]any{"size": 3}, "present", true},
+		{"ensure given wins", map[string]any{"size": 3, "ensure": "absent"}, "absent", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := wt.NewResource("/a", tc.params, false)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, r.Value("ensure"))
+			assert.Equal(t, tc.managed, r.GivenAnyProperty())
+		})
+	}
+}

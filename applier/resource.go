@@ -152,6 +152,31 @@ func (r *Resource) Has(name string) bool { _, ok := r.Get(name); return ok }
 // or a value derived from the title does not count).
 func (r *Resource) Given(name string) bool { return r.flags[r.mustSlot(name)]&slotGiven != 0 }
 
+// GivenAnyProperty reports whether the request gave a value for any
+// property: what Puppet calls a managed resource, the condition for the
+// defaults of ensurable types (see WhenManaged).
+func (r *Resource) GivenAnyProperty() bool {
+	for _, a := range r.Type.Attrs {
+		if a.Behaviour == Property && r.Given(a.Name) {
+			return true
+		}
+	}
+	return false
+}
+
+// WhenManaged returns a DefaultFunc that defaults an attribute to v when
+// the request manages any property (GivenAnyProperty), and leaves it
+// unmanaged otherwise: Puppet's `defaultto { :present if @resource.managed? }`
+// for ensure, and the like for other attributes.
+func WhenManaged(v any) func(r *Resource) any {
+	return func(r *Resource) any {
+		if r.GivenAnyProperty() {
+			return v
+		}
+		return nil
+	}
+}
+
 // Set stores an already munged value for a declared attribute: in a
 // type's Validate, or in a provider's Resolve (see Resolver) when a desired
 // value depends on the system. Setting an attribute the type does not

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"time"
 
 	"github.com/pippet/pippet/protocol"
 )
@@ -204,15 +206,33 @@ func readError(err error) error {
 }
 
 // write sends one request line. A pipe whose reader has stopped reading
-// blocks a write once its buffer is full, so the write runs aside and the
-// wait honours ctx; a write left behind ends when the Runner replaces the
-// (then broken) child and closes its stdin.
+// blocks a write once its buffer is full, so the wait honours ctx: on a
+// pipe the runtime polls (the *os.File of os.Pipe, as the Receiver makes),
+// through the file's write deadline, in this goroutine; on any other
+// writer the write runs aside, and a write left behind ends when the
+// Runner replaces the (then broken) child and closes its stdin.
 func write(ctx context.Context, w io.Writer, line []byte) error {
 	if w == nil {
 		return fmt.Errorf("%w: no input stream", ErrUnavailable)
 	}
 	if ctx.Done() == nil { // nothing to wait for besides the write
 		_, err := w.Write(line)
+		return writeError(err)
+	}
+	if f, ok := w.(*os.File); ok && f.SetWriteDeadline(time.Time{}) == nil {
+		fired := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() {
+			f.SetWriteDeadline(aLongTimeAgo)
+			close(fired)
+		})
+		_, err := f.Write(line)
+		if !stop() {
+			<-fired
+			f.SetWriteDeadline(time.Time{})
+			if err != nil {
+				return fmt.Errorf("%w: %w", ErrNoAnswer, ctx.Err())
+			}
+		}
 		return writeError(err)
 	}
 	done := make(chan error, 1)

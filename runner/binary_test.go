@@ -1,12 +1,15 @@
 package runner_test
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -355,4 +358,104 @@ func TestBinaryExitsBeforeReady(t *testing.T) {
 	assert.Contains(t, err.Error(), "exited before it was ready (exit status 2)")
 	assert.Contains(t, err.Error(), "stderr: ")
 	assert.Contains(t, err.Error(), "flag provided but not defined")
+}
+
+// BenchmarkApplyVsRaw sets runner.Apply beside the raw pipe round trip to
+// another process of the same receiver binary: write the same request
+// line, read the answer line straight from the pipe in the same
+// goroutine. Each iteration does one of each, alternating which goes
+// first, so that both see the same load; the metrics are the median round
+// trip of each and their ratio (issue 17: Apply ≤ 1.1 × raw). The context
+// is one with a cancel, as an engine passes.
+//
+//	go test -run '^$' -bench ApplyVsRaw -benchtime 20000x ./runner/
+func BenchmarkApplyVsRaw(b *testing.B) {
+	dir := b.TempDir()
+	path := filepath.Join(dir, "f")
+	if err := os.WriteFile(path, []byte("hello\n"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name string
+		res  runner.Resource
+		line string
+	}{
+		{"notify", runner.Resource{Type: "notify", Title: "bench", Params: "{message: hi}"},
+			`{"type":"notify","title":"bench","params":"{message: hi}"}`},
+		{"file-unchanged", runner.Resource{Type: "file", Title: path, Params: `{ensure: file, mode: '0644', content: "hello\n"}`},
+			`{"type":"file","title":"` + path + `","params":"{ensure: file, mode: '0644', content: \"hello\\n\"}"}`},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			r := runner.New(runner.Options{Command: []string{receiverBin, "--state-dir", dir}})
+			if err := r.Register(); err != nil {
+				b.Fatal(err)
+			}
+			defer r.Unregister()
+			raw := exec.Command(receiverBin, "--state-dir", dir)
+			in, err := raw.StdinPipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			outPipe, err := raw.StdoutPipe()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := raw.Start(); err != nil {
+				b.Fatal(err)
+			}
+			defer func() { in.Close(); raw.Wait() }()
+			out := bufio.NewReader(outPipe)
+			if _, err := out.ReadSlice('\n'); err != nil { // the banner
+				b.Fatal(err)
+			}
+			line := []byte(bc.line + "\n")
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			applyOne := func() time.Duration {
+				start := time.Now()
+				if _, err := runner.Apply(ctx, r, &bc.res); err != nil {
+					b.Fatal(err)
+				}
+				return time.Since(start)
+			}
+			rawOne := func() time.Duration {
+				start := time.Now()
+				if _, err := in.Write(line); err != nil {
+					b.Fatal(err)
+				}
+				ans, err := out.ReadSlice('\n')
+				d := time.Since(start)
+				if err != nil || !bytes.Contains(ans, []byte(`"failed":false`)) {
+					b.Fatalf("raw answer %q: %v", ans, err)
+				}
+				return d
+			}
+			for range 200 { // warm-up
+				applyOne()
+				rawOne()
+			}
+			var applied, raws []time.Duration
+			i := 0
+			for b.Loop() {
+				if i%2 == 0 {
+					applied = append(applied, applyOne())
+					raws = append(raws, rawOne())
+				} else {
+					raws = append(raws, rawOne())
+					applied = append(applied, applyOne())
+				}
+				i++
+			}
+			a, w := medianDuration(applied), medianDuration(raws)
+			b.ReportMetric(float64(a.Nanoseconds()), "apply-ns")
+			b.ReportMetric(float64(w.Nanoseconds()), "raw-ns")
+			b.ReportMetric(float64(a)/float64(w), "apply/raw")
+		})
+	}
+}
+
+func medianDuration(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
 }

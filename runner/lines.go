@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
+	"sync/atomic"
+	"time"
 )
 
 // DefaultMaxLine bounds one line of a receiver's output: answerFactor
@@ -29,10 +32,15 @@ var ErrLineTooLong = errors.New("receiver output line too long")
 // there is exactly one reader per child, made when the child starts and
 // dropped with it.
 //
-// The reader is a goroutine that splits the output into lines and hands
-// them over a channel. ReadLine therefore never blocks in read(2): it waits
-// on the channel and on the caller's context, and a deadline leaves no read
-// behind that could swallow the next answer. A late answer stays queued in
+// On a pipe the runtime polls (the *os.File of os.Pipe, as the Receiver
+// makes), ReadLine reads in the caller's goroutine: an answer goes from the
+// read to the caller without waking another goroutine. The caller's
+// context interrupts the read through the file's read deadline, so a
+// deadline leaves no read behind that could swallow the next answer, and
+// the bytes of a line read only in part are kept for the next ReadLine.
+// On any other reader a goroutine splits the output into lines and hands
+// them over a channel; ReadLine then never blocks in read(2): it waits on
+// the channel and on the caller's context. A late answer stays queued in
 // this reader; since the caller marks the reader broken (Break) whenever it
 // gave up waiting, the child and its reader are replaced before the next
 // request and the late answer is never mistaken for the next one's.
@@ -44,7 +52,22 @@ type LineReader struct {
 	stop      chan struct{} // closed by Break
 	breakOnce sync.Once
 	broken    error // set before stop closes
+
+	// Direct mode (f is not nil): no goroutine; ReadLine reads f through
+	// br, one call at a time (mu).
+	f       *os.File
+	br      *bufio.Reader
+	max     int
+	mu      sync.Mutex
+	partial []byte       // a line begun when a read was interrupted
+	ended   atomic.Value // errBox: why the input ended, once it has
 }
+
+// errBox holds an error in an atomic.Value.
+type errBox struct{ err error }
+
+// aLongTimeAgo is a read deadline that has passed.
+var aLongTimeAgo = time.Unix(1, 0)
 
 // NewLineReader starts reading r line by line. Lines longer than max bytes
 // (DefaultMaxLine when max <= 0) end the reader with ErrLineTooLong. The
@@ -55,6 +78,17 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 	if max <= 0 {
 		max = DefaultMaxLine
 	}
+	if f, ok := r.(*os.File); ok && f.SetReadDeadline(time.Time{}) == nil {
+		l := &LineReader{
+			done: make(chan struct{}),
+			stop: make(chan struct{}),
+			f:    f,
+			br:   bufio.NewReaderSize(f, 64<<10),
+			max:  max,
+		}
+		close(l.done) // no goroutine to wait for
+		return l
+	}
 	l := &LineReader{
 		lines: make(chan []byte, 16),
 		done:  make(chan struct{}),
@@ -62,6 +96,71 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 	}
 	go l.loop(r, max)
 	return l
+}
+
+// readDirect is ReadLine in direct mode.
+func (l *LineReader) readDirect(ctx context.Context) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if e, _ := l.ended.Load().(errBox); e.err != nil {
+		return nil, e.err
+	}
+	var stopped func() bool
+	var fired chan struct{}
+	if ctx.Done() != nil {
+		fired = make(chan struct{})
+		stopped = context.AfterFunc(ctx, func() {
+			l.f.SetReadDeadline(aLongTimeAgo)
+			close(fired)
+		})
+	}
+	line, err := readLine(l.br, l.max)
+	if stopped != nil && !stopped() {
+		// The context ended during the read: the deadline is set, or
+		// about to be; clear it for the next ReadLine.
+		<-fired
+		l.f.SetReadDeadline(time.Time{})
+	}
+	if len(l.partial) > 0 && (line != nil || err == nil) {
+		line = append(l.partial, line...)
+		l.partial = nil
+		if len(line) > l.max {
+			err = fmt.Errorf("%w (more than %d bytes)", ErrLineTooLong, l.max)
+			l.ended.Store(errBox{err})
+			return nil, err
+		}
+	}
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		select {
+		case <-l.stop:
+			return nil, l.broken
+		default:
+		}
+		// Interrupted by ctx: keep what was read of the line.
+		l.partial = append(l.partial, line...)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, err
+	}
+	if err != nil {
+		if errors.Is(err, os.ErrClosed) {
+			select {
+			case <-l.stop:
+				return nil, l.broken
+			default:
+			}
+		}
+		l.ended.Store(errBox{err})
+		if line != nil {
+			return line, nil // a partial last line; the end comes next
+		}
+		return nil, err
+	}
+	return line, nil
 }
 
 // failedLineReader is a reader that has nothing and says why.
@@ -148,6 +247,9 @@ func (l *LineReader) ReadLine(ctx context.Context) ([]byte, error) {
 		return nil, l.broken
 	default:
 	}
+	if l.f != nil {
+		return l.readDirect(ctx)
+	}
 	select {
 	case line, ok := <-l.lines:
 		if !ok {
@@ -172,6 +274,9 @@ func (l *LineReader) Break(err error) {
 	l.breakOnce.Do(func() {
 		l.broken = err
 		close(l.stop)
+		if l.f != nil {
+			l.f.SetReadDeadline(aLongTimeAgo) // wake a ReadLine waiting in a read
+		}
 	})
 }
 
@@ -184,17 +289,30 @@ func (l *LineReader) Err() error {
 		return l.broken
 	default:
 	}
+	if l.f != nil {
+		e, _ := l.ended.Load().(errBox)
+		return endError(e.err)
+	}
 	select {
 	case <-l.done:
-		if l.end == io.EOF {
-			return errReceiverOutputEnded
-		}
-		return fmt.Errorf("%w: reading its output: %w", ErrReceiverDied, l.end)
+		return endError(l.end)
 	default:
 		return nil
 	}
 }
 
+// endError is Err for an input that ended with end (nil: not ended).
+func endError(end error) error {
+	switch {
+	case end == nil:
+		return nil
+	case end == io.EOF:
+		return errReceiverOutputEnded
+	}
+	return fmt.Errorf("%w: reading its output: %w", ErrReceiverDied, end)
+}
+
 // Done is closed when the reading goroutine has ended (end of input, read
-// error, or Break followed by a pending line).
+// error, or Break followed by a pending line); in direct mode, where there
+// is none, it is closed from the start.
 func (l *LineReader) Done() <-chan struct{} { return l.done }

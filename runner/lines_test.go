@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"testing"
 	"testing/iotest"
@@ -109,4 +110,114 @@ func TestLineReaderBreak(t *testing.T) {
 		t.Fatal("closing the input did not end the reader")
 	}
 	_ = pw2
+}
+
+// On an os.Pipe the reader reads in the caller's goroutine: a ReadLine
+// that gives up, even with a line read in part, loses nothing, and the
+// next ReadLine gets the whole line.
+func TestLineReaderDirectTimeoutLosesNothing(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	defer pr.Close()
+	defer pw.Close()
+	l := NewLineReader(pr, 0)
+	require.NotNil(t, l.f, "an os.Pipe is read directly")
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = l.ReadLine(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.NoError(t, l.Err())
+
+	_, err = pw.WriteString("fir")
+	require.NoError(t, err)
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel2()
+	_, err = l.ReadLine(ctx2)
+	require.ErrorIs(t, err, context.DeadlineExceeded, "half a line is not a line")
+
+	_, err = pw.WriteString("st\nsecond\r\nthird")
+	require.NoError(t, err)
+	ctx3, cancel3 := context.WithCancel(context.Background())
+	defer cancel3()
+	for _, want := range []string{"first", "second"} {
+		line, err := l.ReadLine(ctx3)
+		require.NoError(t, err)
+		assert.Equal(t, want, string(line))
+	}
+	pw.Close()
+	line, err := l.ReadLine(ctx3)
+	require.NoError(t, err)
+	assert.Equal(t, "third", string(line), "a partial last line")
+	_, err = l.ReadLine(ctx3)
+	assert.ErrorIs(t, err, io.EOF)
+	assert.ErrorIs(t, l.Err(), ErrReceiverDied, "an ended reader is not usable")
+}
+
+// Break wakes a ReadLine waiting in a read on an os.Pipe.
+func TestLineReaderDirectBreak(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	defer pr.Close()
+	defer pw.Close()
+	l := NewLineReader(pr, 0)
+	boom := errors.New("boom")
+	done := make(chan error)
+	go func() {
+		_, err := l.ReadLine(context.Background())
+		done <- err
+	}()
+	time.Sleep(20 * time.Millisecond)
+	l.Break(boom)
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, boom)
+	case <-time.After(2 * time.Second):
+		t.Fatal("Break did not wake a waiting ReadLine")
+	}
+	assert.ErrorIs(t, l.Err(), boom)
+	select {
+	case <-l.Done():
+	default:
+		t.Fatal("Done must be closed: there is no goroutine")
+	}
+}
+
+// A line over the limit ends a direct reader, also when it was begun in
+// an interrupted read.
+func TestLineReaderDirectTooLong(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	defer pr.Close()
+	defer pw.Close()
+	l := NewLineReader(pr, 100)
+	_, err = pw.WriteString(strings.Repeat("x", 80))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err = l.ReadLine(ctx)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	_, err = pw.WriteString(strings.Repeat("x", 80) + "\n")
+	require.NoError(t, err)
+	_, err = l.ReadLine(context.Background())
+	assert.ErrorIs(t, err, ErrLineTooLong)
+	assert.Error(t, l.Err())
+}
+
+// A write to a pipe nobody reads gives up when the context ends, in the
+// caller's goroutine, and the next write to a pipe that drains works.
+func TestWriteDirectHonoursContext(t *testing.T) {
+	pr, pw, err := os.Pipe()
+	require.NoError(t, err)
+	defer pr.Close()
+	defer pw.Close()
+	big := make([]byte, 1<<20) // more than a pipe holds
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	err = write(ctx, pw, big)
+	require.ErrorIs(t, err, ErrNoAnswer)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	go io.Copy(io.Discard, pr)
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	defer cancel2()
+	require.NoError(t, write(ctx2, pw, []byte("line\n")), "the deadline of the first write is gone")
 }

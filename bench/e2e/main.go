@@ -19,6 +19,11 @@
 // -rss-n resources, and after its first tenth to show whether memory grows.
 //
 //	go run ./bench/e2e -receiver bin/receiver -n 10000 -runs 5 [-puppet]
+//
+// With -sync it measures instead one request at a time, beside a minimal
+// process (sync.go):
+//
+//	go run ./bench/e2e -receiver bin/receiver -sync -n 10000 -runs 5
 package main
 
 import (
@@ -52,11 +57,16 @@ type options struct {
 	stateDir string // the receiver's --state-dir, inside the scratch dir
 	only     string // run only the scenarios whose name contains this
 	skip     string // leave out the scenarios whose name matches this regexp
+	sync     bool   // one request at a time beside a minimal process (sync.go)
 }
 
 func (o options) receiverArgs() []string { return []string{"--state-dir", o.stateDir} }
 
 func main() {
+	if os.Getenv(minimalEnv) != "" {
+		minimal()
+		return
+	}
 	var o options
 	flag.StringVar(&o.receiver, "receiver", "bin/receiver", "receiver binary to measure")
 	flag.IntVar(&o.n, "n", 10000, "resources per scenario")
@@ -67,6 +77,7 @@ func main() {
 	flag.StringVar(&o.dir, "dir", "", "scratch directory (default: a new temp dir)")
 	flag.StringVar(&o.only, "only", "", "run only the scenarios whose name contains this (and skip start-up and RSS)")
 	flag.StringVar(&o.skip, "skip", "", "leave out the scenarios whose name matches this `regexp`")
+	flag.BoolVar(&o.sync, "sync", false, "one request at a time (write one, wait for its answer) for file unchanged, exec unchanged and notify, beside a minimal process doing the same reads and answer write")
 	flag.Parse()
 	if err := run(context.Background(), o, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
@@ -531,7 +542,15 @@ type child struct {
 }
 
 func startReceiver(ctx context.Context, bin string, extra ...string) (*child, time.Duration, error) {
+	return startReceiverEnv(ctx, bin, nil, extra...)
+}
+
+// startReceiverEnv is startReceiver with env added to the environment.
+func startReceiverEnv(ctx context.Context, bin string, env []string, extra ...string) (*child, time.Duration, error) {
 	cmd := exec.CommandContext(ctx, bin, extra...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, 0, err
@@ -657,6 +676,15 @@ func run(ctx context.Context, o options, w io.Writer) error {
 	}
 	work := filepath.Join(dir, "w")
 	o.stateDir = filepath.Join(dir, "state")
+	if o.sync {
+		var scs []scenario
+		for _, sc := range syncScenarios() {
+			if strings.Contains(sc.name, o.only) {
+				scs = append(scs, sc)
+			}
+		}
+		return runSync(ctx, o, w, scs, dir)
+	}
 	fmt.Fprintf(w, "N = %d resources per run, %d runs; the floor is measured just before each receiver run and\n", o.n, o.runs)
 	fmt.Fprintf(w, "the ratio is the median of the per-run ratios of wall times (times are the medians of each column).\n")
 	fmt.Fprintf(w, "CPU is user + system time per resource: the receiver's whole life, start-up included; the floor's process\n")

@@ -10,8 +10,10 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/protocol"
@@ -46,37 +48,29 @@ type loopConfig struct {
 	Tally *tally
 }
 
-// Read-ahead: the reader goroutine hands lines over in batches of what
-// its input buffer already holds, so that with a stream of requests the
-// reader and the loop run side by side and meet once per batch (one
-// channel operation, at most one wake-up) instead of once per line; a line
-// that arrives alone is handed over at once. At most readAhead batches are
-// read before the loop has answered them.
+// One goroutine reads, applies and answers, line after line: a lone
+// request goes from the read to the provider to the write without waiting
+// for another goroutine to be scheduled, and a stream of requests is read
+// 64 KiB at a time into the input buffer, so that most lines are taken
+// from it without a system call. While it waits in a read that may block,
+// it is "reading"; a first signal (or the end of ctx) then ends runLoop at
+// once and the goroutine is abandoned where it waits: when its read
+// returns it finds that out and touches nothing more.
 const (
-	readAhead = 4
-	// batchLines and batchBytes end a batch: this many lines, or this
-	// many bytes (plus the line that went over).
-	batchLines = 128
-	batchBytes = 16 << 10
+	stateBusy      = iota // deciding, applying, answering
+	stateReading          // in a read that may block
+	stateAbandoned        // runLoop returned while it was reading
 )
 
-// bigLine is the buffer size above which a batch counts as big (it holds a
-// line of more than about bigLine-batchBytes bytes): only one big batch
-// is read ahead at a time, so read-ahead holds at most two lines of
-// --max-line bytes (one in the loop, one waiting), not readAhead of them.
+// bigLine is the line buffer size above which the buffer is dropped after
+// its line, so that one request of --max-line bytes does not keep that
+// much memory for the rest of the run.
 const bigLine = 64 << 10
 
-// lineBatch is lines read together by the reader goroutine.
-type lineBatch struct {
-	buf   []byte     // the lines, back to back
-	items []lineItem // in order; an error, if any, is the last
-	big   bool       // cap(buf) is over bigLine: give the big token back
-}
-
-// lineItem is one line read by the reader goroutine.
+// lineItem is one line read from the input.
 type lineItem struct {
-	line    []byte // the line without its newline, in its batch's buf
-	off     int    // where line starts in buf
+	line    []byte // the line without its newline
+	off     int    // where line starts in the buffer readLine appended it to
 	tooLong int64  // > 0: the line (this many bytes) was longer than MaxLine and discarded
 	err     error  // io.EOF at the end of input, or the read error
 }
@@ -89,8 +83,8 @@ type lineItem struct {
 // finish and be answered and then ends the loop with status 0; a second one
 // cancels the context of the resource in progress. A panic while decoding
 // or encoding becomes an error answer; one in app is app's to answer
-// (applier.Engine does). Reading happens in its own goroutine so that a
-// signal ends an idle loop at once.
+// (applier.Engine does). A signal ends an idle loop (waiting for input) at
+// once.
 func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Reader, out io.Writer, sigs <-chan os.Signal) int {
 	if cfg.MaxLine <= 0 {
 		cfg.MaxLine = 16 << 20
@@ -128,56 +122,63 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 		}
 	}()
 
-	free := make(chan *lineBatch, readAhead)
-	for range readAhead {
-		free <- &lineBatch{buf: make([]byte, 0, 8<<10), items: make([]lineItem, 0, batchLines)}
-	}
-	batches := make(chan *lineBatch, readAhead)
-	bigTok := make(chan struct{}, 1)
-	bigTok <- struct{}{}
-	go readLines(in, cfg.MaxLine, free, batches, bigTok, done)
-
 	l := &loop{cfg: cfg, app: app}
 	if l.cfg.Decode == nil {
 		l.cfg.Decode = l.dec.DecodeLine
 	}
-	// Whatever ends the loop, the changes answered are made durable first.
+	// Whatever ends the loop, the changes answered are made durable first
+	// (an abandoned serve is in a read: it has nothing pending).
 	defer cfg.Dirs.Flush(context.WithoutCancel(ctx))
-	var (
-		ans  []byte
-		cur  *lineBatch // the batch being answered
-		next int        // its next line
-	)
 	if cfg.Banner {
 		if _, err := io.WriteString(out, protocol.Banner); err != nil {
 			return exitOutput
 		}
 	}
-	for {
-		if cur == nil || next == len(cur.items) {
-			if cur != nil {
-				// Done with it: back to the reader before waiting.
-				if cur.big {
-					cur.buf = make([]byte, 0, 8<<10) // don't keep a huge buffer around
-					free <- cur
-					bigTok <- struct{}{}
-				} else {
-					free <- cur
-				}
-			}
-			select {
-			case cur = <-batches: // read ahead: no need to watch stop (checked below)
-			default:
-				select {
-				case <-stop:
-					return exitOK
-				case cur = <-batches:
-				}
-			}
-			next = 0
+	served := make(chan int, 1)
+	go func() { served <- l.serve(ctx, applyCtx, in, out, stop) }()
+	select {
+	case code := <-served:
+		return code
+	case <-stop:
+		if l.state.CompareAndSwap(stateReading, stateAbandoned) {
+			return exitOK
 		}
-		it := cur.items[next]
-		next++
+		// Busy: it sees stop once the resource in progress is answered,
+		// or just before its next read.
+		return <-served
+	}
+}
+
+// serve is the loop itself: read a line, apply it, answer, until the end
+// of input, a failed write, or stop.
+func (l *loop) serve(ctx, applyCtx context.Context, in io.Reader, out io.Writer, stop <-chan struct{}) int {
+	cfg := &l.cfg
+	r := bufio.NewReaderSize(in, 64<<10)
+	var (
+		buf []byte // the current line
+		ans []byte
+		it  lineItem
+	)
+	for {
+		if lineWaiting(r) {
+			it, buf = readLine(r, buf[:0], cfg.MaxLine)
+		} else {
+			// The read may block: from now on a signal may end runLoop
+			// without us.
+			l.state.Store(stateReading)
+			select {
+			case <-stop:
+				if l.state.CompareAndSwap(stateReading, stateBusy) {
+					return exitOK
+				}
+				return exitOK // abandoned already
+			default:
+			}
+			it, buf = readLine(r, buf[:0], cfg.MaxLine)
+			if !l.state.CompareAndSwap(stateReading, stateBusy) {
+				return exitOK // abandoned: runLoop has returned
+			}
+		}
 		if it.err != nil {
 			if errors.Is(it.err, io.EOF) {
 				return exitOK
@@ -199,7 +200,12 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 				return exitOutput
 			}
 		}
-		flushDirs(ctx, cfg.Dirs, next == len(cur.items) && len(batches) == 0)
+		if cap(buf) > bigLine {
+			buf = nil // don't keep a huge buffer around
+		}
+		if cfg.Dirs.Pending() > 0 {
+			flushDirs(ctx, cfg.Dirs, !inputWaiting(r, in))
+		}
 		select {
 		case <-stop:
 			return exitOK
@@ -219,62 +225,6 @@ func sigName(s os.Signal) string {
 		return "HUP"
 	}
 	return s.String()
-}
-
-// readLines reads lines into batches taken from free and sends them on
-// batches, until an error (io.EOF included), which ends the last batch. A
-// batch takes the lines the input buffer already holds whole, up to
-// batchLines or batchBytes; a big batch is sent only with the big token,
-// which the loop returns when done with it.
-func readLines(in io.Reader, max int, free <-chan *lineBatch, batches chan<- *lineBatch, bigTok <-chan struct{}, done <-chan struct{}) {
-	r := bufio.NewReaderSize(in, 64<<10)
-	for {
-		var b *lineBatch
-		select {
-		case b = <-free: // one at hand: no select over done
-		default:
-			select {
-			case b = <-free:
-			case <-done:
-				return
-			}
-		}
-		b.buf, b.items, b.big = b.buf[:0], b.items[:0], false
-		var err error
-		for {
-			var it lineItem
-			it, b.buf = readLine(r, b.buf, max)
-			b.items = append(b.items, it)
-			if err = it.err; err != nil ||
-				len(b.items) == batchLines || len(b.buf) >= batchBytes || !lineWaiting(r) {
-				break
-			}
-		}
-		for i := range b.items { // buf may have moved as it grew
-			it := &b.items[i]
-			it.line = b.buf[it.off : it.off+len(it.line)]
-		}
-		if cap(b.buf) > bigLine {
-			select {
-			case <-bigTok:
-				b.big = true
-			case <-done:
-				return
-			}
-		}
-		select {
-		case batches <- b:
-		default:
-			select {
-			case batches <- b:
-			case <-done:
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
 }
 
 // lineWaiting reports whether r's buffer holds the whole next line, so
@@ -345,6 +295,8 @@ type loop struct {
 	cfg    loopConfig
 	app    protocol.Applier
 	lineNo int
+	// state is serve's: stateBusy, stateReading or stateAbandoned.
+	state atomic.Int32
 	// req and dec are reused from line to line: the Applier must not keep
 	// req or its Params (protocol.Applier says so).
 	req protocol.Request
@@ -443,4 +395,28 @@ func (l *loop) apply(ctx context.Context, req *protocol.Request) protocol.Result
 	}
 	res.ID = req.ID
 	return res
+}
+
+// inputWaiting reports whether more input is at hand: a whole line in r's
+// buffer, or bytes in the pipe or socket behind it (when in is one).
+func inputWaiting(r *bufio.Reader, in io.Reader) bool {
+	if lineWaiting(r) {
+		return true
+	}
+	f, ok := in.(*os.File)
+	if !ok {
+		return false
+	}
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return false
+	}
+	var n int32
+	var errno syscall.Errno
+	if rc.Control(func(fd uintptr) {
+		_, _, errno = syscall.Syscall(syscall.SYS_IOCTL, fd, syscall.TIOCINQ, uintptr(unsafe.Pointer(&n)))
+	}) != nil || errno != 0 {
+		return false
+	}
+	return n > 0
 }

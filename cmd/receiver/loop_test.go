@@ -5,11 +5,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -328,101 +326,66 @@ func TestLoopReadError(t *testing.T) {
 	assert.Contains(t, logs.String(), "Error: reading stdin: line of 0 bytes: disk on fire")
 }
 
-// startReader runs readLines over in as runLoop does, with n batches.
-func startReader(t *testing.T, in io.Reader, n int) (free chan *lineBatch, batches chan *lineBatch, bigTok chan struct{}) {
-	free = make(chan *lineBatch, n)
-	for range n {
-		free <- &lineBatch{}
-	}
-	batches = make(chan *lineBatch, n)
-	bigTok = make(chan struct{}, 1)
-	bigTok <- struct{}{}
-	done := make(chan struct{})
-	t.Cleanup(func() { close(done) })
-	go readLines(in, 1<<20, free, batches, bigTok, done)
-	return free, batches, bigTok
-}
-
-func batchLinesOf(b *lineBatch) []string {
-	var ls []string
-	for _, it := range b.items {
-		if it.err != nil {
-			ls = append(ls, "error: "+it.err.Error())
-			continue
-		}
-		ls = append(ls, string(it.line))
-	}
-	return ls
-}
-
-// Read-ahead holds at most one big line beyond the one the loop has: the
-// reader waits for the big token before handing over another.
-func TestReadAheadBoundsBigLines(t *testing.T) {
-	big := strings.Repeat("x", 2*bigLine)
-	in := strings.NewReader(big + "\n" + big + "\n" + big + "\nsmall\n")
-	_, batches, bigTok := startReader(t, in, 8)
-
-	first := <-batches
-	assert.True(t, first.big)
-	require.Len(t, first.items, 1)
-	assert.Len(t, first.items[0].line, 2*bigLine)
-	select {
-	case b := <-batches:
-		t.Fatalf("a second big line was read ahead (%d bytes) before the first was done", len(b.buf))
-	case <-time.After(100 * time.Millisecond):
-	}
-	bigTok <- struct{}{} // the loop is done with the first
-	second := <-batches
-	assert.True(t, second.big)
-	bigTok <- struct{}{}
-	third := <-batches
-	assert.True(t, third.big)
-	small := <-batches
-	assert.False(t, small.big)
-	assert.Equal(t, []string{"small"}, batchLinesOf(small)[:1])
-}
-
-// A batch takes the lines the input already holds, up to batchLines, and
-// never waits for more: a line that arrives alone is handed over alone.
-func TestReadAheadBatches(t *testing.T) {
+// A line split across writes is one line, a last line without a newline
+// is answered, and a line that arrives alone is answered before the next
+// one is written.
+func TestLoopSplitAndLastLines(t *testing.T) {
 	inR, inW := io.Pipe()
-	free, batches, _ := startReader(t, inR, 2)
-	var many strings.Builder
-	for i := range batchLines + 3 {
-		fmt.Fprintf(&many, "line %d\r\n", i)
-	}
-	go func() { _, _ = io.WriteString(inW, many.String()) }()
-	b := <-batches
-	got := batchLinesOf(b)
-	require.Len(t, got, batchLines)
-	assert.Equal(t, "line 0\r", got[0], "the CR is the decoder's to drop")
-	assert.Equal(t, fmt.Sprintf("line %d\r", batchLines-1), got[batchLines-1])
-	free <- b
-	b = <-batches
-	assert.Equal(t, []string{fmt.Sprintf("line %d\r", batchLines), fmt.Sprintf("line %d\r", batchLines+1),
-		fmt.Sprintf("line %d\r", batchLines+2)}, batchLinesOf(b))
-	free <- b
-
-	// One line, then nothing yet: handed over without waiting.
-	go func() { _, _ = io.WriteString(inW, "alone\n") }()
-	b = <-batches
-	assert.Equal(t, []string{"alone"}, batchLinesOf(b))
-	free <- b
-
-	// A line split across writes, then the end of input without a newline.
+	outR, outW := io.Pipe()
+	done := make(chan int)
 	go func() {
-		_, _ = io.WriteString(inW, "spl")
-		time.Sleep(20 * time.Millisecond)
-		_, _ = io.WriteString(inW, "it\nlast")
-		inW.Close()
+		done <- runLoop(context.Background(), loopConfig{}, &mock.Applier{}, inR, outW, nil)
+		outW.Close()
 	}()
-	var rest []string
-	for !slices.ContainsFunc(rest, func(l string) bool { return strings.HasPrefix(l, "error:") }) {
-		b = <-batches
-		rest = append(rest, batchLinesOf(b)...)
-		free <- b
+	r := bufio.NewReader(outR)
+	_, err := io.WriteString(inW, "notify sp")
+	require.NoError(t, err)
+	time.Sleep(20 * time.Millisecond)
+	_, err = io.WriteString(inW, "lit {}\n")
+	require.NoError(t, err)
+	line, err := readLineTimeout(r, 5*time.Second)
+	require.NoError(t, err)
+	assert.Contains(t, line, `"resource":"Notify[split]"`)
+	_, err = io.WriteString(inW, "notify last {}")
+	require.NoError(t, err)
+	inW.Close()
+	line, err = readLineTimeout(r, 5*time.Second)
+	require.NoError(t, err)
+	assert.Contains(t, line, `"resource":"Notify[last]"`)
+	assert.Equal(t, exitOK, <-done)
+}
+
+// A signal while the loop waits for input ends it at once; a line that
+// arrives afterwards is neither applied nor answered.
+func TestLoopSignalWhileIdleThenInput(t *testing.T) {
+	app := &mock.Applier{}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	sigs := make(chan os.Signal, 1)
+	done := make(chan int)
+	go func() { done <- runLoop(context.Background(), loopConfig{}, app, inR, outW, sigs) }()
+	r := bufio.NewReader(outR)
+	go io.WriteString(inW, "notify first {}\n")
+	line, err := readLineTimeout(r, 5*time.Second)
+	require.NoError(t, err)
+	assert.Contains(t, line, "Notify[first]")
+	time.Sleep(20 * time.Millisecond) // waiting for the next line
+	sigs <- syscall.SIGTERM
+	select {
+	case code := <-done:
+		assert.Equal(t, exitOK, code)
+	case <-time.After(5 * time.Second):
+		t.Fatal("idle loop did not end on a signal")
 	}
-	assert.Equal(t, []string{"split", "last", "error: EOF"}, rest)
+	// The abandoned read takes this line and must drop it.
+	_, err = io.WriteString(inW, "notify late {}\n")
+	require.NoError(t, err)
+	inW.Close()
+	outW.Close()
+	rest, _ := io.ReadAll(r)
+	assert.Empty(t, string(rest))
+	time.Sleep(20 * time.Millisecond)
+	assert.Len(t, app.Requests(), 1)
 }
 
 // A signal, then the parent context ending: the loop ends once, cleanly.
@@ -525,7 +488,7 @@ func TestReadLine(t *testing.T) {
 			r := bufio.NewReaderSize(strings.NewReader(tt.in), 16)
 			var lines []string
 			var long []int64
-			// Lines go after each other in one buffer, as in a batch.
+			// Lines go after each other in one buffer.
 			buf := []byte("before")
 			var joined string
 			for {

@@ -7,11 +7,11 @@
 // facts, filebucket, ...) register themselves in the subcommands map from
 // their own files and are dispatched on the first argument.
 //
-// A reader goroutine reads lines (bufio.Reader.ReadSlice, so a line over
-// --max-line is read to its end without being held) a few lines ahead of
-// the loop, with at most one big line waiting; the loop decodes, applies
-// and writes each answer with its own write, so an answer is readable
-// before the next line is read. Signals go to their own goroutine: the
+// One goroutine reads a line (bufio.Reader.ReadSlice, so a line over
+// --max-line is read to its end without being held), decodes, applies and
+// writes its answer with its own write before it reads the next: a lone
+// request waits for no other goroutine, and a stream is read 64 KiB at a
+// time. Signals go to their own goroutine: the
 // first lets the resource in progress finish and be answered, the second
 // cancels its context. A panic while decoding, applying or encoding
 // becomes an error answer naming the resource. Logging is log/slog with a

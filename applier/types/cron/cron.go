@@ -231,7 +231,7 @@ func attrs() []*applier.Attr {
 	as := []*applier.Attr{
 		{
 			Name: "ensure", Behaviour: applier.Property, Kind: applier.KindEnum,
-			Values: []string{"present", "absent"}, DefaultFunc: defaultEnsure,
+			Values: []string{"present", "absent"}, DefaultFunc: applier.WhenManaged("present"),
 			Doc: "Whether the job should be in the crontab. Defaults to `present` when any other property is given.",
 		},
 		{
@@ -296,15 +296,6 @@ var Type = &applier.Type{
 }
 
 func init() { applier.Register(Type) }
-
-func defaultEnsure(r *applier.Resource) any {
-	for _, a := range r.Type.Attrs {
-		if a.Behaviour == applier.Property && r.Given(a.Name) {
-			return "present"
-		}
-	}
-	return nil
-}
 
 func validate(r *applier.Resource) error {
 	// A list of just absent is absent, as Puppet reads it.

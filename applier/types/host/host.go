@@ -39,7 +39,7 @@ var Type = &applier.Type{
 		{
 			Name: "ensure", Behaviour: applier.Property, Kind: applier.KindEnum,
 			Values:      []string{"present", "absent"},
-			DefaultFunc: defaultEnsure,
+			DefaultFunc: applier.WhenManaged("present"),
 			Doc: "Whether the entry should be in the file. Defaults to `present` when any " +
 				"other property is given (Puppet's rule for ensurable types).",
 		},
@@ -76,17 +76,6 @@ var Type = &applier.Type{
 }
 
 func init() { applier.Register(Type) }
-
-// defaultEnsure is present when the request manages any property: Puppet
-// defaults ensure only for a "managed" resource.
-func defaultEnsure(r *applier.Resource) any {
-	for _, a := range r.Type.Attrs {
-		if a.Behaviour == applier.Property && r.Given(a.Name) {
-			return "present"
-		}
-	}
-	return nil
-}
 
 var (
 	ipv4Re = regexp.MustCompile(`^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$`)

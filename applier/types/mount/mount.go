@@ -73,7 +73,7 @@ var Type = &applier.Type{
 		},
 		{
 			Name: "pass", Behaviour: applier.Property, Kind: applier.KindString,
-			DefaultFunc: zeroWhenManaged,
+			DefaultFunc: applier.WhenManaged("0"),
 			Validate:    noWhitespace("pass"),
 			Doc:         "The pass in which the filesystem is checked by fsck. Defaults to 0.",
 		},
@@ -85,7 +85,7 @@ var Type = &applier.Type{
 		{
 			Name: "dump", Behaviour: applier.Property, Kind: applier.KindString,
 			Patterns:    []*regexp.Regexp{regexp.MustCompile(`^(0|1)$`)},
-			DefaultFunc: zeroWhenManaged,
+			DefaultFunc: applier.WhenManaged("0"),
 			Doc:         "Whether dump(8) backs the filesystem up: 0 or 1. Defaults to 0.",
 		},
 		{
@@ -118,17 +118,6 @@ func ensureInSync(is, should any) bool {
 		return true
 	}
 	return is == should
-}
-
-// zeroWhenManaged is Puppet's default for dump and pass: 0 once the
-// request manages any property.
-func zeroWhenManaged(r *applier.Resource) any {
-	for _, a := range r.Type.Attrs {
-		if a.Behaviour == applier.Property && r.Given(a.Name) {
-			return "0"
-		}
-	}
-	return nil
 }
 
 func yesNo(v any) (any, error) {

@@ -152,6 +152,13 @@ func validName(v any) error {
 	if s == "" || strings.ContainsAny(s, "\n\r\x00") {
 		return fmt.Errorf("Invalid service name %q", s)
 	}
+	// Puppet joins the name to each search path as it is, so a name with
+	// a slash runs a script outside /etc/init.d ("../../tmp/x"), and one
+	// starting with '-' reaches systemctl and update-rc.d as an option.
+	// No init script or unit is named so: refused.
+	if strings.Contains(s, "/") || s == "." || s == ".." || strings.HasPrefix(s, "-") {
+		return fmt.Errorf("Invalid service name %q: it must not contain '/' or start with '-'", s)
+	}
 	return nil
 }
 

@@ -75,6 +75,14 @@ func TestBaseFailures(t *testing.T) {
 	assert.Contains(t, res.Exception, "Parameter pattern failed on Service[pipsvc]: invalid regular expression")
 	res = e.Apply("service", "pipsvc", "{ensure: sideways}")
 	assert.Equal(t, `error: Parameter ensure failed on Service[pipsvc]: Invalid value "sideways". Valid values are stopped, running.`, typetest.Summary(res))
+	// A name is a name, never a path or an option (Puppet would run
+	// /etc/init.d/../../tmp/x).
+	for _, name := range []string{"../../bin/true", "x/../../tmp/evil", "..", "--root=/tmp"} {
+		for _, prov := range []string{"debian", "systemd", "base"} {
+			res = e.Apply("service", name, "{ensure: running, provider: "+prov+"}")
+			assert.Equal(t, `error: Parameter name failed on Service[`+name+`]: Invalid service name "`+name+`": it must not contain '/' or start with '-'`, typetest.Summary(res), prov)
+		}
+	}
 	res = e.Apply("service", "pipsvc", "{timeout: 0}")
 	assert.True(t, res.Error)
 	// base cannot enable: the attribute is left alone, as Puppet leaves it.

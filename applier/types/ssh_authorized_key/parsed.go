@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/pippet/pippet/applier"
@@ -186,6 +188,10 @@ func (p *parsed) resolveTarget() (string, error) {
 }
 
 func (p *parsed) load() (*keys, error) {
+	before, err := p.userView()
+	if err != nil {
+		return nil, err
+	}
 	k, err := files.Load(p.target, parseKeys)
 	if sysfile.IsNotExist(err) {
 		return &keys{}, nil
@@ -193,10 +199,58 @@ func (p *parsed) load() (*keys, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The file read must be the one checked: a link or another file
+	// swapped in between is refused, not reported.
+	if after, err := p.userView(); err != nil {
+		return nil, err
+	} else if after != before {
+		return nil, fmt.Errorf("%s changed while it was read", p.target)
+	}
 	if k.bad > 0 {
 		return nil, fmt.Errorf("could not parse line %d of %s", k.bad, p.target)
 	}
 	return k, nil
+}
+
+// userView checks that the user could read the target as it is, when the
+// provider acts as the user (drop_privileges, a user other than root):
+// Puppet reads the file as the user, and the receiver, reading as root,
+// must not tell through an answer what a file the user may not read holds
+// (a link to /etc/shadow, a .ssh linked to another user's). It returns the
+// file's device and inode (zero when it does not exist).
+func (p *parsed) userView() ([2]uint64, error) {
+	if !p.r.Bool("drop_privileges") || !p.r.Has("user") {
+		return [2]uint64{}, nil
+	}
+	users, err := accounts.LoadUsers()
+	if err != nil {
+		return [2]uint64{}, err
+	}
+	u := users.Lookup(p.r.String("user"))
+	if u == nil || u.UID == 0 {
+		return [2]uint64{}, nil
+	}
+	var st syscall.Stat_t
+	if err := syscall.Lstat(p.target, &st); err != nil {
+		if errors.Is(err, syscall.ENOENT) {
+			return [2]uint64{}, nil
+		}
+		return [2]uint64{}, &os.PathError{Op: "lstat", Path: p.target, Err: err}
+	}
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFLNK:
+		return [2]uint64{}, fmt.Errorf("refusing to read %s: it is a symbolic link and %s's keys are read as %s", p.target, p.r.Ref(), u.Name)
+	case syscall.S_IFREG:
+	default:
+		return [2]uint64{}, fmt.Errorf("refusing to read %s: not a regular file", p.target)
+	}
+	w := &writer{user: u}
+	if ok, err := w.mayRead(&st); err != nil {
+		return [2]uint64{}, err
+	} else if !ok {
+		return [2]uint64{}, fmt.Errorf("%s is not readable by %s: %w", p.target, u.Name, os.ErrPermission)
+	}
+	return [2]uint64{uint64(st.Dev), st.Ino}, nil
 }
 
 // Get reports the key of the resource's name.

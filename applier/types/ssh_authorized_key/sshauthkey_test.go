@@ -244,7 +244,11 @@ func TestUserCannotRedirectTheWrite(t *testing.T) {
 	e := engine(t)
 	res := e.Apply("ssh_authorized_key", "evil@h", "{user: pipcronk3, type: ed25519, key: "+ed+"}")
 	assert.True(t, res.Failed, typetest.Summary(res))
-	assert.Contains(t, res.Exception, "is not writable by pipcronk3")
+	// Refused when read already: root's file is not the user's to read,
+	// so the answer must not tell whether a key is in it.
+	assert.Contains(t, res.Exception, "is not readable by pipcronk3")
+	res = e.Apply("ssh_authorized_key", "root@x", "{user: pipcronk3, type: ssh-rsa, key: "+rsa+"}")
+	assert.True(t, res.Failed, "a key of root's file must not answer unchanged: %s", typetest.Summary(res))
 	b, err := os.ReadFile(filepath.Join(rootDir, "authorized_keys"))
 	require.NoError(t, err)
 	assert.Equal(t, "ssh-rsa "+rsa+" root@x\n", string(b))
@@ -257,7 +261,15 @@ func TestUserCannotRedirectTheWrite(t *testing.T) {
 	require.NoError(t, os.Symlink(filepath.Join(rootDir, "authorized_keys"), filepath.Join(home, ".ssh", "authorized_keys")))
 	res = e.Apply("ssh_authorized_key", "evil@h", "{user: pipcronk3, type: ed25519, key: "+ed+"}")
 	assert.True(t, res.Failed, typetest.Summary(res))
-	assert.Contains(t, res.Exception, "refusing to write through the symbolic link")
+	assert.Contains(t, res.Exception, "it is a symbolic link and Ssh_authorized_key[evil@h]'s keys are read as pipcronk3")
+	res = e.Apply("ssh_authorized_key", "root@x", "{user: pipcronk3, type: ssh-rsa, key: "+rsa+"}")
+	assert.True(t, res.Failed, "a key of the linked file must not answer unchanged: %s", typetest.Summary(res))
+	// Nor a link to a file the user may read (Puppet, reading as the
+	// user, would follow it; the write refuses it, so the read does too).
+	require.NoError(t, os.Chmod(filepath.Join(rootDir, "authorized_keys"), 0o644))
+	require.NoError(t, os.Chmod(rootDir, 0o755))
+	res = e.Apply("ssh_authorized_key", "root@x", "{user: pipcronk3, type: ssh-rsa, key: "+rsa+"}")
+	assert.Contains(t, res.Exception, "it is a symbolic link")
 	b, err = os.ReadFile(filepath.Join(rootDir, "authorized_keys"))
 	require.NoError(t, err)
 	assert.Equal(t, "ssh-rsa "+rsa+" root@x\n", string(b))

@@ -36,12 +36,23 @@ type writer struct {
 // mayWrite reports whether the user could write to something of this
 // owner, group and mode, as the kernel decides it.
 func (w *writer) mayWrite(st *syscall.Stat_t) (bool, error) {
+	return w.may(st, 0o200, 0o020, 0o002)
+}
+
+// mayRead reports whether the user could read it.
+func (w *writer) mayRead(st *syscall.Stat_t) (bool, error) {
+	return w.may(st, 0o400, 0o040, 0o004)
+}
+
+// may checks the permission bit of the class (owner, group, other) the
+// user falls in.
+func (w *writer) may(st *syscall.Stat_t, owner, group, other uint32) (bool, error) {
 	u := w.user
 	if u.UID == 0 {
 		return true, nil
 	}
 	if int64(st.Uid) == u.UID {
-		return st.Mode&0o200 != 0, nil
+		return st.Mode&owner != 0, nil
 	}
 	if w.groups == nil {
 		all, err := accounts.LoadGroups()
@@ -57,10 +68,10 @@ func (w *writer) mayWrite(st *syscall.Stat_t) (bool, error) {
 	}
 	for _, g := range w.groups {
 		if int64(st.Gid) == g {
-			return st.Mode&0o020 != 0, nil
+			return st.Mode&group != 0, nil
 		}
 	}
-	return st.Mode&0o002 != 0, nil
+	return st.Mode&other != 0, nil
 }
 
 // checkDir fails unless the user may write in the directory open as fd.

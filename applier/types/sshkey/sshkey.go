@@ -53,7 +53,7 @@ var Type = &applier.Type{
 		{
 			Name: "ensure", Behaviour: applier.Property, Kind: applier.KindEnum,
 			Values:      []string{"present", "absent"},
-			DefaultFunc: defaultEnsure,
+			DefaultFunc: applier.WhenManaged("present"),
 			Doc: "Whether the key should be in the file. Defaults to `present` when any other " +
 				"property is given.",
 		},
@@ -95,17 +95,6 @@ var Type = &applier.Type{
 }
 
 func init() { applier.Register(Type) }
-
-// defaultEnsure is present when the request manages any property, as
-// Puppet's ensurable types default it.
-func defaultEnsure(r *applier.Resource) any {
-	for _, a := range r.Type.Attrs {
-		if a.Behaviour == applier.Property && r.Given(a.Name) {
-			return "present"
-		}
-	}
-	return nil
-}
 
 func validateName(v any) error {
 	s, _ := v.(string)
