@@ -411,7 +411,13 @@ func (p *crontab) Get(ctx context.Context, cur *applier.State) error {
 		cur.Set("ensure", "absent")
 		return nil
 	}
-	j := t.entries[i].job
+	report(cur, t.entries[i].job, p.user)
+	return nil
+}
+
+// report is a job's state in user's crontab: what Get reports and
+// search lists.
+func report(cur *applier.State, j *job, user string) {
 	cur.Set("ensure", "present")
 	cur.Set("command", j.Command)
 	if j.Special != "" {
@@ -423,9 +429,8 @@ func (p *crontab) Get(ctx context.Context, cur *applier.State) error {
 		cur.Set(name, j.vals[k])
 	}
 	cur.Set("environment", j.env)
-	cur.Set("user", p.user)
-	cur.Set("target", p.user)
-	return nil
+	cur.Set("user", user)
+	cur.Set("target", user)
 }
 
 // edit returns a private copy of the crontab, read afresh, to change.

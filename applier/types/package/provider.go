@@ -42,6 +42,7 @@ var Apt = &applier.ProviderSpec{
 	New: func(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
 		return newProvider(r, env, true)
 	},
+	Instances: instances,
 }
 
 // Dpkg is the dpkg provider: dpkg and dpkg-deb, from a .deb file only.
@@ -53,6 +54,7 @@ var Dpkg = &applier.ProviderSpec{
 	New: func(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
 		return newProvider(r, env, false)
 	},
+	Instances: instances,
 }
 
 // tools confines a provider to the tools it runs. Once they are all found
@@ -144,13 +146,38 @@ var purgedV, noneV any = "purged", "none"
 
 // Get reports what Resolve found.
 func (p *provider) Get(_ context.Context, cur *applier.State) error {
-	if p.cur == nil {
+	report(cur, p.cur)
+	return nil
+}
+
+// report is a package's state, from its database entry (nil: dpkg does
+// not know it): what Get reports and what search lists.
+func report(cur *applier.State, e *entry) {
+	if e == nil {
 		cur.Set("ensure", purgedV)
 		cur.Set("mark", noneV)
-		return nil
+		return
 	}
-	cur.Set("ensure", p.cur.ensureV)
-	cur.Set("mark", p.cur.markV)
+	cur.Set("ensure", e.ensureV)
+	cur.Set("mark", e.markV)
+}
+
+// instances lists every package the dpkg database knows, as
+// `dpkg-query -W` lists them for Puppet's dpkg and apt providers: by
+// name, in name order, each with the state a find of that name reports
+// (the instance lookup picks: native or `all` architecture first), those
+// dpkg records as not-installed (purged) left out. The database is the
+// one Get reads, parsed once and kept while the file is unchanged.
+func instances(_ context.Context, _ *applier.Env, _ *applier.Resource, add func(string) *applier.State) error {
+	db, err := loadDB()
+	if err != nil {
+		return fmt.Errorf("reading the dpkg database: %w", err)
+	}
+	for _, name := range db.sortedNames() {
+		if e := db.lookup(name); e != nil && e.ensure() != "purged" {
+			report(add(name), e)
+		}
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/pippet/pippet/applier/sysfile"
 )
@@ -52,6 +53,21 @@ func (e *entry) mark() string {
 // name's instances in file order. It is shared and never modified.
 type database struct {
 	byName map[string][]*entry
+	// names are byName's keys in order, made on the first search.
+	namesOnce sync.Once
+	names     []string
+}
+
+// sortedNames returns the package names in order (shared: don't modify).
+func (db *database) sortedNames() []string {
+	db.namesOnce.Do(func() {
+		db.names = make([]string, 0, len(db.byName))
+		for n := range db.byName {
+			db.names = append(db.names, n)
+		}
+		sort.Strings(db.names)
+	})
+	return db.names
 }
 
 // statusCache keeps the parsed database while the file's identity holds.

@@ -130,6 +130,12 @@ func (l *limited) Write(b []byte) (int, error) {
 // Get reads whether the service runs and, when enable is managed by an
 // enableable backend, its boot setting.
 func (p *provider) Get(ctx context.Context, cur *applier.State) error {
+	return p.read(ctx, cur, p.r.Given("enable"))
+}
+
+// read is Get, reporting the boot setting when withEnable (and the
+// backend is enableable): what a search lists for each instance.
+func (p *provider) read(ctx context.Context, cur *applier.State, withEnable bool) error {
 	running, err := p.status(ctx)
 	if err != nil {
 		return err
@@ -140,7 +146,7 @@ func (p *provider) Get(ctx context.Context, cur *applier.State) error {
 	} else {
 		cur.Set("ensure", "stopped")
 	}
-	if p.r.Given("enable") && hasFeature(p.r, "enableable") {
+	if withEnable && hasFeature(p.r, "enableable") {
 		en, err := p.b.enabled(ctx, p)
 		if err != nil {
 			return err

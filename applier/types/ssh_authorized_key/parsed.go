@@ -274,17 +274,59 @@ func (p *parsed) Get(ctx context.Context, cur *applier.State) error {
 		cur.Set("ensure", "absent")
 		return nil
 	}
-	rec := k.lines[i].rec
+	report(cur, k.lines[i].rec, p.r, t)
+	return nil
+}
+
+// report is a present key's state: what Get reports and search lists.
+// The file is the user's by where it is: user and target are what the
+// resource (or the search) says, as Puppet reads them.
+func report(cur *applier.State, rec *record, r *applier.Resource, target string) {
 	cur.Set("ensure", "present")
 	cur.Set("type", rec.Type)
 	cur.Set("key", rec.Key)
 	cur.Set("options", rec.options)
-	// The file is the user's by where it is: user and target are what
-	// the resource says (Puppet reads them the same way).
-	if p.r.Has("user") {
-		cur.Set("user", p.r.String("user"))
+	if r.Has("user") {
+		cur.Set("user", r.String("user"))
 	}
-	cur.Set("target", t)
+	cur.Set("target", target)
+}
+
+// instances lists the keys of one file: the search's target, or its
+// user's ~/.ssh/authorized_keys (a search without either is refused by
+// the type's validation, as an apply is; Puppet lists no keys then, its
+// provider having no default file). Keys are titled by their name (the
+// comment), in file order, each with the state a find of that name
+// reports: where a name appears on several lines, the last, the one a
+// resource is bound to. A key without a name cannot be a resource's and
+// is left out, logged (Puppet lists it as TARGET:unnamed-N, a title no
+// resource can find it by). A user without an account has no keys.
+func instances(_ context.Context, env *applier.Env, scope *applier.Resource, add func(string) *applier.State) error {
+	if !scope.Has("user") && !scope.Has("target") {
+		return errors.New("Attribute 'user' or 'target' is mandatory: the keys of which file?")
+	}
+	p := &parsed{r: scope, env: env}
+	t, err := p.resolveTarget()
+	if err != nil || t == "" {
+		return err
+	}
+	p.target = t
+	k, err := p.load()
+	if err != nil {
+		return err
+	}
+	for i, l := range k.lines {
+		if l.rec == nil {
+			continue
+		}
+		if l.rec.Name == "" {
+			env.Logger().Debug(fmt.Sprintf("%s: the key on line %d has no name; not listed", t, i+1))
+			continue
+		}
+		if k.index[l.rec.Name] == i {
+			report(add(l.rec.Name), l.rec, scope, t)
+		}
+	}
 	return nil
 }
 

@@ -113,7 +113,10 @@ var Type = &applier.Type{
 	Providers: []*applier.ProviderSpec{Parsed},
 }
 
-func init() { applier.Register(Type) }
+func init() {
+	Parsed.Instances = instances
+	applier.Register(Type)
+}
 
 func validate(r *applier.Resource) error {
 	if !r.Given("target") && !r.Given("user") {

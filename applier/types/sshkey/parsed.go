@@ -136,12 +136,51 @@ func (p *parsed) Get(ctx context.Context, cur *applier.State) error {
 		cur.Set("ensure", "absent")
 		return nil
 	}
-	rec := &h.lines[i].Rec
 	p.exists = true
+	report(cur, &h.lines[i].Rec, p.target)
+	return nil
+}
+
+// report is a present key's state: what Get reports and search lists.
+func report(cur *applier.State, rec *record, target string) {
 	cur.Set("ensure", "present")
 	cur.Set("key", rec.Key)
-	cur.Set("target", p.target)
+	cur.Set("target", target)
 	cur.Set("host_aliases", rec.aliases)
+}
+
+// instances lists the keys of the search's target (default
+// /etc/ssh/ssh_known_hosts), titled `name@type` as Puppet titles them, in
+// file order, each with the state a find of that title reports: where a
+// name and type appear on several lines, the last (the line a resource is
+// bound to; Puppet's listing shows the first). A line without a key type
+// names no key a resource could manage and is left out, logged.
+func instances(_ context.Context, env *applier.Env, scope *applier.Resource, add func(string) *applier.State) error {
+	target := scope.String("target")
+	if target == "" {
+		target = DefaultTarget
+	}
+	h, err := files.Load(target, parseHosts)
+	if sysfile.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for i := range h.lines {
+		l := &h.lines[i]
+		if !l.IsRecord {
+			continue
+		}
+		if !l.Rec.HasType {
+			env.Logger().Debug(fmt.Sprintf("%s: line %d names no key type; not listed", target, i+1))
+			continue
+		}
+		id := l.Rec.Name + "@" + l.Rec.Type
+		if h.index[id] == i {
+			report(add(id), &l.Rec, target)
+		}
+	}
 	return nil
 }
 

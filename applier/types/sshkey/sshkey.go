@@ -94,7 +94,10 @@ var Type = &applier.Type{
 	Providers: []*applier.ProviderSpec{Parsed},
 }
 
-func init() { applier.Register(Type) }
+func init() {
+	Parsed.Instances = instances
+	applier.Register(Type)
+}
 
 func validateName(v any) error {
 	s, _ := v.(string)
