@@ -32,6 +32,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	json "github.com/goccy/go-json"
@@ -354,6 +355,13 @@ func (f *Fallback) Apply(ctx context.Context, req *protocol.Request) protocol.Re
 		res.Values = req.Params
 	}
 	result, err := runner.ApplyResult(ctx, f.recv, &res)
+	if err != nil && errors.Is(err, syscall.EPIPE) {
+		// The process died before the request could be written (it was
+		// killed between requests, and not yet reaped when this one
+		// came): nothing reached it, so the request goes, once, to the
+		// process that replaces it.
+		result, err = runner.ApplyResult(ctx, f.recv, &res)
+	}
 	if err == nil {
 		return result
 	}
