@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/pippet/pippet/applier/source"
 )
 
 // LevelNotice is Puppet's notice level, between info and warning.
@@ -30,6 +32,8 @@ type Options struct {
 	HTTPTimeout time.Duration
 	// MaxSourceSize bounds the bytes one HTTP source may send (0: 4 GiB).
 	MaxSourceSize int64
+	// Puppet, when set, is how puppet:// sources reach a Puppet Server.
+	Puppet *source.PuppetOptions
 }
 
 // Env is what a provider may use besides its resource: facts, settings,

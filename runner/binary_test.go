@@ -44,7 +44,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
+// buildReceiver builds the receiver into dir; $PIPPET_TEST_RECEIVER names
+// a binary built already instead (for running the test binary under
+// valgrind, whose GODEBUG a `go build` would not take).
 func buildReceiver(dir string) (string, error) {
+	if b := os.Getenv("PIPPET_TEST_RECEIVER"); b != "" {
+		return b, nil
+	}
 	out, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
 		return "", fmt.Errorf("go env GOMOD: %w", err)
@@ -366,9 +372,11 @@ func TestBinaryExitsBeforeReady(t *testing.T) {
 // goroutine. Each iteration does one of each, alternating which goes
 // first, so that both see the same load; the metrics are the median round
 // trip of each and their ratio (issue 17: Apply ≤ 1.1 × raw). The context
-// is one with a cancel, as an engine passes.
+// is one with a cancel, as an engine passes. With $APPLYVSRAW_ONLY set to
+// apply or raw it runs that side only and reports nothing more, for
+// counting each side's instructions (BENCHMARKS.md).
 //
-//	go test -run '^$' -bench ApplyVsRaw -benchtime 20000x ./runner/
+//	go test -run '^$' -bench ApplyVsRaw -benchtime 10000x ./runner/
 func BenchmarkApplyVsRaw(b *testing.B) {
 	dir := b.TempDir()
 	path := filepath.Join(dir, "f")
@@ -436,7 +444,16 @@ func BenchmarkApplyVsRaw(b *testing.B) {
 			}
 			var applied, raws []time.Duration
 			i := 0
+			only := os.Getenv("APPLYVSRAW_ONLY")
 			for b.Loop() {
+				if only == "apply" {
+					applyOne()
+					continue
+				}
+				if only == "raw" {
+					rawOne()
+					continue
+				}
 				if i%2 == 0 {
 					applied = append(applied, applyOne())
 					raws = append(raws, rawOne())
@@ -445,6 +462,9 @@ func BenchmarkApplyVsRaw(b *testing.B) {
 					applied = append(applied, applyOne())
 				}
 				i++
+			}
+			if only != "" {
+				return
 			}
 			a, w := medianDuration(applied), medianDuration(raws)
 			b.ReportMetric(float64(a.Nanoseconds()), "apply-ns")

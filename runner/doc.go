@@ -22,14 +22,18 @@
 // # Reading answers without losing any
 //
 // Answers are read through one LineReader per child process, made when the
-// child starts: a goroutine that splits stdout into lines and hands them
-// over a channel. Two problems go away with it. A decoder or buffered reader
+// child starts. Two problems go away with it. A decoder or buffered reader
 // made per call (the obvious way, and the way engines written for Puppet's
 // receiver do it) drops whatever it read ahead when it is thrown away; one
-// persistent reader owns every byte. And a read in progress cannot be
-// cancelled, so a request that times out would leave a read behind that
-// swallows the next answer; with the goroutine, Apply only waits on a
-// channel and its context, and gives up cleanly.
+// persistent reader owns every byte. And a read that cannot be cancelled
+// would, when a request times out, stay behind and swallow the next
+// answer. On the child's pipe (an os.Pipe, which the runtime polls) the
+// reader reads in Apply's goroutine, and the context interrupts the read
+// through the pipe's read deadline, keeping a half-read line; on any
+// other reader a goroutine splits the output into lines and hands them
+// over a channel, and Apply waits on that channel and its context. Either
+// way Apply gives up cleanly, and a lone answer reaches Apply without
+// waiting for another goroutine to be scheduled.
 //
 // Giving up leaves the stream out of step (the answer may still come), so
 // Apply then breaks the child (LineReader.Break) and the Runner replaces it

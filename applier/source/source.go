@@ -1,6 +1,6 @@
 // Package source is where a file's content and metadata come from: a
-// local path or file:// URI, or an http(s) URL, with one Backend per
-// scheme.
+// local path or file:// URI, an http(s) URL, or a puppet:// URL served
+// by a Puppet Server (puppet.go), with one Backend per scheme.
 //
 // It keeps the split Puppet calls file_metadata and file_content: Stat
 // answers what a source is (its kind, size, mode, owner, modification
@@ -16,8 +16,7 @@
 //
 // There is no global state: a Fetcher holds the backends and their
 // settings (the HTTP client, its timeout and trusted roots); the file type
-// keeps one per process in the applier's cache. A puppet:// backend can be
-// added later with Register without touching callers.
+// keeps one per process in the applier's cache.
 package source
 
 import (
@@ -83,6 +82,10 @@ type Query struct {
 	Checksum string
 	// FollowLinks: describe what a link points at rather than the link.
 	FollowLinks bool
+	// SourcePermissions is the file's source_permissions (use,
+	// use_when_creating, ignore), passed to a Puppet Server, which
+	// reports its own process's owner and mode 0644 when it is ignore.
+	SourcePermissions string
 }
 
 // Backend serves one or more URI schemes.
@@ -130,6 +133,8 @@ type Options struct {
 	// DefaultMaxSize): a body that promises more fails before it is read,
 	// one that sends more fails when it passes the bound.
 	MaxSize int64
+	// Puppet, when set, adds the puppet:// backend.
+	Puppet *PuppetOptions
 }
 
 // DefaultMaxSize is the bound on one HTTP body when Options gives none.
@@ -153,6 +158,9 @@ func New(opts Options) (*Fetcher, error) {
 	f.Register("file", Local{})
 	f.Register("http", h)
 	f.Register("https", h)
+	if opts.Puppet != nil {
+		f.Register("puppet", NewPuppet(*opts.Puppet, opts))
+	}
 	return f, nil
 }
 
@@ -222,7 +230,21 @@ func (f *Fetcher) First(ctx context.Context, srcs []string, q Query) (*Metadata,
 		}
 		return m, nil
 	}
-	return nil, fmt.Errorf("could not retrieve information from source(s) %s: %w", strings.Join(srcs, ", "), ErrNotFound)
+	return nil, f.NotFound(srcs)
+}
+
+// NotFound is the error for sources none of which exists, worded as
+// Puppet words it (naming the environment when one is a puppet:// source).
+func (f *Fetcher) NotFound(srcs []string) error {
+	env := ""
+	for _, s := range srcs {
+		if strings.HasPrefix(strings.ToLower(s), "puppet:") {
+			if p, ok := f.backends["puppet"].(*Puppet); ok {
+				env = "environment " + p.Environment() + " "
+			}
+		}
+	}
+	return fmt.Errorf("could not retrieve information from %ssource(s) %s: %w", env, strings.Join(srcs, ", "), ErrNotFound)
 }
 
 // Open streams src's content.

@@ -158,6 +158,18 @@ func scenarios() []scenario {
 			want:  false,
 		},
 		{
+			// A converging engine sends the same resources again and
+			// again: request i names file i % 1,000, byte for byte the
+			// same line each time round.
+			name: "file unchanged, re-sent (1,000 files in turn)",
+			prepare: func(dir string, n int) error {
+				return writeAll(dir, min(n, resent), "a")
+			},
+			line:  func(dir string, i int) string { return fileLine(dir, i%resent, "a") },
+			floor: floorUnchangedResent,
+			want:  false,
+		},
+		{
 			name: "file content change",
 			prepare: func(dir string, n int) error {
 				return writeAll(dir, n, "b")
@@ -419,6 +431,20 @@ func floorUnchanged(f *floorInput, answer io.Writer) error {
 		}
 	}
 	return nil
+}
+
+// resent is how many files the re-sent row names in turn.
+const resent = 1000
+
+// floorUnchangedResent: floorUnchanged for the re-sent row, item i being
+// file i % resent.
+func floorUnchangedResent(f *floorInput, answer io.Writer) error {
+	g := *f
+	g.paths, g.contents = make([]string, len(f.paths)), make([][]byte, len(f.paths))
+	for i := range f.paths {
+		g.paths[i], g.contents[i] = f.paths[i%resent], f.contents[i%resent]
+	}
+	return floorUnchanged(&g, answer)
 }
 
 // floorCreate: open a temp file, write, fchmod, fsync, rename, one answer

@@ -125,6 +125,7 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 	l := &loop{cfg: cfg, app: app}
 	if l.cfg.Decode == nil {
 		l.cfg.Decode = l.dec.DecodeLine
+		l.memo = newReqMemo() // only for our own decoder
 	}
 	// Whatever ends the loop, the changes answered are made durable first
 	// (an abandoned serve is in a read: it has nothing pending).
@@ -301,6 +302,9 @@ type loop struct {
 	// req or its Params (protocol.Applier says so).
 	req protocol.Request
 	dec protocol.Decoder
+	// memo holds requests decoded from lines seen again (memo.go); nil
+	// when a test's decoder replaces ours.
+	memo *reqMemo
 }
 
 // handle turns one line into its answer; answer is false for blank and
@@ -321,6 +325,14 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 		return res, false
 	}
 	req := &l.req
+	var hash uint64
+	if l.memo != nil {
+		var seen *protocol.Request
+		if seen, hash = l.memo.find(it.line); seen != nil {
+			req = seen
+			goto decoded
+		}
+	}
 	if p, err := l.decode(it.line, req); p != nil {
 		// A panic while decoding: answer, go on.
 		ref := ""
@@ -350,6 +362,10 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 		res.ID = id
 		return res, true
 	}
+	if l.memo != nil {
+		l.memo.offer(it.line, hash, req)
+	}
+decoded:
 	res = l.apply(ctx, req)
 	// A request that could not be evaluated is logged here; a failure while
 	// applying was logged by the engine where it happened.

@@ -22,6 +22,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -60,6 +61,7 @@ type options struct {
 	version       bool
 	cpuProfile    string
 	sync          bool
+	puppet        puppetFlags
 	fallback      string
 	modulePath    string
 }
@@ -80,6 +82,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.Int64Var(&o.maxSourceSize, "max-source-size", 4<<30, "most `bytes` one HTTP(S) source may send; a longer body fails the resource and installs nothing")
 	fs.BoolVar(&o.sync, "sync", false, "make each change durable (its directory fsynced) before its answer; by default directories are fsynced in groups: when input pauses, every 64 changes, within 100ms, and before exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and the commit the binary was built from (and whether its tree was modified), and exit")
+	addPuppetFlags(fs, &o.puppet)
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
 	addFallbackFlags(fs, &o.fallback, &o.modulePath)
 	return fs
@@ -145,6 +148,14 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		defer pprof.StopCPUProfile()
 	}
+	puppetOpts, err := resolvePuppet(o.puppet, func() string { return applier.LoadFacts()["fqdn"] })
+	var warn *confWarning
+	if errors.As(err, &warn) {
+		fmt.Fprintf(stderr, "receiver: warning: %v\n", err)
+	} else if err != nil {
+		fmt.Fprintf(stderr, "receiver: %v\n", err)
+		return exitUsage
+	}
 	handler := newPuppetHandler(stderr, level)
 	logger := slog.New(handler)
 	dirs := newDirSync(logger, !o.sync)
@@ -155,6 +166,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			CAFile:        o.caFile,
 			HTTPTimeout:   o.httpTimeout,
 			MaxSourceSize: o.maxSourceSize,
+			Puppet:        puppetOpts,
 		},
 		Log:  logger,
 		Dirs: dirs,

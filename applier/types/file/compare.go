@@ -144,6 +144,8 @@ func (p *posix) resolveContent(ctx context.Context, c *Content) error {
 	case p.r.String("checksum_value") != "":
 		c.by, c.Kind, c.Sum = byDigest, kind, p.r.String("checksum_value")
 	case m.Type == source.TypeDirectory:
+	case m.ChecksumType == source.None:
+		// A Puppet Server's {none}: any content is the source's.
 	case kind == source.MTime || kind == source.CTime:
 		c.by, c.Kind, c.time = byNewer, kind, m.ModTime
 		c.Sum = m.ModTime.UTC().Format(time.RFC3339)

@@ -333,8 +333,9 @@ func (p *posix) fetcher() (*source.Fetcher, error) {
 		o.CAFile = p.env.Options.CAFile
 		o.HTTPTimeout = p.env.Options.HTTPTimeout
 		o.MaxSize = p.env.Options.MaxSourceSize
+		o.Puppet = p.env.Options.Puppet
 	}
-	key := fmt.Sprintf("file:fetcher:%s:%d:%d", o.CAFile, o.HTTPTimeout, o.MaxSize)
+	key := fmt.Sprintf("file:fetcher:%s:%d:%d:%+v", o.CAFile, o.HTTPTimeout, o.MaxSize, o.Puppet)
 	if v, ok := cacheGet(p.env, key); ok {
 		return v.(*source.Fetcher), nil
 	}
@@ -362,7 +363,7 @@ func (p *posix) sourceMeta(ctx context.Context) (*source.Metadata, error) {
 	if err != nil {
 		return nil, err
 	}
-	q := source.Query{Checksum: p.r.String("checksum"), FollowLinks: true}
+	q := source.Query{Checksum: p.r.String("checksum"), FollowLinks: true, SourcePermissions: p.r.String("source_permissions")}
 	p.meta, p.metaErr = f.First(ctx, p.r.Strings("source"), q)
 	return p.meta, p.metaErr
 }

@@ -91,10 +91,13 @@ var Type = &applier.Type{
 				"Compared through the checksum kind; events and logs show only its " +
 				"checksum (and a diff when show_diff is true)."},
 		{Name: "source", Behaviour: applier.Parameter, Kind: applier.KindString, Array: true, Munge: mungeSource,
-			Doc: "Where the content comes from: an absolute path, a file:// URI or an " +
-				"http(s):// URL (a list: the first that exists, see sourceselect). With " +
-				"recurse, a source directory is copied as a tree. HTTP metadata comes " +
-				"from X-Checksum-Sha256/Sha1/Md5, Content-MD5 and Last-Modified."},
+			Doc: "Where the content comes from: an absolute path, a file:// URI, an " +
+				"http(s):// URL or a puppet:// URL (puppet:///MOUNT/PATH from --server, " +
+				"puppet://HOST/MOUNT/PATH from HOST, through the Puppet Server's file " +
+				"serving API with the agent's certificate from --ssldir); a list: the " +
+				"first that exists, see sourceselect. With recurse, a source directory " +
+				"is copied as a tree. HTTP metadata comes from X-Checksum-Sha256/Sha1/Md5, " +
+				"Content-MD5 and Last-Modified."},
 		{Name: "sourceselect", Behaviour: applier.Parameter, Kind: applier.KindEnum, Values: []string{"first", "all"}, Default: "first",
 			Doc: "With several sources in a recursive copy: use the first that exists (first), or merge all of them, the earliest source winning for each path (all)."},
 		{Name: "target", Behaviour: applier.Property, Kind: applier.KindString,
@@ -222,7 +225,7 @@ func mungeSource(v any) (any, error) {
 		return nil, err
 	}
 	switch u.Scheme {
-	case "file", "http", "https":
+	case "file", "http", "https", "puppet":
 	default:
 		return nil, &source.UnsupportedSchemeError{Scheme: u.Scheme}
 	}

@@ -58,7 +58,7 @@ func (p *posix) sourceTree(ctx context.Context) (map[string]*source.Metadata, []
 	want := map[string]*source.Metadata{}
 	var order []string
 	found := false
-	q := source.Query{Checksum: p.r.String("checksum"), FollowLinks: p.follow()}
+	q := source.Query{Checksum: p.r.String("checksum"), FollowLinks: p.follow(), SourcePermissions: p.r.String("source_permissions")}
 	if !source.IsDigest(q.Checksum) {
 		q.Checksum = source.SHA256
 	}
@@ -91,8 +91,7 @@ func (p *posix) sourceTree(ctx context.Context) (map[string]*source.Metadata, []
 		}
 	}
 	if !found {
-		return nil, nil, fmt.Errorf("could not retrieve information from source(s) %s: %w",
-			strings.Join(p.r.Strings("source"), ", "), source.ErrNotFound)
+		return nil, nil, f.NotFound(p.r.Strings("source"))
 	}
 	sort.Strings(order)
 	return want, order, nil

@@ -141,8 +141,8 @@ func (p *provider) currentMark() string {
 	return p.cur.mark()
 }
 
-// The values Get reports for a package dpkg does not know.
-var purgedV, noneV any = "purged", "none"
+// The value Get reports for a package dpkg does not know.
+var purgedV any = "purged"
 
 // Get reports what Resolve found.
 func (p *provider) Get(_ context.Context, cur *applier.State) error {
@@ -151,15 +151,19 @@ func (p *provider) Get(_ context.Context, cur *applier.State) error {
 }
 
 // report is a package's state, from its database entry (nil: dpkg does
-// not know it): what Get reports and what search lists.
+// not know it): what Get reports and what search lists. mark is reported
+// for an installed package only: a package that is absent or purged
+// takes no mark (the type refuses one with those ensure values, so a
+// find's params would not apply), and none is compared.
 func report(cur *applier.State, e *entry) {
 	if e == nil {
 		cur.Set("ensure", purgedV)
-		cur.Set("mark", noneV)
 		return
 	}
 	cur.Set("ensure", e.ensureV)
-	cur.Set("mark", e.markV)
+	if s := e.ensureV; s != "absent" && s != "purged" {
+		cur.Set("mark", e.markV)
+	}
 }
 
 // instances lists every package the dpkg database knows, as

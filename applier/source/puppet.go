@@ -1,0 +1,594 @@
+package source
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/big"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	json "github.com/goccy/go-json"
+)
+
+// PuppetOptions say how puppet:// sources reach a Puppet Server, as the
+// agent's settings do.
+type PuppetOptions struct {
+	// Server is the host of puppet:/// URLs (no host of their own); Port
+	// is used when a URL names none (default 8140).
+	Server string
+	Port   int
+	// Environment is sent with every request (default production).
+	Environment string
+	// SSLDir holds certs/CERTNAME.pem, private_keys/CERTNAME.pem,
+	// certs/ca.pem and crl.pem, as the agent's ssldir does.
+	SSLDir   string
+	Certname string
+	// NoCRL skips the revocation check (Puppet's certificate_revocation
+	// = false); by default crl.pem must exist and is checked.
+	NoCRL bool
+}
+
+// Puppet serves puppet:// URLs through a Puppet Server's file serving
+// REST API (v3): file_metadata(s) for Stat and Walk, file_content for
+// Open, over one kept-alive, mutually authenticated TLS connection per
+// server.
+//
+// The agent's SSL files are read on first use (not when the receiver
+// starts), and again after a failure to read them, so that a receiver
+// that never sees a puppet:// source never needs them.
+type Puppet struct {
+	opts    PuppetOptions
+	timeout time.Duration
+	maxSize int64
+
+	mu     sync.Mutex
+	client *http.Client
+}
+
+// NewPuppet builds the puppet:// backend.
+func NewPuppet(opts PuppetOptions, o Options) *Puppet {
+	if opts.Port == 0 {
+		opts.Port = 8140
+	}
+	if opts.Environment == "" {
+		opts.Environment = "production"
+	}
+	if opts.Server == "" {
+		opts.Server = "puppet"
+	}
+	timeout := o.HTTPTimeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	maxSize := o.MaxSize
+	if maxSize <= 0 {
+		maxSize = DefaultMaxSize
+	}
+	return &Puppet{opts: opts, timeout: timeout, maxSize: maxSize}
+}
+
+// Environment is the environment requests name.
+func (p *Puppet) Environment() string { return p.opts.Environment }
+
+// maxPuppetRedirects is the agent's redirect_limit.
+const maxPuppetRedirects = 10
+
+// httpClient loads the SSL files once they are first needed.
+func (p *Puppet) httpClient() (*http.Client, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.client != nil {
+		return p.client, nil
+	}
+	cfg, err := AgentTLS(p.opts)
+	if err != nil {
+		return nil, err
+	}
+	tr := &http.Transport{
+		TLSClientConfig:     cfg,
+		DialContext:         (&net.Dialer{Timeout: p.timeout, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout: p.timeout,
+		MaxIdleConnsPerHost: 4,
+		IdleConnTimeout:     90 * time.Second,
+		ForceAttemptHTTP2:   false,
+	}
+	p.client = &http.Client{
+		Transport: tr,
+		Timeout:   p.timeout,
+		// As the agent: 301, 302 and 307 are followed (at most 10), any
+		// other redirect is an error answer; never to plain http.
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if req.Response != nil {
+				switch req.Response.StatusCode {
+				case http.StatusMovedPermanently, http.StatusFound, http.StatusTemporaryRedirect:
+				default:
+					return http.ErrUseLastResponse
+				}
+			}
+			if len(via) > maxPuppetRedirects {
+				return fmt.Errorf("too many HTTP redirections for %s", via[0].URL.Redacted())
+			}
+			if req.URL.Scheme != "https" {
+				return fmt.Errorf("redirected to %s: a Puppet Server is only reached over https", req.URL.Redacted())
+			}
+			return nil
+		},
+	}
+	return p.client, nil
+}
+
+// AgentTLS is the TLS configuration the agent uses with its ssldir: the
+// CA in certs/ca.pem is the only root, the client certificate and key of
+// certname are presented, and the server's chain is checked against
+// crl.pem.
+func AgentTLS(o PuppetOptions) (*tls.Config, error) {
+	if o.SSLDir == "" {
+		return nil, errors.New("no SSL directory (--ssldir) for puppet:// sources")
+	}
+	if o.Certname == "" {
+		return nil, errors.New("no certname (--certname) for puppet:// sources")
+	}
+	caFile := filepath.Join(o.SSLDir, "certs", "ca.pem")
+	caPEM, err := os.ReadFile(caFile)
+	if err != nil {
+		return nil, fmt.Errorf("the CA certificate of the agent's SSL directory: %w", err)
+	}
+	pool := x509.NewCertPool()
+	var cas []*x509.Certificate
+	for rest := caPEM; ; {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			break
+		}
+		if b.Type != "CERTIFICATE" {
+			continue
+		}
+		c, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", caFile, err)
+		}
+		pool.AddCert(c)
+		cas = append(cas, c)
+	}
+	if len(cas) == 0 {
+		return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
+	}
+	certFile := filepath.Join(o.SSLDir, "certs", o.Certname+".pem")
+	keyFile := filepath.Join(o.SSLDir, "private_keys", o.Certname+".pem")
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("the agent's certificate and key for %s: %w", o.Certname, err)
+	}
+	var crls []*x509.RevocationList
+	if !o.NoCRL {
+		crlFile := filepath.Join(o.SSLDir, "crl.pem")
+		crls, err = readCRLs(crlFile, cas)
+		if err != nil {
+			return nil, err
+		}
+	}
+	cfg := &tls.Config{
+		RootCAs:      pool,
+		Certificates: []tls.Certificate{cert},
+		MinVersion:   tls.VersionTLS12,
+	}
+	if !o.NoCRL {
+		cfg.VerifyConnection = func(cs tls.ConnectionState) error { return checkRevoked(cs, crls) }
+	}
+	return cfg, nil
+}
+
+// readCRLs parses every CRL in file, each checked against the CA that
+// issued it.
+func readCRLs(file string, cas []*x509.Certificate) ([]*x509.RevocationList, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("the CRL of the agent's SSL directory: %w", err)
+	}
+	var out []*x509.RevocationList
+	for rest := data; ; {
+		var b *pem.Block
+		b, rest = pem.Decode(rest)
+		if b == nil {
+			break
+		}
+		if b.Type != "X509 CRL" {
+			continue
+		}
+		crl, err := x509.ParseRevocationList(b.Bytes)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
+		}
+		ok := false
+		for _, ca := range cas {
+			if crl.CheckSignatureFrom(ca) == nil {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return nil, fmt.Errorf("%s: invalid signature for CRL issued by '%s'", file, crl.Issuer)
+		}
+		out = append(out, crl)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("%s holds no CRL", file)
+	}
+	return out, nil
+}
+
+// checkRevoked refuses a verified chain any of whose certificates a CRL
+// from its issuer lists; an issuer with no CRL is refused too (the
+// agent's certificate_revocation = chain).
+func checkRevoked(cs tls.ConnectionState, crls []*x509.RevocationList) error {
+	if len(cs.VerifiedChains) == 0 {
+		return errors.New("the server's certificate chain was not verified")
+	}
+	chain := cs.VerifiedChains[0]
+	for _, c := range chain {
+		var crl *x509.RevocationList
+		for _, l := range crls {
+			if string(l.RawIssuer) == string(c.RawIssuer) {
+				crl = l
+				break
+			}
+		}
+		if crl == nil {
+			return fmt.Errorf("the CRL issued by '%s' is missing", subject(c.Issuer))
+		}
+		for _, e := range crl.RevokedCertificateEntries {
+			if sameSerial(e.SerialNumber, c.SerialNumber) {
+				return fmt.Errorf("certificate '%s' is revoked", subject(c.Subject))
+			}
+		}
+	}
+	return nil
+}
+
+func sameSerial(a, b *big.Int) bool { return a != nil && b != nil && a.Cmp(b) == 0 }
+
+// subject renders a name as OpenSSL's one-line form does: /CN=name.
+func subject(n pkix.Name) string {
+	var b strings.Builder
+	for _, a := range n.ToRDNSequence() {
+		for _, v := range a {
+			k := v.Type.String()
+			switch k {
+			case "2.5.4.3":
+				k = "CN"
+			case "2.5.4.10":
+				k = "O"
+			case "2.5.4.11":
+				k = "OU"
+			case "2.5.4.6":
+				k = "C"
+			}
+			fmt.Fprintf(&b, "/%s=%v", k, v.Value)
+		}
+	}
+	return b.String()
+}
+
+// endpoint is the REST URL for one of the file serving endpoints, with
+// the path of the puppet:// URL (its mount and the path below it).
+func (p *Puppet) endpoint(u *url.URL, what string, q url.Values) (*url.URL, error) {
+	host, port := u.Hostname(), u.Port()
+	if host == "" {
+		host = p.opts.Server
+	}
+	if port == "" {
+		port = strconv.Itoa(p.opts.Port)
+	}
+	path := strings.TrimLeft(u.Path, "/")
+	mount, _, _ := strings.Cut(path, "/")
+	if mount == "" {
+		return nil, fmt.Errorf("%s names no mount point (puppet:///MOUNT/PATH)", u.Redacted())
+	}
+	q.Set("environment", p.opts.Environment)
+	e := &url.URL{Scheme: "https", Host: net.JoinHostPort(host, port), Path: "/puppet/v3/" + what + "/" + path, RawQuery: q.Encode()}
+	return e, nil
+}
+
+// ServerError is an answer of the server that is neither success nor
+// not-found, worded as the agent words it.
+type ServerError struct {
+	Code    int
+	Message string
+}
+
+func (e *ServerError) Error() string {
+	return fmt.Sprintf("Error %d on SERVER: %s", e.Code, e.Message)
+}
+
+func (p *Puppet) get(ctx context.Context, e *url.URL, accept string) (*http.Response, error) {
+	c, err := p.httpClient()
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, e.String(), nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", accept)
+	req.Header.Set("Accept-Encoding", "identity")
+	req.Header.Set("User-Agent", "pippet")
+	start := time.Now()
+	resp, err := c.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, fmt.Errorf("request to %s failed after %.3f seconds: %w", e.Redacted(), time.Since(start).Seconds(), err)
+	}
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		return resp, nil
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusNotFound {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+		return nil, fmt.Errorf("%s: %w", e.Redacted(), ErrNotFound)
+	}
+	return nil, serverError(resp)
+}
+
+// serverError reads the message of an error answer: the JSON message
+// when the body is JSON, else the body, else the reason phrase.
+func serverError(resp *http.Response) error {
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+	msg := strings.TrimSpace(string(raw))
+	if ct := resp.Header.Get("Content-Type"); strings.Contains(ct, "json") {
+		var m struct {
+			Message string `json:"message"`
+		}
+		if json.Unmarshal(raw, &m) == nil && m.Message != "" {
+			msg = m.Message
+		}
+	}
+	if msg == "" {
+		msg = http.StatusText(resp.StatusCode)
+	}
+	return &ServerError{Code: resp.StatusCode, Message: msg}
+}
+
+// puppetMeta is one entry of file_metadata(s), as the server sends it.
+type puppetMeta struct {
+	Path         string  `json:"path"`
+	RelativePath *string `json:"relative_path"`
+	Owner        *int64  `json:"owner"`
+	Group        *int64  `json:"group"`
+	Mode         *int64  `json:"mode"`
+	Checksum     struct {
+		Type  string `json:"type"`
+		Value string `json:"value"`
+	} `json:"checksum"`
+	Type        string  `json:"type"`
+	Destination *string `json:"destination"`
+}
+
+// puppetTime is how the server prints the mtime and ctime checksums
+// (Ruby's Time#to_s).
+const puppetTime = "2006-01-02 15:04:05 -0700"
+
+// convert checks one entry and turns it into Metadata.
+func (m *puppetMeta) convert() (*Metadata, error) {
+	out := &Metadata{Type: m.Type, Size: -1}
+	switch m.Type {
+	case TypeFile, TypeDirectory, TypeLink:
+	default:
+		return nil, fmt.Errorf("unknown file type %q", m.Type)
+	}
+	if m.Owner != nil && m.Group != nil && m.Mode != nil {
+		out.UID, out.GID, out.HasOwner = int(*m.Owner), int(*m.Group), true
+		mode := *m.Mode
+		out.Mode = fs.FileMode(mode & 0o777)
+		if mode&0o4000 != 0 {
+			out.Mode |= fs.ModeSetuid
+		}
+		if mode&0o2000 != 0 {
+			out.Mode |= fs.ModeSetgid
+		}
+		if mode&0o1000 != 0 {
+			out.Mode |= fs.ModeSticky
+		}
+	}
+	if m.Type == TypeLink {
+		if m.Destination == nil || *m.Destination == "" {
+			return nil, errors.New("a link without a destination")
+		}
+		out.Target = *m.Destination
+	}
+	kind, val := m.Checksum.Type, m.Checksum.Value
+	if kind == "" && val == "" {
+		if m.Type == TypeFile {
+			return nil, errors.New("a file without a checksum")
+		}
+		return out, nil
+	}
+	prefix := "{" + kind + "}"
+	if !strings.HasPrefix(val, prefix) {
+		if m.Type == TypeLink && val == "" {
+			return out, nil // a dangling link has no checksum
+		}
+		return nil, fmt.Errorf("checksum %q is not of its type %q", val, kind)
+	}
+	val = strings.TrimPrefix(val, prefix)
+	switch {
+	case IsDigest(kind):
+		val = strings.ToLower(val)
+		if !ValidHex(kind, val) {
+			return nil, fmt.Errorf("checksum %q is not a %s digest", m.Checksum.Value, kind)
+		}
+		out.ChecksumType, out.Checksum = kind, val
+	case kind == MTime || kind == CTime:
+		t, err := time.Parse(puppetTime, val)
+		if err != nil {
+			return nil, fmt.Errorf("checksum %q is not a time", m.Checksum.Value)
+		}
+		if kind == MTime {
+			out.ModTime = t
+		} else {
+			out.CTime = t
+			if m.Type == TypeFile {
+				out.ModTime = t
+			}
+		}
+	case kind == None:
+		out.ChecksumType = None
+	default:
+		return nil, fmt.Errorf("unknown checksum type %q", kind)
+	}
+	return out, nil
+}
+
+func linksParam(follow bool) string {
+	if follow {
+		return "follow"
+	}
+	return "manage"
+}
+
+func (p *Puppet) metaQuery(q Query) url.Values {
+	v := url.Values{}
+	v.Set("links", linksParam(q.FollowLinks))
+	kind := q.Checksum
+	if kind == "" {
+		kind = SHA256
+	}
+	v.Set("checksum_type", kind)
+	sp := q.SourcePermissions
+	if sp == "" {
+		sp = "ignore"
+	}
+	v.Set("source_permissions", sp)
+	return v
+}
+
+// Stat asks file_metadata.
+func (p *Puppet) Stat(ctx context.Context, u *url.URL, q Query) (*Metadata, error) {
+	e, err := p.endpoint(u, "file_metadata", p.metaQuery(q))
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.get(ctx, e, "application/json")
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	var pm puppetMeta
+	if err := decodeJSON(resp.Body, &pm); err != nil {
+		return nil, fmt.Errorf("bad metadata from %s: %w", e.Redacted(), err)
+	}
+	m, err := pm.convert()
+	if err != nil {
+		return nil, fmt.Errorf("bad metadata from %s: %w", e.Redacted(), err)
+	}
+	return m, nil
+}
+
+// decodeJSON reads one JSON document (at most 256 MiB).
+func decodeJSON(r io.Reader, v any) error {
+	raw, err := io.ReadAll(io.LimitReader(r, 256<<20))
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(raw, v)
+}
+
+// Walk asks file_metadatas with recurse.
+func (p *Puppet) Walk(ctx context.Context, u *url.URL, q Query, opts WalkOptions, fn WalkFunc) error {
+	v := p.metaQuery(q)
+	v.Set("recurse", "true")
+	if opts.Limit > 0 {
+		v.Set("recurselimit", strconv.Itoa(opts.Limit))
+	}
+	if opts.MaxFiles > 0 {
+		v.Set("max_files", strconv.Itoa(opts.MaxFiles))
+	}
+	for _, i := range opts.Ignore {
+		v.Add("ignore", i)
+	}
+	e, err := p.endpoint(u, "file_metadatas", v)
+	if err != nil {
+		return err
+	}
+	resp, err := p.get(ctx, e, "application/json")
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var list []puppetMeta
+	if err := decodeJSON(resp.Body, &list); err != nil {
+		return fmt.Errorf("bad metadata from %s: %w", e.Redacted(), err)
+	}
+	if len(list) == 0 {
+		return fmt.Errorf("%s: no entries: %w", e.Redacted(), ErrNotFound)
+	}
+	if opts.MaxFiles > 0 && len(list)-1 > opts.MaxFiles {
+		return fmt.Errorf("%s lists %d entries, more than max_files (%d): %w", u.Redacted(), len(list)-1, opts.MaxFiles, ErrTooManyFiles)
+	}
+	seenRoot := false
+	for i := range list {
+		pm := &list[i]
+		if pm.RelativePath == nil {
+			return fmt.Errorf("bad metadata from %s: entry %d has no relative_path", e.Redacted(), i)
+		}
+		rel := *pm.RelativePath
+		if rel == "" {
+			rel = "."
+		}
+		if rel != "." && (strings.HasPrefix(rel, "/") || rel != filepath.Clean(rel) || rel == ".." || strings.HasPrefix(rel, "../")) {
+			return fmt.Errorf("bad metadata from %s: relative_path %q leaves the directory", e.Redacted(), rel)
+		}
+		m, err := pm.convert()
+		if err != nil {
+			return fmt.Errorf("bad metadata from %s: %s: %w", e.Redacted(), rel, err)
+		}
+		if rel == "." {
+			seenRoot = true
+		}
+		if err := fn(rel, m); err != nil {
+			return err
+		}
+	}
+	if !seenRoot {
+		return fmt.Errorf("bad metadata from %s: no entry for the directory itself", e.Redacted())
+	}
+	return nil
+}
+
+// Open streams file_content.
+func (p *Puppet) Open(ctx context.Context, u *url.URL) (io.ReadCloser, error) {
+	e, err := p.endpoint(u, "file_content", url.Values{})
+	if err != nil {
+		return nil, err
+	}
+	resp, err := p.get(ctx, e, "application/octet-stream")
+	if err != nil {
+		return nil, err
+	}
+	if resp.ContentLength > p.maxSize {
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s: Content-Length %d is %w (%d bytes)", e.Redacted(), resp.ContentLength, ErrTooLarge, p.maxSize)
+	}
+	if enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc != "" && enc != "identity" {
+		resp.Body.Close()
+		return nil, fmt.Errorf("%s: Content-Encoding %q was not asked for", e.Redacted(), enc)
+	}
+	return &body{rc: resp.Body, r: resp.Body, u: e.Redacted(), left: p.maxSize, max: p.maxSize, size: resp.ContentLength}, nil
+}
