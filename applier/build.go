@@ -17,13 +17,25 @@ import (
 //
 // Every error names the resource, and the attribute when one is at fault.
 func (t *Type) NewResource(title string, params map[string]any, noop bool) (*Resource, error) {
-	return t.buildResource(nil, title, params, noop)
+	return t.buildResource(nil, title, params, noop, buildApply)
 }
+
+// buildMode says what a Resource is built for.
+type buildMode uint8
+
+const (
+	// buildApply: a resource to converge; every rule applies.
+	buildApply buildMode = iota
+	// buildRead: a resource to read (find) or a scope to list (search):
+	// nothing is required beyond the title, and an empty title does not
+	// fill the namevar.
+	buildRead
+)
 
 // buildResource is NewResource building into reuse, when not nil: a
 // Resource nothing refers to any more, whose slots are cleared and reused
 // (the engine recycles them).
-func (t *Type) buildResource(reuse *Resource, title string, params map[string]any, noop bool) (*Resource, error) {
+func (t *Type) buildResource(reuse *Resource, title string, params map[string]any, noop bool, mode buildMode) (*Resource, error) {
 	ix, err := t.index()
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", protocol.Ref(t.Name, title), err)
@@ -102,6 +114,15 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 		}
 	}
 	for _, g := range given {
+		if mode == buildRead && title == "" && ix.attrs[g.slot].Behaviour == ReadOnly {
+			// A search filters on read-only values too.
+			v, err := mungeAttr(ix.attrs[g.slot], g.raw)
+			if err != nil {
+				return nil, &ParamError{Resource: r.Ref(), Param: ix.attrs[g.slot].Name, Err: err}
+			}
+			r.vals[g.slot], r.flags[g.slot] = v, r.flags[g.slot]|slotSet|slotGiven
+			continue
+		}
 		if err := r.setRaw(g.slot, g.raw, true); err != nil {
 			return nil, err
 		}
@@ -127,7 +148,7 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 		}
 		break
 	}
-	if s := ix.namevarSlot; s >= 0 && r.flags[s]&slotSet == 0 {
+	if s := ix.namevarSlot; s >= 0 && r.flags[s]&slotSet == 0 && (title != "" || mode == buildApply) {
 		if err := r.setRaw(s, title, false); err != nil {
 			return nil, err
 		}
@@ -156,7 +177,7 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 	}
 
 	for _, s := range ix.requiredSlots {
-		if r.flags[s]&slotSet == 0 {
+		if r.flags[s]&slotSet == 0 && mode == buildApply {
 			return nil, &ParamError{Resource: r.Ref(), Param: ix.attrs[s].Name, Err: errors.New("a value is required")}
 		}
 	}

@@ -1,7 +1,10 @@
 package applier
 
 import (
+	"strconv"
+
 	"fmt"
+	"github.com/pippet/pippet/protocol"
 	"io"
 	"maps"
 	"slices"
@@ -197,4 +200,140 @@ func wrap(b *strings.Builder, text, indent string) {
 		}
 		b.WriteString(line + "\n")
 	}
+}
+
+var behaviourNames = map[Behaviour]string{
+	Parameter: "parameter", Property: "property", Namevar: "namevar", ReadOnly: "read-only",
+}
+
+// DescribeJSON is t's declaration as one JSON object, the data `receiver
+// describe` prints and the describe verb answers:
+//
+//	{"name":..., "doc":..., "can_list":bool,
+//	 "attributes":[{"name","behaviour","kind","array","unordered","required",
+//	                "default","computed_default","values","aliases","patterns",
+//	                "features","doc"}, ...],
+//	 "providers":[{"name","doc","suitable","missing","default_for","features",
+//	               "confine","can_list"}, ...],
+//	 "chosen":NAME, "why":REASON}
+//
+// Attributes are in declaration order, the implicit provider last.
+// chosen is the provider apply would use here (null when none is
+// suitable) and why says so in words.
+func (e *Engine) DescribeJSON(t *Type) ([]byte, error) {
+	ix, err := t.index()
+	if err != nil {
+		return nil, err
+	}
+	b := []byte(`{"name":`)
+	b = protocol.AppendString(b, t.Name)
+	b = append(b, `,"doc":`...)
+	b = protocol.AppendString(b, t.Doc)
+	b = append(b, `,"attributes":[`...)
+	for i, a := range ix.attrs {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"name":`...)
+		b = protocol.AppendString(b, a.Name)
+		b = append(b, `,"behaviour":`...)
+		b = protocol.AppendString(b, behaviourNames[a.Behaviour])
+		b = append(b, `,"kind":`...)
+		b = protocol.AppendString(b, kindNames[a.Kind])
+		b = append(b, `,"array":`...)
+		b = strconv.AppendBool(b, a.Array)
+		b = append(b, `,"unordered":`...)
+		b = strconv.AppendBool(b, a.Unordered)
+		b = append(b, `,"required":`...)
+		b = strconv.AppendBool(b, a.Required)
+		b = append(b, `,"default":`...)
+		b = protocol.AppendValue(b, ix.defaults[a.Name])
+		b = append(b, `,"computed_default":`...)
+		b = strconv.AppendBool(b, a.DefaultFunc != nil)
+		b = append(b, `,"values":`...)
+		b = protocol.AppendValue(b, nonNil(a.Values))
+		b = append(b, `,"aliases":`...)
+		al := a.Aliases
+		if al == nil {
+			al = map[string]string{}
+		}
+		b = protocol.AppendValue(b, al)
+		pats := make([]string, len(a.Patterns))
+		for k, re := range a.Patterns {
+			pats[k] = re.String()
+		}
+		b = append(b, `,"patterns":`...)
+		b = protocol.AppendValue(b, pats)
+		b = append(b, `,"features":`...)
+		b = protocol.AppendValue(b, nonNil(a.Features))
+		b = append(b, `,"doc":`...)
+		b = protocol.AppendString(b, a.Doc)
+		b = append(b, '}')
+	}
+	b = append(b, `],"providers":[`...)
+	var chosen *ProviderSpec
+	why := ""
+	if len(t.Providers) > 0 && t.Providers[0].Name == "" {
+		chosen, why = t.Providers[0], "the type's one built-in implementation"
+	} else {
+		for _, p := range e.preference(t) {
+			if dynamicConfine(&p.Confine, e.env) == "" {
+				chosen = p
+				break
+			}
+		}
+		switch {
+		case chosen == nil:
+			why = "no provider is suitable here"
+		case e.info(chosen).score > 0:
+			why = "suitable and the default for " + factsText(chosen.Defaults)
+		default:
+			why = "the first suitable provider in order of declaration; none is the default here"
+		}
+	}
+	canList := false
+	for i, p := range t.Providers {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		missing := e.Suitable(p)
+		b = append(b, `{"name":`...)
+		b = protocol.AppendString(b, p.Name)
+		b = append(b, `,"doc":`...)
+		b = protocol.AppendString(b, p.Doc)
+		b = append(b, `,"suitable":`...)
+		b = strconv.AppendBool(b, missing == "")
+		b = append(b, `,"missing":`...)
+		b = protocol.AppendString(b, missing)
+		b = append(b, `,"default_for":`...)
+		b = protocol.AppendString(b, factsText(p.Defaults))
+		b = append(b, `,"features":`...)
+		b = protocol.AppendValue(b, nonNil(p.Features))
+		b = append(b, `,"confine":`...)
+		b = protocol.AppendString(b, confineText(&p.Confine))
+		b = append(b, `,"can_list":`...)
+		b = strconv.AppendBool(b, p.Instances != nil)
+		b = append(b, '}')
+		if p == chosen {
+			canList = p.Instances != nil
+		}
+	}
+	b = append(b, `],"chosen":`...)
+	if chosen == nil {
+		b = append(b, "null"...)
+	} else {
+		b = protocol.AppendString(b, chosen.Name)
+	}
+	b = append(b, `,"why":`...)
+	b = protocol.AppendString(b, why)
+	b = append(b, `,"can_list":`...)
+	b = strconv.AppendBool(b, canList)
+	return append(b, '}'), nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }

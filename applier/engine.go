@@ -101,12 +101,15 @@ func (e *Engine) Apply(ctx context.Context, req *protocol.Request) (res protocol
 }
 
 func (e *Engine) apply(ctx context.Context, req *protocol.Request) protocol.Result {
+	if req.Op != protocol.OpApply {
+		return e.verb(ctx, req)
+	}
 	t, ok := e.reg.Lookup(req.Type)
 	if !ok {
 		return protocol.ErrorResult(protocol.Ref(req.Type, req.Title), fmt.Sprintf("unknown resource type '%s'%s", req.Type, e.reg.suggestType(req.Type)))
 	}
 	reuse, _ := e.spare.Get().(*Resource)
-	r, err := t.buildResource(reuse, req.Title, req.Params, e.env.Options.Noop)
+	r, err := t.buildResource(reuse, req.Title, req.Params, e.env.Options.Noop, buildApply)
 	if err != nil {
 		return protocol.ErrorResult(protocol.Ref(t.Name, req.Title), err.Error())
 	}

@@ -3,6 +3,7 @@ package applier
 import (
 	"fmt"
 	"log/slog"
+	"sort"
 	"strings"
 
 	"github.com/pippet/pippet/protocol"
@@ -43,6 +44,8 @@ type typeIndex struct {
 	providerAttr *Attr
 	// display is the type's name as references print it (Exec).
 	display string
+	// reportOrder: the slots but ensure's and the namevar's, by name.
+	reportOrder []int
 }
 
 // index returns the type's precomputed index, building it on first use.
@@ -146,6 +149,17 @@ func buildIndex(t *Type) (*typeIndex, error) {
 		names[i] = a.Name
 	}
 	ix.names = newNameTable(names)
+	// The order find and search report attributes in, as `puppet
+	// resource` prints them: ensure, then the rest by name (the provider
+	// among them).
+	for s := range ix.attrs {
+		if s != ix.ensureSlot && s != ix.namevarSlot {
+			ix.reportOrder = append(ix.reportOrder, s)
+		}
+	}
+	sort.Slice(ix.reportOrder, func(i, j int) bool {
+		return ix.attrs[ix.reportOrder[i]].Name < ix.attrs[ix.reportOrder[j]].Name
+	})
 	return ix, nil
 }
 

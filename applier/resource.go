@@ -38,6 +38,8 @@ type Resource struct {
 	// frozen: desired values may not change (the engine sets it while
 	// the provider's Get runs and after it: Get only reads).
 	frozen bool
+	// readAll: the resource is read for find or search (see ReadAll).
+	readAll bool
 
 	ref string // cached Ref()
 }
@@ -92,6 +94,12 @@ func (r *Resource) mustSlot(name string) int {
 	}
 	return s
 }
+
+// ReadAll reports whether the resource is read for the find or search
+// verb rather than converged: Get must then report every property it can
+// read, managed or not (a provider that reads only what the request
+// manages, such as file's, reads the rest too), and nothing will be set.
+func (r *Resource) ReadAll() bool { return r.readAll }
 
 // Provider is the spec of the provider the engine chose for r (nil before
 // the choice, or when a provider is driven without the engine).

@@ -111,6 +111,10 @@ type Attr struct {
 	// required_features): with a provider that lacks one, the attribute is
 	// accepted and left alone, with a debug message, as Puppet leaves it.
 	Features []string
+	// StateOnly: find and search report the current value, but a find's
+	// params leave it out, its reported form not being a value an apply
+	// takes back unchanged (file content reported as a checksum).
+	StateOnly bool
 	// Doc is the one-paragraph documentation `receiver describe` prints.
 	Doc string
 }

@@ -391,9 +391,9 @@ func (f *Fallback) Close(ctx context.Context) error {
 	return f.recv.UnregisterContext(ctx)
 }
 
-// Applier sends a request to Native when it knows the type, else to the
-// Fallback when that can apply it, else to Native (whose answer is then
-// the unknown-type error).
+// Applier sends an apply request to Native when it knows the type, else
+// to the Fallback when that can apply it, else to Native (whose answer is
+// then the unknown-type error); every other verb goes to Native.
 type Applier struct {
 	Native     protocol.Applier
 	NativeKnow func(name string) bool
@@ -402,7 +402,9 @@ type Applier struct {
 
 // Apply implements protocol.Applier.
 func (a *Applier) Apply(ctx context.Context, req *protocol.Request) protocol.Result {
-	if a.Fallback == nil || a.NativeKnow(req.Type) || !a.Fallback.Knows(req.Type) {
+	// Only apply is delegated: find, search and describe of a type pippet
+	// lacks get the engine's answer (the bridge only applies).
+	if a.Fallback == nil || req.Op != protocol.OpApply || a.NativeKnow(req.Type) || !a.Fallback.Knows(req.Type) {
 		return a.Native.Apply(ctx, req)
 	}
 	return a.Fallback.Apply(ctx, req)

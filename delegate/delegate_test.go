@@ -110,3 +110,24 @@ func TestRelayHandler(t *testing.T) {
 	assert.Contains(t, got, `level=WARN msg="replacing receiver" component=pippet-runner pid=7`)
 	assert.Equal(t, 4, strings.Count(got, "\n"))
 }
+
+type stubApplier struct{ n int }
+
+func (s *stubApplier) Apply(context.Context, *protocol.Request) protocol.Result {
+	s.n++
+	return protocol.Result{Resource: "native"}
+}
+
+// TestApplierRoutes: known types and verbs other than apply stay native.
+func TestApplierRoutes(t *testing.T) {
+	script := `echo '{"ready":true}'; while read -r l; do echo '{"resource":"Foo[x]","failed":false,"changed":true,"noop":false,"error":false,"exception":null}'; done`
+	native := &stubApplier{}
+	a := &Applier{Native: native, NativeKnow: func(n string) bool { return n == "file" }, Fallback: commandFallback(t, []string{"sh", "-c", script})}
+	ctx := context.Background()
+	assert.Equal(t, "native", a.Apply(ctx, &protocol.Request{Type: "file", Title: "/x"}).Resource)
+	assert.Equal(t, "Foo[x]", a.Apply(ctx, &protocol.Request{Type: "foo", Title: "x"}).Resource)
+	for _, op := range []protocol.Op{protocol.OpFind, protocol.OpSearch, protocol.OpDescribe} {
+		assert.Equal(t, "native", a.Apply(ctx, &protocol.Request{Type: "foo", Title: "x", Op: op}).Resource, op.String())
+	}
+	assert.Equal(t, 4, native.n)
+}

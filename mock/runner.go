@@ -85,6 +85,15 @@ type Runner struct {
 	// Banner, when set, is written by every child as it starts, like the
 	// receiver's ready line.
 	Banner string
+	// Protocol is the protocol level the runner reports (ProtocolLevel):
+	// 2 or more answers runner.Find, Search and Describe, as our receiver
+	// does; 0, the zero value, stands for Puppet's receiver, with which
+	// they fail with runner.ErrUnsupported and write nothing.
+	Protocol int
+	// RespondVerb, when set, computes the reply to each find, search or
+	// describe request after the script (op is "find", "search" or
+	// "describe"); nil leaves them to Respond.
+	RespondVerb func(op string, req runner.Resource) Reply
 
 	lockOnce sync.Once
 	applyMu  chan struct{} // the apply lock's token
@@ -94,7 +103,38 @@ type Runner struct {
 	starts   int
 	served   int
 	requests []runner.Resource
+	ops      []string
 	lines    []string
+}
+
+// ProtocolLevel reports Protocol (see runner.ProtocolLeveler).
+func (m *Runner) ProtocolLevel() int { return m.Protocol }
+
+// Ops returns each request's op ("apply", "find", "search" or
+// "describe"), in the order of Requests.
+func (m *Runner) Ops() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.ops...)
+}
+
+// Found answers a find with the state (ensure first) and its params.
+func Found(state protocol.State, params string) Reply {
+	return Reply{Answer: &runner.Result{State: state, Params: params}}
+}
+
+// Listed answers a search with instances (sorted by title, as the
+// receiver sorts them, is the caller's business).
+func Listed(instances ...protocol.Instance) Reply {
+	if instances == nil {
+		instances = []protocol.Instance{}
+	}
+	return Reply{Answer: &runner.Result{Instances: instances}}
+}
+
+// Declared answers a describe with a declaration (a JSON object).
+func Declared(declaration string) Reply {
+	return Reply{Answer: &runner.Result{Declaration: []byte(declaration)}}
 }
 
 // LockApply takes the apply lock and replaces a broken or dead child.
@@ -191,15 +231,19 @@ func (m *Runner) startLocked() *fakeChild {
 
 // reply picks the reply to one request line and records it.
 func (m *Runner) reply(line []byte) (runner.Resource, Reply) {
-	req := decodeRequest(line)
+	req, op := decodeRequest(line)
 	m.mu.Lock()
 	m.lines = append(m.lines, string(line))
 	m.requests = append(m.requests, req)
+	m.ops = append(m.ops, op)
 	n := m.served
 	m.served++
 	m.mu.Unlock()
 	if n < len(m.Script) {
 		return req, m.Script[n]
+	}
+	if m.RespondVerb != nil && op != "apply" {
+		return req, m.RespondVerb(op, req)
 	}
 	if m.Respond != nil {
 		return req, m.Respond(req)
@@ -209,7 +253,7 @@ func (m *Runner) reply(line []byte) (runner.Resource, Reply) {
 
 // decodeRequest reads a request line back into a Resource: params in a
 // string into Params, a JSON object (as the receiver reads it) into Values.
-func decodeRequest(line []byte) runner.Resource {
+func decodeRequest(line []byte) (runner.Resource, string) {
 	if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '{' {
 		// The legacy form: TYPE TITLE YAML.
 		parts := strings.SplitN(string(t), " ", 3)
@@ -220,9 +264,10 @@ func decodeRequest(line []byte) runner.Resource {
 		if len(parts) > 2 {
 			req.Params = parts[2]
 		}
-		return req
+		return req, "apply"
 	}
 	var w struct {
+		Op     string          `json:"op"`
 		Type   string          `json:"type"`
 		Title  string          `json:"title"`
 		Params json.RawMessage `json:"params"`
@@ -238,7 +283,10 @@ func decodeRequest(line []byte) runner.Resource {
 			req.Values = r.Params
 		}
 	}
-	return req
+	if w.Op == "" {
+		w.Op = "apply"
+	}
+	return req, w.Op
 }
 
 type pending struct {

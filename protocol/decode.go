@@ -276,7 +276,9 @@ func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
 		seenParams
 		seenID
 		seenRefresh
+		seenOp
 	)
+	var badOp []byte
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
 		s.i++
@@ -309,8 +311,10 @@ func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
 				bit = seenID
 			case "refresh":
 				bit = seenRefresh
+			case "op":
+				bit = seenOp
 			default:
-				return fail(&jsonError{pos: keyPos, msg: fmt.Sprintf("unknown member %q (expected type, title, params, id, refresh)", key)})
+				return fail(&jsonError{pos: keyPos, msg: fmt.Sprintf("unknown member %q (expected type, title, params, id, refresh, op)", key)})
 			}
 			if seen&bit != 0 {
 				return fail(&jsonError{pos: keyPos, msg: fmt.Sprintf("member %q given twice", key)})
@@ -353,6 +357,20 @@ func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
 				default:
 					return fail(s.errf("\"params\" must be a YAML string or a JSON object, found %s", s.describe()))
 				}
+			case seenOp:
+				if s.i >= len(s.b) || s.b[s.i] != '"' {
+					return fail(s.errf("\"op\" must be a string, found %s", s.describe()))
+				}
+				v, err := s.str()
+				if err != nil {
+					return fail(err)
+				}
+				op, ok := ParseOp(string(v))
+				if !ok {
+					// Named below, once type and title are known.
+					badOp = append([]byte(nil), v...)
+				}
+				req.Op = op
 			case seenRefresh:
 				switch {
 				case bytes.HasPrefix(s.b[s.i:], []byte("true")):
@@ -393,11 +411,14 @@ func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
 	if !validTypeName(req.Type) {
 		return fail(fmt.Errorf("%q is not a resource type name", req.Type))
 	}
-	if seen&seenTitle == 0 || req.Title == "" {
-		return fail(fmt.Errorf("missing or empty \"title\" for type %s", req.Type))
-	}
 	named := func(msg string) error {
 		return &DecodeError{Type: req.Type, Title: req.Title, ID: req.ID, Msg: "invalid request: " + msg}
+	}
+	if badOp != nil {
+		return named(fmt.Sprintf("unknown op %q (expected apply, find, search or describe)", badOp))
+	}
+	if req.Op == OpApply && (seen&seenTitle == 0 || req.Title == "") {
+		return fail(fmt.Errorf("missing or empty \"title\" for type %s", req.Type))
 	}
 	if strings.IndexByte(req.Title, 0) >= 0 {
 		return fail(fmt.Errorf("title contains a NUL character"))
@@ -405,6 +426,8 @@ func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
 	switch {
 	case paramsObj != nil:
 		req.Params = paramsObj
+	case seen&seenParams == 0 && req.Op != OpApply:
+		// The read verbs need no params.
 	case seen&seenParams == 0:
 		return named("missing member \"params\" (use \"{}\" for none)")
 	case paramsIsNull:

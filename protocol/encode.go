@@ -11,8 +11,13 @@ import (
 )
 
 // Banner is the line the receiver writes before its first answer. It is
-// well under the 80 bytes existing controllers read and discard.
-const Banner = `{"ready":true,"protocol":1,"version":"` + Version + `"}` + "\n"
+// well under the 80 bytes existing controllers read and discard. Its
+// protocol level says what a controller may ask: 1 apply only, 2 also the
+// read verbs (the "op" member: find, search, describe).
+const Banner = `{"ready":true,"protocol":` + ProtocolLevel + `,"version":"` + Version + `"}` + "\n"
+
+// ProtocolLevel is the level the banner announces (see Banner).
+const ProtocolLevel = "2"
 
 // Version of the receiver and its protocol implementation.
 const Version = "0.1.0"
@@ -23,7 +28,9 @@ const Version = "0.1.0"
 // changed, noop, error, exception. An answer that names no resource (a line
 // that could not be decoded) has Puppet's shape for it: failed, changed,
 // error, exception. Unless compat is set, "id" (when the request had one)
-// and "events" (when there are any) follow.
+// and "events" (when there are any) follow. Then, in this order and only
+// when present, the read verbs' members: "state" and "params" (find),
+// "instances" (search), "declaration" (describe).
 func AppendResult(dst []byte, r *Result, compat bool) []byte {
 	if r.Resource != "" {
 		dst = append(dst, `{"resource":`...)
@@ -64,7 +71,47 @@ func AppendResult(dst []byte, r *Result, compat bool) []byte {
 			dst = append(dst, ']')
 		}
 	}
+	// The read verbs' members: extensions a request asked for by its op,
+	// so written in compat mode too.
+	if r.State != nil {
+		dst = append(dst, `,"state":`...)
+		dst = AppendState(dst, r.State)
+		dst = append(dst, `,"params":`...)
+		dst = AppendString(dst, r.Params)
+	}
+	if r.Instances != nil {
+		dst = append(dst, `,"instances":[`...)
+		for i := range r.Instances {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"title":`...)
+			dst = AppendString(dst, r.Instances[i].Title)
+			dst = append(dst, `,"state":`...)
+			dst = AppendState(dst, r.Instances[i].State)
+			dst = append(dst, '}')
+		}
+		dst = append(dst, ']')
+	}
+	if len(r.Declaration) > 0 {
+		dst = append(dst, `,"declaration":`...)
+		dst = append(dst, r.Declaration...)
+	}
 	return append(dst, '}', '\n')
+}
+
+// AppendState appends s as a JSON object, its members in s's order.
+func AppendState(dst []byte, s State) []byte {
+	dst = append(dst, '{')
+	for i := range s {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = AppendString(dst, s[i].Name)
+		dst = append(dst, ':')
+		dst = AppendValue(dst, s[i].Value)
+	}
+	return append(dst, '}')
 }
 
 func appendEvent(dst []byte, e *Event) []byte {

@@ -84,7 +84,7 @@ func TestBannerFits(t *testing.T) {
 	var b map[string]any
 	require.NoError(t, json.Unmarshal([]byte(Banner), &b))
 	assert.Equal(t, true, b["ready"])
-	assert.Equal(t, 1.0, b["protocol"])
+	assert.Equal(t, 2.0, b["protocol"], "protocol 2: the read verbs")
 	assert.Equal(t, Version, b["version"])
 }
 

@@ -35,6 +35,10 @@ type wireResult struct {
 	Exception *string         `json:"exception"`
 	ID        json.RawMessage `json:"id"`
 	Events    []Event         `json:"events"`
+	State     State           `json:"state"`
+	Params    *string         `json:"params"`
+	Instances []Instance      `json:"instances"`
+	Decl      json.RawMessage `json:"declaration"`
 }
 
 // DecodeResult reads one answer line, as AppendResult writes it or as
@@ -63,12 +67,23 @@ func decodeResultJSON(line []byte, r *Result) error {
 		return fmt.Errorf("%w: lacks failed, changed or error", ErrNotResult)
 	}
 	*r = Result{
-		Resource: w.Resource,
-		Failed:   w.Failed.v,
-		Changed:  w.Changed.v,
-		Noop:     w.Noop,
-		Error:    w.Error.v,
-		Events:   w.Events,
+		Resource:  w.Resource,
+		Failed:    w.Failed.v,
+		Changed:   w.Changed.v,
+		Noop:      w.Noop,
+		Error:     w.Error.v,
+		Events:    w.Events,
+		State:     w.State,
+		Instances: w.Instances,
+	}
+	if w.Params != nil {
+		r.Params = *w.Params
+		if r.State == nil {
+			r.State = State{}
+		}
+	}
+	if len(w.Decl) > 0 && !bytes.Equal(w.Decl, []byte("null")) {
+		r.Declaration = []byte(w.Decl)
 	}
 	if len(w.ID) > 0 {
 		r.ID = []byte(w.ID)
@@ -157,3 +172,76 @@ func (r Result) MarshalJSON() ([]byte, error) {
 
 // UnmarshalJSON reads an answer as DecodeResult does.
 func (r *Result) UnmarshalJSON(data []byte) error { return DecodeResult(data, r) }
+
+// UnmarshalJSON reads a JSON object keeping its members' order. Integers
+// read as int64, other numbers as float64.
+func (s *State) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok == nil {
+		*s = nil
+		return nil
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return fmt.Errorf("state: not a JSON object")
+	}
+	out := State{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		name, ok := tok.(string)
+		if !ok {
+			return fmt.Errorf("state: member name is not a string")
+		}
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return fmt.Errorf("state: %s: %w", name, err)
+		}
+		out = append(out, Property{Name: name, Value: numbers(v)})
+	}
+	*s = out
+	return nil
+}
+
+// MarshalJSON writes the state as AppendState does.
+func (s State) MarshalJSON() ([]byte, error) { return AppendState(nil, s), nil }
+
+// UnmarshalJSON reads an instance of a search's answer.
+func (i *Instance) UnmarshalJSON(data []byte) error {
+	var w struct {
+		Title string `json:"title"`
+		State State  `json:"state"`
+	}
+	if err := json.Unmarshal(data, &w); err != nil {
+		return err
+	}
+	i.Title, i.State = w.Title, w.State
+	return nil
+}
+
+// numbers turns json.Number values into int64 (integers) or float64.
+func numbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		f, _ := x.Float64()
+		return f
+	case []any:
+		for k := range x {
+			x[k] = numbers(x[k])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = numbers(x[k])
+		}
+	}
+	return v
+}

@@ -57,7 +57,10 @@
 // so an answer is always valid JSON).
 package protocol
 
-import "context"
+import (
+	"context"
+	"strconv"
+)
 
 // Request is one decoded request line.
 type Request struct {
@@ -79,6 +82,44 @@ type Request struct {
 	// running service is restarted, an exec runs (refreshonly ones only
 	// then); other types ignore it.
 	Refresh bool
+	// Op is the request's verb, its "op" member (a protocol extension):
+	// OpApply (the default, and the only verb of a legacy line), OpFind,
+	// OpSearch or OpDescribe. The read verbs change nothing.
+	Op Op
+}
+
+// Op is a request's verb.
+type Op uint8
+
+const (
+	// OpApply converges the resource (the default).
+	OpApply Op = iota
+	// OpFind reads one resource's current state.
+	OpFind
+	// OpSearch lists every instance of a type its provider can see.
+	OpSearch
+	// OpDescribe answers a type's declaration.
+	OpDescribe
+)
+
+var opNames = [...]string{OpApply: "apply", OpFind: "find", OpSearch: "search", OpDescribe: "describe"}
+
+// String is the op's name as the "op" member spells it.
+func (o Op) String() string {
+	if int(o) < len(opNames) {
+		return opNames[o]
+	}
+	return "op(" + strconv.Itoa(int(o)) + ")"
+}
+
+// ParseOp reads an "op" member's value.
+func ParseOp(s string) (Op, bool) {
+	for i, n := range opNames {
+		if n == s {
+			return Op(i), true
+		}
+	}
+	return 0, false
 }
 
 // Status of one event.
@@ -116,6 +157,46 @@ type Result struct {
 	ID []byte
 	// Events lists the changes, made or wanted; left out when empty.
 	Events []Event
+
+	// The read verbs' members, each left out of the answer when nil.
+
+	// State is find's answer: every property's current value as `puppet
+	// resource` prints it, ensure first.
+	State State
+	// Params is find's answer: State as a YAML flow mapping that, sent as
+	// an apply's params, leaves the resource unchanged. Set with State.
+	Params string
+	// Instances is search's answer (an empty non-nil slice: none found).
+	Instances []Instance
+	// Declaration is describe's answer: the type's declaration as a JSON
+	// object (raw).
+	Declaration []byte
+}
+
+// Property is one property's current value in a State.
+type Property struct {
+	Name  string
+	Value any
+}
+
+// State is a resource's current values, in the order an answer lists them.
+// It encodes as a JSON object in that order.
+type State []Property
+
+// Get returns the named value and whether the state has it.
+func (s State) Get(name string) (any, bool) {
+	for _, p := range s {
+		if p.Name == name {
+			return p.Value, true
+		}
+	}
+	return nil, false
+}
+
+// Instance is one entry of a search's answer.
+type Instance struct {
+	Title string
+	State State
 }
 
 // Applier evaluates one request. The receiver loop depends only on this.

@@ -138,6 +138,14 @@ func exchange(ctx context.Context, r Runner, res *Resource, noop bool) (Result, 
 	if err != nil {
 		return Result{}, err
 	}
+	return exchangeLine(ctx, r, res, line, nil)
+}
+
+// exchangeLine sends one encoded request line and reads its answer.
+// check, when not nil, runs once the lock is held and before anything is
+// written (the read verbs ask whether the receiver answers them); its
+// error is returned as it is.
+func exchangeLine(ctx context.Context, r Runner, res *Resource, line []byte, check func() error) (Result, error) {
 	ref := func() string { return shortRef(res) } // built only for an error
 	if m, ok := r.(interface{ maxRequest() int }); ok && len(line)-1 > m.maxRequest() {
 		return Result{}, fmt.Errorf("%s: %w: the request line is %d bytes, more than the %d the receiver reads (Options.MaxRequest)",
@@ -155,6 +163,11 @@ func exchange(ctx context.Context, r Runner, res *Resource, noop bool) (Result, 
 	}
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("%s: not sent: %w", ref(), err)
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return Result{}, err
+		}
 	}
 	if err := write(ctx, r.InputStream(), line); err != nil {
 		lines.Break(err)

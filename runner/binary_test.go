@@ -249,6 +249,9 @@ func TestPuppetReceiver(t *testing.T) {
 	r := runner.New(runner.Options{Command: []string{"puppet", "yamlresource", "receive", "--color=no"}})
 	require.NoError(t, r.Register())
 	pid := r.Pid()
+	// No verbs: refused before anything is written.
+	_, err := runner.Find(ctx, r, "user", "root")
+	assert.ErrorIs(t, err, runner.ErrUnsupported)
 	changed, err := runner.Apply(ctx, r, &runner.Resource{Type: "notify", Title: "from pippet"})
 	require.NoError(t, err)
 	assert.True(t, changed)

@@ -435,6 +435,8 @@ type child struct {
 	waitErr error         // set before exited closes
 	stderr  *tail         // last lines of stderr, for error messages
 	errDone chan struct{} // closed when stderr has ended
+	// protocol is the level the ready line announced (see ProtocolLevel).
+	protocol int
 }
 
 // start runs the child and waits for its ready line, at most
@@ -532,10 +534,38 @@ func (c *child) awaitReady(parent context.Context, timeout time.Duration) error 
 			}
 		}
 		if isReadyLine(line) {
+			c.protocol = bannerProtocol(line)
 			return nil
 		}
 		c.log.Debug("receiver output before ready", "line", clip(string(line), DefaultMaxStderrLine))
 	}
+}
+
+// bannerProtocol is the protocol level a ready line announces: our
+// banner's "protocol" member, 0 for Puppet's notice (no verbs).
+func bannerProtocol(raw []byte) int {
+	line := bytes.TrimSpace(stripANSI(raw))
+	var banner struct {
+		Protocol int `json:"protocol"`
+	}
+	if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &banner) != nil {
+		return 0
+	}
+	return banner.Protocol
+}
+
+// ProtocolLevel is the protocol level the current child announced in its
+// ready line: 2 or more for a receiver that answers the read verbs (find,
+// search, describe), 1 for an older one of ours, 0 for Puppet's receiver,
+// a child started with Options.NoReady, or no child. Call it with the
+// apply lock held (Find, Search and Describe do).
+func (r *Receiver) ProtocolLevel() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.child == nil {
+		return 0
+	}
+	return r.child.protocol
 }
 
 // isReadyLine recognises a ready line.

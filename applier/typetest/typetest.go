@@ -114,3 +114,51 @@ func Events(r protocol.Result) string {
 	}
 	return b.String()
 }
+
+// Find reads one resource as the find verb does ({"op":"find"}), params
+// (a YAML mapping, "" for none) decoded as the receiver decodes them. A
+// request the decoder refuses fails the test.
+func (e *Engine) Find(typ, title, params string) protocol.Result {
+	e.t.Helper()
+	return e.verbLine("find", typ, title, params)
+}
+
+// Search lists a type's instances as the search verb does
+// ({"op":"search"}); params ("" for none) scope and filter the listing.
+func (e *Engine) Search(typ, params string) protocol.Result {
+	e.t.Helper()
+	return e.verbLine("search", typ, "", params)
+}
+
+// Describe answers a type's declaration as the describe verb does.
+func (e *Engine) Describe(typ string) protocol.Result {
+	e.t.Helper()
+	return e.verbLine("describe", typ, "", "")
+}
+
+func (e *Engine) verbLine(op, typ, title, params string) protocol.Result {
+	e.t.Helper()
+	m := map[string]string{"op": op, "type": typ}
+	if title != "" {
+		m["title"] = title
+	}
+	if params != "" {
+		m["params"] = params
+	}
+	line, err := json.Marshal(m)
+	if err != nil {
+		e.t.Fatalf("encoding the request: %v", err)
+	}
+	return e.ApplyLine(string(line))
+}
+
+// Instance returns the state of the instance titled title in a search's
+// answer, and whether it is listed.
+func Instance(r protocol.Result, title string) (protocol.State, bool) {
+	for _, in := range r.Instances {
+		if in.Title == title {
+			return in.State, true
+		}
+	}
+	return nil, false
+}

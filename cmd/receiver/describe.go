@@ -27,10 +27,11 @@ func describeMain(_ context.Context, args []string, stdout, stderr io.Writer) in
 	fs := flag.NewFlagSet("receiver describe", flag.ContinueOnError)
 	list := fs.Bool("list", false, "list the types with a one-line summary each")
 	meta := fs.Bool("meta", false, "also document the metaparameters every type accepts")
+	asJSON := fs.Bool("json", false, "print each type's declaration as one line of JSON, as the protocol's describe verb answers it (with the provider chosen here and why)")
 	var fallback, modulePath string
 	addFallbackFlags(fs, &fallback, &modulePath)
 	usage := func(w io.Writer) {
-		fmt.Fprint(w, "usage: receiver describe [--list] [--meta] [TYPE...]\n\nPrints each type's attributes (kind, valid values, default, doc) and\nproviders from the declarations; every type when none is named.\n\nFlags:\n")
+		fmt.Fprint(w, "usage: receiver describe [--list] [--meta] [--json] [TYPE...]\n\nPrints each type's attributes (kind, valid values, default, doc) and\nproviders from the declarations; every type when none is named.\n\nFlags:\n")
 		printFlags(w, fs)
 	}
 	if code, done := parseFlags(fs, args, "receiver describe", usage, stdout, stderr); done {
@@ -68,6 +69,20 @@ func describeMain(_ context.Context, args []string, stdout, stderr io.Writer) in
 			return exitUsage
 		}
 		types = append(types, t)
+	}
+	if *asJSON {
+		engine := applier.NewEngine(applier.Default, nil)
+		for _, t := range types {
+			b, err := engine.DescribeJSON(t)
+			if err == nil {
+				_, err = stdout.Write(append(b, '\n'))
+			}
+			if err != nil {
+				fmt.Fprintf(stderr, "receiver describe: %v\n", err)
+				return exitOutput
+			}
+		}
+		return exitOK
 	}
 	for _, t := range types {
 		if err := applier.Describe(stdout, t); err != nil {

@@ -2,9 +2,11 @@ package file
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strconv"
 
 	"github.com/pippet/pippet/applier"
@@ -18,6 +20,42 @@ var posixSpec = &applier.ProviderSpec{
 	New: func(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
 		return &posix{r: r, env: env, path: r.Name()}, nil
 	},
+	Instances: instances,
+}
+
+// instances lists a directory's entries, which `puppet resource file`
+// cannot: the search gives the directory as `path` ({op: search, type:
+// file, params: {path: /etc}}), and each entry (not recursing, in name
+// order, titled by its full path) is reported as find reports it. Without
+// a path there is nothing to list: the whole file system is not an answer.
+func instances(ctx context.Context, env *applier.Env, scope *applier.Resource, add func(string) *applier.State) error {
+	dir := scope.Name()
+	if dir == "" {
+		return errors.New("give the directory to list as path (search of file lists one directory's entries)")
+	}
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		p := &posix{r: scope, env: env, path: filepath.Join(dir, e.Name())}
+		if err := p.stat(); err != nil {
+			return err
+		}
+		if p.fi == nil {
+			continue // gone since the directory was read
+		}
+		cur := add(p.path)
+		cur.Set("ensure", kindValue(p.kind))
+		cur.Set("type", kindValue(p.kind))
+		if err := p.reportAll(cur); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // posix is the provider bound to one file resource. Resolve settles what

@@ -92,6 +92,9 @@ func (p *posix) Get(ctx context.Context, cur *applier.State) error {
 		return nil
 	}
 	cur.Set("type", kindValue(p.kind))
+	if p.r.ReadAll() {
+		return p.reportAll(cur)
+	}
 	if ensure, managed := p.r.Get("ensure"); managed && !ensureInSync(kindValue(p.kind), ensure) {
 		// ensure replaces what is there, bringing every property along:
 		// the rest is not compared, so not read.
@@ -384,3 +387,41 @@ func (p *posix) fetchSum(ctx context.Context, src, kind string) (string, error) 
 	}
 	return source.SumReader(kind, rc)
 }
+
+// reportAll is Get for find and search: every property as `puppet
+// resource` prints it: content as the checksum of a regular file's bytes
+// (of the checksum kind, sha256 unless the request says otherwise), a
+// link's target, owner and group as numbers, mode as four octal digits,
+// mtime and ctime as Ruby prints a time.
+func (p *posix) reportAll(cur *applier.State) error {
+	if p.kind == "file" {
+		kind := p.r.String("checksum")
+		if !source.IsDigest(kind) {
+			kind = source.SHA256
+		}
+		sum, err := source.SumFile(kind, p.path)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", p.path, err)
+		}
+		cur.Set("content", source.Format(kind, sum))
+	}
+	if p.kind == "link" {
+		now, err := os.Readlink(p.path)
+		if err != nil {
+			return fmt.Errorf("read link %s: %w", p.path, err)
+		}
+		cur.Set("target", now)
+	}
+	uid, gid := statOwner(p.fi)
+	cur.Set("owner", int64(uid))
+	cur.Set("group", int64(gid))
+	cur.Set("mode", formatMode(statMode(p.fi)))
+	cur.Set("mtime", rubyTime(p.fi.ModTime()))
+	if st, ok := p.fi.Sys().(*syscall.Stat_t); ok {
+		cur.Set("ctime", rubyTime(time.Unix(st.Ctim.Sec, st.Ctim.Nsec)))
+	}
+	return nil
+}
+
+// rubyTime is a time as Ruby's Time#to_s writes it, in the process's zone.
+func rubyTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05 -0700") }

@@ -84,7 +84,7 @@ var Type = &applier.Type{
 				"link (needs target). Any other value is a link target (ensure: link, " +
 				"target: VALUE). Without ensure, content implies file, target implies " +
 				"link and source implies the kind of the source."},
-		{Name: "content", Behaviour: applier.Property, Kind: applier.KindAny, Munge: mungeContent,
+		{Name: "content", Behaviour: applier.Property, Kind: applier.KindAny, Munge: mungeContent, StateOnly: true,
 			Accepts:     applier.AcceptString | applier.AcceptLastOfList,
 			DefaultFunc: defaultContent, InSync: contentInSync,
 			Doc: "The desired content, as a string. Exclusive with source and target. " +

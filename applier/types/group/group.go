@@ -141,6 +141,26 @@ var Groupadd = &applier.ProviderSpec{
 		accounts.LogUnsupported(r, env, "groupadd", unmanaged)
 		return &provider{r: r}, nil
 	},
+	Instances: instances,
+}
+
+// instances lists every group of /etc/group in file order (the first
+// entry of a name), each reported as Get reports it.
+func instances(_ context.Context, _ *applier.Env, _ *applier.Resource, add func(string) *applier.State) error {
+	groups, err := accounts.LoadGroups()
+	if err != nil {
+		return err
+	}
+	for _, g := range groups.All() {
+		report(add(g.Name), g)
+	}
+	return nil
+}
+
+// report is a present group's state.
+func report(cur *applier.State, g *accounts.Group) {
+	cur.Set("ensure", "present")
+	cur.Set("gid", g.BoxedGID())
 }
 
 type provider struct {
@@ -157,8 +177,7 @@ func (p *provider) Get(_ context.Context, cur *applier.State) error {
 		cur.Set("ensure", "absent")
 		return nil
 	}
-	cur.Set("ensure", "present")
-	cur.Set("gid", g.BoxedGID())
+	report(cur, g)
 	return nil
 }
 

@@ -17,8 +17,9 @@ var Parsed = &applier.ProviderSpec{
 	Name: "parsed",
 	Doc:  "Edits the hosts file line by line (Puppet's ParsedFile format of puppetlabs-host_core).",
 	// Puppet confines the provider to systems that have the default hosts file.
-	Confine: applier.Confine{Files: []string{DefaultTarget}},
-	New:     newParsed,
+	Confine:   applier.Confine{Files: []string{DefaultTarget}},
+	New:       newParsed,
+	Instances: instances,
 }
 
 // record is one host line.
@@ -110,17 +111,51 @@ func (p *parsed) Get(ctx context.Context, cur *applier.State) error {
 		cur.Set("ensure", "absent")
 		return nil
 	}
-	rec := f.Lines[p.idx].Rec
+	report(cur, f.Lines[p.idx].Rec, p.target, p.r.ReadAll())
+	return nil
+}
+
+// report is a present entry's state. forFind leaves out an empty comment,
+// as `puppet resource` does.
+func report(cur *applier.State, rec record, target string, forFind bool) {
 	cur.Set("ensure", "present")
 	cur.Set("ip", rec.IP)
-	cur.Set("comment", rec.Comment)
-	cur.Set("target", p.target)
+	if rec.Comment != "" || !forFind {
+		cur.Set("comment", rec.Comment)
+	}
+	cur.Set("target", target)
 	if words := strings.Fields(rec.Aliases); len(words) > 0 {
 		l := make([]any, len(words))
 		for i, w := range words {
 			l[i] = w
 		}
 		cur.Set("host_aliases", l)
+	}
+}
+
+// instances lists the entries of the search's target (the default hosts
+// file unless the search gives one), each name once: its last line, the
+// one Get finds, in the order of those lines.
+
+func instances(_ context.Context, env *applier.Env, scope *applier.Resource, add func(string) *applier.State) error {
+	target := scope.String("target")
+	if target == "" {
+		target = DefaultTarget
+	}
+	f, err := Format.Load(target, env.Cache)
+	if err != nil {
+		return err
+	}
+	last := map[string]int{}
+	for i, l := range f.Lines {
+		if l.IsRecord {
+			last[l.Rec.Name] = i
+		}
+	}
+	for i, l := range f.Lines {
+		if l.IsRecord && last[l.Rec.Name] == i {
+			report(add(l.Rec.Name), l.Rec, target, true)
+		}
 	}
 	return nil
 }

@@ -18,10 +18,11 @@ import (
 
 // Parsed is the provider that edits the mount table and runs mount(8).
 var Parsed = &applier.ProviderSpec{
-	Name:    "parsed",
-	Doc:     "Edits the mount table line by line (Puppet's ParsedFile format of puppetlabs-mount_core) and mounts with mount(8).",
-	Confine: applier.Confine{Commands: []string{"mount", "umount"}},
-	New:     newParsed,
+	Name:      "parsed",
+	Doc:       "Edits the mount table line by line (Puppet's ParsedFile format of puppetlabs-mount_core) and mounts with mount(8).",
+	Confine:   applier.Confine{Commands: []string{"mount", "umount"}},
+	New:       newParsed,
+	Instances: instances,
 }
 
 // Fields of a Linux fstab line, in order.
@@ -138,21 +139,84 @@ func (p *parsed) Get(ctx context.Context, cur *applier.State) error {
 	}
 	cur.Set("ensure", p.state)
 	if p.idx < 0 {
+		if p.state == "ghost" {
+			// Looked for in that table, as Puppet reports it: a request
+			// on a ghost that leaves ensure alone is in sync there.
+			cur.Set("target", p.target)
+		}
 		return nil
 	}
-	rec := p.file.Lines[p.idx].Rec
-	for i, v := range rec {
-		if i != fName && v != "" {
-			cur.Set(fieldAttr[i], v)
-		}
-	}
-	cur.Set("target", p.target)
+	report(cur, p.file.Lines[p.idx].Rec, p.target)
 	// Linux tables have no such columns: whatever is asked is in sync,
 	// as Puppet reports the desired value for a field its format lacks.
 	for _, a := range []string{"atboot", "blockdevice"} {
 		if v, ok := p.r.Get(a); ok {
 			cur.Set(a, v)
 		}
+	}
+	return nil
+}
+
+// report is the state of an entry of the table but its ensure.
+func report(cur *applier.State, rec record, target string) {
+	for i, v := range rec {
+		if i != fName && v != "" {
+			cur.Set(fieldAttr[i], v)
+		}
+	}
+	cur.Set("target", target)
+}
+
+// instances lists, as Puppet's provider does, the entries of the
+// search's table (mounted or unmounted; of two lines of one mount point
+// the last, which Get finds) in table order, then what is mounted and in
+// no line (ghost), in the kernel's order.
+func instances(ctx context.Context, env *applier.Env, scope *applier.Resource, add func(string) *applier.State) error {
+	target := scope.String("target")
+	if target == "" {
+		target = DefaultTarget
+	}
+	f, err := Format.Load(target, env.Cache)
+	if err != nil {
+		return err
+	}
+	mounted := map[string]bool{}
+	var order []string
+	if err := mountedDirs(ctx, "/proc/self/mounts", func(d string) bool {
+		if !mounted[d] {
+			mounted[d] = true
+			order = append(order, d)
+		}
+		return true
+	}); err != nil {
+		return err
+	}
+	last := map[string]int{}
+	for i, l := range f.Lines {
+		if l.IsRecord {
+			last[l.Rec[fName]] = i
+		}
+	}
+	for i, l := range f.Lines {
+		name := l.Rec[fName]
+		if !l.IsRecord || last[name] != i {
+			continue
+		}
+		cur := add(name)
+		if mounted[name] {
+			cur.Set("ensure", "mounted")
+		} else {
+			cur.Set("ensure", "unmounted")
+		}
+		report(cur, l.Rec, target)
+	}
+	for _, d := range order {
+		if _, inTable := last[d]; inTable {
+			continue
+		}
+		cur := add(d)
+		cur.Set("ensure", "ghost")
+		cur.Set("target", target)
 	}
 	return nil
 }
@@ -384,15 +448,27 @@ func run(ctx context.Context, name string, args ...string) error {
 // isMounted reports whether something is mounted on dir, from the
 // kernel's mount table (or, failing that, mount(8)'s listing).
 func (p *parsed) isMounted(ctx context.Context, dir string) (bool, error) {
-	data, err := os.ReadFile(p.mountsFile)
+	found := false
+	err := mountedDirs(ctx, p.mountsFile, func(d string) bool {
+		found = d == dir
+		return !found
+	})
+	return found, err
+}
+
+// mountedDirs calls each with every mount point, in the order of the
+// kernel's mount table (or, failing that, of mount(8)'s listing), until it
+// returns false.
+func mountedDirs(ctx context.Context, mountsFile string, each func(dir string) bool) error {
+	data, err := os.ReadFile(mountsFile)
 	if err == nil {
 		for _, line := range strings.Split(string(data), "\n") {
 			fields := strings.Fields(line)
-			if len(fields) >= 2 && unescapeOctal(fields[1]) == dir {
-				return true, nil
+			if len(fields) >= 2 && !each(unescapeOctal(fields[1])) {
+				return nil
 			}
 		}
-		return false, nil
+		return nil
 	}
 	var out bytes.Buffer
 	res, cerr := command.Run(ctx, &command.Cmd{Argv: []string{"mount"}, Stdout: &out})
@@ -400,14 +476,14 @@ func (p *parsed) isMounted(ctx context.Context, dir string) (bool, error) {
 		cerr = &command.ExitError{Argv: []string{"mount"}, Code: res.Code, Output: command.LastLines(res.Output, 10)}
 	}
 	if cerr != nil {
-		return false, fmt.Errorf("listing mounts: %w (and %w)", err, cerr)
+		return fmt.Errorf("listing mounts: %w (and %w)", err, cerr)
 	}
 	for _, line := range strings.Split(out.String(), "\n") {
-		if m := mountLineRe.FindStringSubmatch(line); m != nil && m[1] == dir {
-			return true, nil
+		if m := mountLineRe.FindStringSubmatch(line); m != nil && !each(m[1]) {
+			return nil
 		}
 	}
-	return false, nil
+	return nil
 }
 
 var mountLineRe = regexp.MustCompile(` on (.*) type `)

@@ -128,9 +128,9 @@ func (l *limited) Write(b []byte) (int, error) {
 }
 
 // Get reads whether the service runs and, when enable is managed by an
-// enableable backend, its boot setting.
+// enableable backend or the service is read for find, its boot setting.
 func (p *provider) Get(ctx context.Context, cur *applier.State) error {
-	return p.read(ctx, cur, p.r.Given("enable"))
+	return p.read(ctx, cur, p.r.Given("enable") || p.r.ReadAll())
 }
 
 // read is Get, reporting the boot setting when withEnable (and the

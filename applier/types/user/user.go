@@ -288,6 +288,7 @@ var Useradd = &applier.ProviderSpec{
 		accounts.LogUnsupported(r, env, "useradd", unmanaged)
 		return &provider{r: r}, nil
 	},
+	Instances: instances,
 }
 
 type provider struct {
@@ -358,6 +359,40 @@ func (p *provider) Get(_ context.Context, cur *applier.State) error {
 		cur.Set("ensure", "absent")
 		return nil
 	}
+	// For find, everything; for apply, what the request manages.
+	all := r.ReadAll()
+	var shadows *accounts.Shadows
+	for _, n := range shadowed {
+		if !all && !r.Has(n) {
+			continue
+		}
+		if shadows, err = accounts.LoadShadows(); err != nil {
+			return err
+		}
+		break
+	}
+	var groups *accounts.Groups
+	if all || r.Has("groups") {
+		if groups, err = accounts.LoadGroups(); err != nil {
+			return err
+		}
+	}
+	report(cur, u, shadows, groups, all)
+	if files := r.Strings("purge_ssh_keys"); len(files) > 0 {
+		found, err := unmanagedKeys(files)
+		if err != nil {
+			return err
+		}
+		cur.Set("purge_ssh_keys", found)
+	}
+	return nil
+}
+
+// report is a present user's state: its passwd entry, its shadow entry
+// when shadows is not nil, its groups when groups is not nil. plain
+// reports the password hash itself, as `puppet resource` prints it (find
+// and search, run by root, who can read /etc/shadow), rather than a Secret.
+func report(cur *applier.State, u *accounts.User, shadows *accounts.Shadows, groups *accounts.Groups, plain bool) {
 	cur.Set("ensure", "present")
 	uid, gid, home, shell, gecos := u.Boxed()
 	cur.Set("uid", uid)
@@ -365,36 +400,43 @@ func (p *provider) Get(_ context.Context, cur *applier.State) error {
 	cur.Set("home", home)
 	cur.Set("shell", shell)
 	cur.Set("comment", gecos)
-	for _, n := range shadowed {
-		if !r.Has(n) {
-			continue
-		}
-		shadows, err := accounts.LoadShadows()
-		if err != nil {
-			return err
-		}
-		if s := shadows.Lookup(name); s != nil {
-			cur.Set("password", Secret(s.Password))
-			cur.Set("password_min_age", s.Min)
-			cur.Set("password_max_age", s.Max)
-			cur.Set("password_warn_days", s.Warn)
+	if shadows != nil {
+		if s := shadows.Lookup(u.Name); s != nil {
+			pw, min, max, warn := s.Boxed()
+			if plain {
+				cur.Set("password", pw)
+			} else {
+				cur.Set("password", Secret(s.Password))
+			}
+			cur.Set("password_min_age", min)
+			cur.Set("password_max_age", max)
+			cur.Set("password_warn_days", warn)
 			cur.Set("expiry", expiryDate(s.Expire))
 		}
-		break
 	}
-	if r.Has("groups") {
-		groups, err := accounts.LoadGroups()
-		if err != nil {
-			return err
-		}
-		cur.Set("groups", sortedSet(groups.MemberOf(name)))
+	if groups != nil {
+		cur.Set("groups", sortedSet(groups.MemberOf(u.Name)))
 	}
-	if files := r.Strings("purge_ssh_keys"); len(files) > 0 {
-		found, err := unmanagedKeys(files)
-		if err != nil {
-			return err
-		}
-		cur.Set("purge_ssh_keys", found)
+}
+
+// instances lists every account of /etc/passwd in file order (the first
+// entry of a name), with its shadow entry and its groups, as find reads
+// one: each of the three files is read and parsed once.
+func instances(_ context.Context, _ *applier.Env, _ *applier.Resource, add func(string) *applier.State) error {
+	users, err := accounts.LoadUsers()
+	if err != nil {
+		return err
+	}
+	shadows, err := accounts.LoadShadows()
+	if err != nil {
+		return err
+	}
+	groups, err := accounts.LoadGroups()
+	if err != nil {
+		return err
+	}
+	for _, u := range users.All() {
+		report(add(u.Name), u, shadows, groups, true)
 	}
 	return nil
 }

@@ -61,6 +61,16 @@ func (u *User) Boxed() (uid, gid, home, shell, gecos any) {
 // Users is a parsed /etc/passwd. Immutable once loaded.
 type Users struct {
 	byName map[string]*User
+	list   []*User
+}
+
+// All returns the entries in file order, each name once (the first entry
+// of a name, as Lookup finds it). The slice is shared: don't modify it.
+func (u *Users) All() []*User {
+	if u == nil {
+		return nil
+	}
+	return u.list
 }
 
 // Lookup returns the entry called name (the first one, as getpwnam does), or nil.
@@ -78,6 +88,18 @@ type Shadow struct {
 	// LastChange, Min, Max, Warn, Inactive and Expire are days (since the
 	// epoch for LastChange and Expire); -1 when the field is empty.
 	LastChange, Min, Max, Warn, Inactive, Expire int64
+
+	// boxed holds Password, Min, Max and Warn as interface values made
+	// once per parse (see Boxed).
+	boxed [4]any
+}
+
+// Boxed returns the password and the minimum, maximum and warning ages as
+// interface values made once per parse, so reporting them for every
+// request (or every account of a listing) allocates nothing. Don't modify
+// them.
+func (s *Shadow) Boxed() (password, min, max, warn any) {
+	return s.boxed[0], s.boxed[1], s.boxed[2], s.boxed[3]
 }
 
 // Shadows is a parsed /etc/shadow.
@@ -107,9 +129,19 @@ func (g *Group) BoxedGID() any { return g.gid }
 
 // Groups is a parsed /etc/group.
 type Groups struct {
+	list     []*Group
 	byName   map[string]*Group
 	byGID    map[int64]*Group
 	memberOf map[string][]string // user → groups listing it, in file order
+}
+
+// All returns the groups in file order, each name once (the first entry
+// of a name). The slice is shared: don't modify it.
+func (g *Groups) All() []*Group {
+	if g == nil {
+		return nil
+	}
+	return g.list
 }
 
 // Lookup returns the group called name (the first one), or nil.
@@ -242,6 +274,7 @@ func ParseUsers(data []byte) (*Users, error) {
 		e := &User{Name: f[0], UID: uid, GID: gid, Gecos: f[4], Home: f[5], Shell: f[6]}
 		e.boxed = [5]any{e.UID, e.GID, e.Home, e.Shell, e.Gecos}
 		u.byName[f[0]] = e
+		u.list = append(u.list, e)
 	})
 	return u, nil
 }
@@ -264,7 +297,9 @@ func ParseShadows(data []byte) (*Shadows, error) {
 		if _, dup := s.byName[f[0]]; dup {
 			return
 		}
-		s.byName[f[0]] = &Shadow{Name: f[0], Password: f[1], LastChange: n[0], Min: n[1], Max: n[2], Warn: n[3], Inactive: n[4], Expire: n[5]}
+		e := &Shadow{Name: f[0], Password: f[1], LastChange: n[0], Min: n[1], Max: n[2], Warn: n[3], Inactive: n[4], Expire: n[5]}
+		e.boxed = [4]any{e.Password, e.Min, e.Max, e.Warn}
+		s.byName[f[0]] = e
 	})
 	return s, nil
 }
@@ -284,6 +319,7 @@ func ParseGroups(data []byte) (*Groups, error) {
 		gr := &Group{Name: f[0], GID: gid, Members: members, gid: gid}
 		if _, dup := g.byName[gr.Name]; !dup {
 			g.byName[gr.Name] = gr
+			g.list = append(g.list, gr)
 		}
 		if _, dup := g.byGID[gid]; !dup {
 			g.byGID[gid] = gr

@@ -32,8 +32,17 @@ func TestParse(t *testing.T) {
 
 	s, err := ParseShadows([]byte("a:$6$x$y:20000:0:99999:7:::\nb:!::::::19000:\nc:!:x::::::\n"))
 	require.NoError(t, err)
-	assert.Equal(t, &Shadow{Name: "a", Password: "$6$x$y", LastChange: 20000, Min: 0, Max: 99999, Warn: 7, Inactive: -1, Expire: -1}, s.Lookup("a"))
-	assert.Equal(t, &Shadow{Name: "b", Password: "!", LastChange: -1, Min: -1, Max: -1, Warn: -1, Inactive: -1, Expire: 19000}, s.Lookup("b"))
+	plainShadow := func(e *Shadow) Shadow { c := *e; c.boxed = [4]any{}; return c }
+	assert.Equal(t, Shadow{Name: "a", Password: "$6$x$y", LastChange: 20000, Min: 0, Max: 99999, Warn: 7, Inactive: -1, Expire: -1}, plainShadow(s.Lookup("a")))
+	assert.Equal(t, Shadow{Name: "b", Password: "!", LastChange: -1, Min: -1, Max: -1, Warn: -1, Inactive: -1, Expire: 19000}, plainShadow(s.Lookup("b")))
+	pw, min, max, warn := s.Lookup("a").Boxed()
+	assert.Equal(t, []any{"$6$x$y", int64(0), int64(99999), int64(7)}, []any{pw, min, max, warn})
+	var names []string
+	for _, e := range u.All() {
+		names = append(names, e.Name)
+	}
+	assert.Equal(t, []string{"root", "a", "last"}, names, "file order, each name once")
+	assert.Equal(t, 5.0, float64(u.Lookup("a").UID), "the first entry of a name")
 	assert.Nil(t, s.Lookup("c"))
 
 	g, err := ParseGroups([]byte("root:x:0:\nadm:x:4:syslog,a\nusers:x:100:a,b,a\ndup:x:4:\nadm:x:5:\n"))
@@ -43,6 +52,11 @@ func TestParse(t *testing.T) {
 	assert.Equal(t, []string{"adm", "users"}, g.MemberOf("a"))
 	assert.Equal(t, []string{"users"}, g.MemberOf("b"))
 	assert.Nil(t, g.MemberOf("root"))
+	names = nil
+	for _, e := range g.All() {
+		names = append(names, e.Name)
+	}
+	assert.Equal(t, []string{"root", "adm", "users", "dup"}, names, "file order, each name once")
 }
 
 func TestNameArgs(t *testing.T) {

@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/protocol"
+)
+
+// resource is the command-line face of the read verbs, shaped after
+// `puppet resource`.
+func init() {
+	subcommands["resource"] = resourceMain
+}
+
+// exitFailed: `receiver resource` could not read, or the apply failed (as puppet
+// resource exits 1).
+const exitFailed = 1
+
+const resourceUsage = `usage: receiver resource [--json | --yaml] [--noop] [--debug] TYPE [NAME [ATTR=VALUE ...]]
+
+Shows resources as Puppet's DSL, as ` + "`puppet resource`" + ` does:
+  receiver resource TYPE                 every instance (search)
+  receiver resource TYPE PARAM=VALUE...  the instances whose properties match
+  receiver resource TYPE NAME            one resource (find), changing nothing
+  receiver resource TYPE NAME A=V...     applies the attributes, prints the
+                                         changes, then the new state
+file lists a directory's entries: receiver resource file path=/etc
+A VALUE starting with [ or { is read as YAML (a list, a mapping); any other
+is a string, munged by the attribute as a request's would be.
+
+Flags:
+`
+
+// resourceMain runs `receiver resource`.
+func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("receiver resource", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the protocol's answer line (with \"state\" and \"params\", or \"instances\") instead of the DSL")
+	asYAML := fs.Bool("yaml", false, "print the protocol's params (a YAML flow mapping; for a listing, one `TITLE: {params}` line each) instead of the DSL")
+	noop := fs.Bool("noop", false, "with attributes: show what would change, change nothing")
+	debug := fs.Bool("debug", false, "log everything to stderr")
+	usage := func(w io.Writer) {
+		fmt.Fprint(w, resourceUsage)
+		printFlags(w, fs)
+	}
+	// Flags may come anywhere, as puppet resource takes them: those
+	// before a "--" are moved to the front.
+	var flags, pos []string
+	for i, a := range args {
+		if a == "--" {
+			pos = append(pos, args[i:]...)
+			break
+		}
+		if strings.HasPrefix(a, "-") {
+			flags = append(flags, a)
+		} else {
+			pos = append(pos, a)
+		}
+	}
+	args = append(flags, pos...)
+	if code, done := parseFlags(fs, args, "receiver resource", usage, stdout, stderr); done {
+		return code
+	}
+	if fs.NArg() == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	if *asJSON && *asYAML {
+		fmt.Fprintln(stderr, "receiver resource: give --json or --yaml, not both")
+		return exitUsage
+	}
+	typ := fs.Arg(0)
+	t, ok := applier.Default.Lookup(typ)
+	if !ok {
+		fmt.Fprintf(stderr, "receiver resource: unknown resource type '%s' (known: %s)\n", typ, typeNames())
+		return exitUsage
+	}
+	rest := fs.Args()[1:]
+	name := ""
+	if len(rest) > 0 && !strings.Contains(rest[0], "=") {
+		name, rest = rest[0], rest[1:]
+	}
+	params := map[string]any{}
+	for _, kv := range rest {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			fmt.Fprintf(stderr, "receiver resource: %q is not ATTR=VALUE\n", kv)
+			return exitUsage
+		}
+		val, err := cliValue(v)
+		if err != nil {
+			fmt.Fprintf(stderr, "receiver resource: %s: %v\n", k, err)
+			return exitUsage
+		}
+		params[k] = val
+	}
+	level := slog.LevelWarn
+	if *debug {
+		level = slog.LevelDebug
+	}
+	out := bufio.NewWriter(stdout)
+	defer out.Flush()
+	logger := slog.New(newPuppetHandler(stderr, level))
+	engine := applier.NewEngine(applier.Default, &applier.Env{
+		Options: applier.Options{Noop: *noop, StateDir: applier.DefaultStateDir()},
+		Log:     logger,
+	})
+	print := func(res protocol.Result) int {
+		switch {
+		case *asJSON:
+			out.Write(protocol.AppendResult(nil, &res, false))
+		case *asYAML && res.Instances != nil:
+			for _, in := range res.Instances {
+				b := applier.AppendYAML(nil, in.Title)
+				out.WriteString(string(b) + ": " + applier.ParamsYAML(t, in.State) + "\n")
+			}
+		case *asYAML:
+			out.WriteString(res.Params + "\n")
+		case res.Instances != nil:
+			for _, in := range res.Instances {
+				out.WriteString(Manifest(t.Name, in.Title, in.State))
+			}
+		default:
+			out.WriteString(Manifest(t.Name, name, res.State))
+		}
+		if res.Error || res.Failed {
+			fmt.Fprintf(stderr, "Error: %s\n", res.Exception)
+			return exitFailed
+		}
+		return exitOK
+	}
+	if name == "" {
+		res := engine.Search(ctx, &protocol.Request{Op: protocol.OpSearch, Type: t.Name, Params: params})
+		return print(res)
+	}
+	code := exitOK
+	if len(params) > 0 {
+		res := engine.Apply(ctx, &protocol.Request{Type: t.Name, Title: name, Params: params})
+		if *asJSON {
+			out.Write(protocol.AppendResult(nil, &res, false))
+		} else {
+			for _, ev := range res.Events {
+				level := "Notice"
+				if ev.Status == protocol.StatusFailure {
+					level = "Error"
+				}
+				fmt.Fprintf(out, "%s: /%s/%s: %s\n", level, res.Resource, ev.Property, ev.Message)
+			}
+		}
+		if res.Error || res.Failed {
+			out.Flush()
+			fmt.Fprintf(stderr, "Error: %s\n", res.Exception)
+			code = exitFailed
+			if res.Error {
+				return code
+			}
+		}
+	}
+	// The title alone finds the resource: the params of an apply (a
+	// provider, a target) narrow where to look.
+	find := map[string]any{}
+	for _, k := range []string{"provider", "target", "user"} {
+		if v, ok := params[k]; ok && t.Attr(k) != nil {
+			find[k] = v
+		}
+	}
+	res := engine.Find(ctx, &protocol.Request{Op: protocol.OpFind, Type: t.Name, Title: name, Params: find})
+	if c := print(res); c != exitOK {
+		return c
+	}
+	return code
+}
+
+// cliValue reads ATTR=VALUE's value: YAML for a list or a mapping, else
+// the string as written.
+func cliValue(v string) (any, error) {
+	if !strings.HasPrefix(v, "[") && !strings.HasPrefix(v, "{") {
+		return v, nil
+	}
+	m, err := protocol.ParseParams([]byte("v: " + v))
+	if err != nil {
+		return nil, err
+	}
+	return m["v"], nil
+}
+
+// Manifest renders one resource's state in Puppet's DSL as `puppet
+// resource` prints it: the title and string values in single quotes
+// (backslashes and quotes escaped), numbers and booleans bare, lists in
+// brackets, the arrows aligned after the longest attribute name.
+func Manifest(typ, title string, st protocol.State) string {
+	var b strings.Builder
+	b.WriteString(typ + " { " + dslString(title) + ":\n")
+	width := 0
+	for _, p := range st {
+		width = max(width, len(p.Name))
+	}
+	for _, p := range st {
+		b.WriteString("  " + p.Name + strings.Repeat(" ", width-len(p.Name)) + " => " + dslValue(p.Value) + ",\n")
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
+func dslString(s string) string {
+	s = strings.ReplaceAll(s, `\`, `\\`)
+	return "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
+}
+
+func dslValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return dslString(x)
+	case bool:
+		return strconv.FormatBool(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			return strconv.FormatFloat(x, 'f', 1, 64)
+		}
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = dslValue(e)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = dslString(k) + " => " + dslValue(x[k])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case nil:
+		return "undef"
+	}
+	return dslString(fmt.Sprint(v))
+}
