@@ -92,7 +92,12 @@ func TestDelegateCustomTypes(t *testing.T) {
 		go func() { done <- answers.Scan() }()
 		select {
 		case ok := <-done:
-			require.True(t, ok, "no answer to %s; stderr:\n%s", line, stderr.String())
+			if !ok {
+				// stderr is still being written: it is read after Wait.
+				stdin.Close()
+				_ = cmd.Wait()
+				t.Fatalf("no answer to %s; stderr:\n%s", line, stderr.String())
+			}
 		case <-time.After(3 * time.Minute):
 			t.Fatalf("no answer to %s within 3 minutes", line)
 		}
@@ -218,7 +223,8 @@ func TestDelegateCustomTypes(t *testing.T) {
 
 	// end of input: the receiver stops Puppet and exits
 	require.NoError(t, stdin.Close())
-	require.NoError(t, cmd.Wait(), stderr.String())
+	werr := cmd.Wait()
+	require.NoError(t, werr, stderr.String())
 	assert.True(t, gone(bridge), "Puppet process stopped with the receiver")
 	log := stderr.String()
 	assert.Equal(t, 2, strings.Count(log, "Debug: receiver started"), "Puppet started once, and once more after the kill:\n%s", log)
