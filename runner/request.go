@@ -49,10 +49,9 @@ type Resource struct {
 	// Values are the params as Go data (see the table above); when not
 	// nil, Params must be empty.
 	Values map[string]any
-	// Refresh says a notify edge of the caller's graph fired into this
-	// resource: the request carries "refresh": true (the README's Refresh
-	// section), so a running service restarts and an exec runs (one with
-	// refreshonly only then). Puppet's own receiver does not read it.
+	// Refresh sends "refresh": true: a notify edge of the caller's graph
+	// fired into this resource (README, Refresh). Puppet's own receiver
+	// refuses the member; leave it false with it.
 	Refresh bool
 }
 

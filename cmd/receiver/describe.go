@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"strings"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/delegate"
 )
 
 // describe and facts read the declarations and this machine's facts; they
@@ -26,6 +28,8 @@ func describeMain(_ context.Context, args []string, stdout, stderr io.Writer) in
 	list := fs.Bool("list", false, "list the types with a one-line summary each")
 	meta := fs.Bool("meta", false, "also document the metaparameters every type accepts")
 	asJSON := fs.Bool("json", false, "print each type's declaration as one line of JSON, as the protocol's describe verb answers it (with the provider chosen here and why)")
+	var fallback, modulePath string
+	addFallbackFlags(fs, &fallback, &modulePath)
 	usage := func(w io.Writer) {
 		fmt.Fprint(w, "usage: receiver describe [--list] [--meta] [--json] [TYPE...]\n\nPrints each type's attributes (kind, valid values, default, doc) and\nproviders from the declarations; every type when none is named.\n\nFlags:\n")
 		printFlags(w, fs)
@@ -33,8 +37,17 @@ func describeMain(_ context.Context, args []string, stdout, stderr io.Writer) in
 	if code, done := parseFlags(fs, args, "receiver describe", usage, stdout, stderr); done {
 		return code
 	}
+	fb, err := delegate.New(delegate.Options{Fallback: fallback, ModulePath: modulePath})
+	if err != nil {
+		fmt.Fprintf(stderr, "receiver describe: %v\n", err)
+		return exitUsage
+	}
 	if *list {
 		if err := applier.DescribeList(stdout, applier.Default); err != nil {
+			fmt.Fprintf(stderr, "receiver describe: %v\n", err)
+			return exitOutput
+		}
+		if err := describeDelegated(stdout, fb); err != nil {
 			fmt.Fprintf(stderr, "receiver describe: %v\n", err)
 			return exitOutput
 		}
@@ -46,6 +59,11 @@ func describeMain(_ context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	for _, name := range fs.Args() {
 		t, ok := applier.Default.Lookup(name)
+		if !ok && fb != nil && fb.Knows(name) {
+			fmt.Fprintf(stdout, "\n%s\n%s\n\nDelegated to %s: `puppet describe%s %s` documents it.\n\n",
+				name, strings.Repeat("=", len(name)), fb, modulePathFlag(fb), name)
+			continue
+		}
 		if !ok {
 			fmt.Fprintf(stderr, "receiver describe: unknown resource type '%s' (known: %s)\n", name, typeNames())
 			return exitUsage
@@ -79,6 +97,41 @@ func describeMain(_ context.Context, args []string, stdout, stderr io.Writer) in
 		}
 	}
 	return exitOK
+}
+
+// describeDelegated lists, after pippet's own types, those a fallback
+// applies: Puppet's that pippet does not implement and the modulepath's.
+func describeDelegated(w io.Writer, fb *delegate.Fallback) error {
+	if fb == nil {
+		return nil
+	}
+	types := fb.Types()
+	if types == nil {
+		_, err := fmt.Fprintf(w, "\nAny other type is delegated to %s.\n", fb)
+		return err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nThese types are delegated to %s:\n", fb)
+	for _, t := range types {
+		if _, native := applier.Default.Lookup(t.Name); native {
+			continue
+		}
+		src := "Puppet's own type"
+		if t.Source != "puppet" {
+			src = "module " + t.Source
+		}
+		fmt.Fprintf(&b, "%-15s - (delegated) %s\n", t.Name, src)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// modulePathFlag is " --modulepath X" for the fallback's modulepath.
+func modulePathFlag(fb *delegate.Fallback) string {
+	if mp := fb.ModulePath(); len(mp) > 0 {
+		return " --modulepath " + strings.Join(mp, ":")
+	}
+	return ""
 }
 
 func typeNames() string {

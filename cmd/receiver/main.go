@@ -37,6 +37,7 @@ import (
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/command"
 	_ "github.com/pippet/pippet/applier/types/all"
+	"github.com/pippet/pippet/delegate"
 )
 
 func main() {
@@ -61,6 +62,8 @@ type options struct {
 	cpuProfile    string
 	sync          bool
 	puppet        puppetFlags
+	fallback      string
+	modulePath    string
 }
 
 func newFlagSet(o *options) *flag.FlagSet {
@@ -81,6 +84,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.version, "version", false, "print the version and the commit the binary was built from (and whether its tree was modified), and exit")
 	addPuppetFlags(fs, &o.puppet)
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
+	addFallbackFlags(fs, &o.fallback, &o.modulePath)
 	return fs
 }
 
@@ -152,7 +156,8 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		fmt.Fprintf(stderr, "receiver: %v\n", err)
 		return exitUsage
 	}
-	logger := slog.New(newPuppetHandler(stderr, level))
+	handler := newPuppetHandler(stderr, level)
+	logger := slog.New(handler)
 	dirs := newDirSync(logger, !o.sync)
 	engine := applier.NewEngine(applier.Default, &applier.Env{
 		Options: applier.Options{
@@ -166,6 +171,22 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Log:  logger,
 		Dirs: dirs,
 	})
+
+	app, fallback, err := withFallback(engine, delegate.Options{
+		Fallback:   o.fallback,
+		ModulePath: o.modulePath,
+		Noop:       o.noop,
+		LogLevel:   puppetLevel(level),
+		MaxRequest: o.maxLine,
+		Logger:     slog.New(delegate.RelayHandler(handler, applier.LevelNotice)),
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "receiver: %v\n", err)
+		return exitUsage
+	}
+	// The Puppet process, if one was started, is stopped whatever ends
+	// the loop (after the resource in progress).
+	defer closeFallback(ctx, fallback, logger)
 
 	// A closed stdout must not kill us with SIGPIPE: the write fails with
 	// EPIPE and the loop ends quietly with exitOutput. The signal is
@@ -193,7 +214,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Log:     logger,
 		Dirs:    dirs,
 		Tally:   count,
-	}, engine, stdin, stdout, sigs)
+	}, app, stdin, stdout, sigs)
 	if code != exitOK {
 		return code
 	}

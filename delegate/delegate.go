@@ -1,0 +1,411 @@
+// Package delegate forwards the requests whose type pippet does not
+// implement to a Puppet process, and relays Puppet's answers: the
+// receiver's --fallback.
+//
+// The Puppet side is pippet's own bridge, pippet-bridge.rb, embedded in
+// the binary and run with the system's ruby and Puppet's libraries (ruby
+// -e a two-line loader that evals the script passed in the environment,
+// so nothing is written to disk). It applies each resource as `puppet
+// resource` does, without compiling a catalog, and answers in the
+// receiver's shape with Puppet's own failed, changed and exception. The
+// process is driven through package runner, the same library engines use
+// to drive the receiver: started on the first delegated request, kept for
+// the next ones, replaced when it dies, stopped by Close.
+//
+// Finding Puppet only looks at files (no Ruby is started until a request
+// needs it), and so does the list of the types it can apply: Puppet's own
+// (PUPPETLIB/puppet/type/*.rb) and the modulepath's
+// (MODULE/lib/puppet/type/*.rb, Resource API types included). A type in
+// neither list gets the receiver's own "unknown resource type" answer at
+// once.
+package delegate
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/pippet/pippet/protocol"
+	"github.com/pippet/pippet/runner"
+)
+
+// Bridge is the Ruby program run on the Puppet side.
+//
+//go:embed pippet-bridge.rb
+var Bridge string
+
+// EnvBridge carries the bridge's source to the loader; the loader removes
+// it from the environment before Puppet runs anything.
+const EnvBridge = "PIPPET_BRIDGE"
+
+// loader is the ruby -e program: it evaluates the bridge from the
+// environment, naming it for backtraces.
+const loader = `s = ENV.delete("` + EnvBridge + `") or abort("pippet-bridge: no ` + EnvBridge + ` in the environment"); eval(s, TOPLEVEL_BINDING, "pippet-bridge.rb", 1)`
+
+// Fallback modes (Options.Fallback); any other value is a command line.
+const (
+	ModeAuto   = "auto"   // Puppet when an installation is found, else none
+	ModePuppet = "puppet" // Puppet, or an error when none is found
+	ModeNone   = "none"   // unknown types are error answers
+)
+
+// DefaultStartTimeout bounds the wait for the process' ready line.
+const DefaultStartTimeout = 2 * time.Minute
+
+// Installation is where Puppet was found: the ruby to run and the
+// directory holding puppet.rb.
+type Installation struct {
+	Ruby   string
+	LibDir string
+}
+
+// installations are the places looked at, in order: Puppet's all-in-one
+// package (its own ruby) and Debian's puppet-agent (the system's ruby).
+var installations = []struct{ ruby, lib string }{
+	{"/opt/puppetlabs/puppet/bin/ruby", "/opt/puppetlabs/puppet/lib/ruby/vendor_ruby"},
+	{"ruby", "/usr/lib/ruby/vendor_ruby"},
+}
+
+// FindPuppet looks for a Puppet installation by its files only: a ruby
+// and a library directory with puppet.rb and puppet/type. It starts
+// nothing.
+func FindPuppet() (Installation, bool) {
+	for _, c := range installations {
+		if fi, err := os.Stat(filepath.Join(c.lib, "puppet", "type")); err != nil || !fi.IsDir() {
+			continue
+		}
+		if _, err := os.Stat(filepath.Join(c.lib, "puppet.rb")); err != nil {
+			continue
+		}
+		ruby := c.ruby
+		if !filepath.IsAbs(ruby) {
+			p, err := exec.LookPath(ruby)
+			if err != nil {
+				continue
+			}
+			ruby = p
+		} else if _, err := os.Stat(ruby); err != nil {
+			continue
+		}
+		return Installation{Ruby: ruby, LibDir: c.lib}, true
+	}
+	return Installation{}, false
+}
+
+// DefaultModulePath is Puppet's default modulepath on Debian, as `puppet
+// config print modulepath` gives it without a puppet.conf setting: the
+// production environment's modules (when that directory exists), then
+// the basemodulepath: CODEDIR/modules and /usr/share/puppet/modules, where
+// CODEDIR is /etc/puppet/code for root and ~/.puppet/code for others.
+func DefaultModulePath() []string {
+	codedir := "/etc/puppet/code"
+	if os.Geteuid() != 0 {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			home = "/"
+		}
+		codedir = filepath.Join(home, ".puppet", "code")
+	}
+	var mp []string
+	if fi, err := os.Stat(filepath.Join(codedir, "environments", "production", "modules")); err == nil && fi.IsDir() {
+		mp = append(mp, filepath.Join(codedir, "environments", "production", "modules"))
+	}
+	return append(mp, filepath.Join(codedir, "modules"), "/usr/share/puppet/modules")
+}
+
+// BridgeCommand is the argv that runs the bridge with inst's ruby and
+// Puppet libraries; the environment must also hold EnvBridge=Bridge.
+// level is Puppet's log level name.
+func BridgeCommand(inst Installation, modulepath []string, level string, noop bool) []string {
+	argv := []string{inst.Ruby, "-I", inst.LibDir, "-e", loader, "--",
+		"--modulepath=" + strings.Join(modulepath, ":"), "--log_level=" + level}
+	if noop {
+		argv = append(argv, "--noop")
+	}
+	return argv
+}
+
+// Options configure a Fallback.
+type Options struct {
+	// Fallback is ModeAuto (or ""), ModePuppet, ModeNone, or a command
+	// line (split on blanks) of any receiver to forward to, such as
+	// `puppet yamlresource receive --color=no` where that face exists.
+	Fallback string
+	// ModulePath is the modulepath (colon-separated) Puppet loads custom
+	// types and providers from; empty means DefaultModulePath.
+	ModulePath string
+	// Noop runs Puppet with --noop (a resource's own noop still wins).
+	Noop bool
+	// LogLevel is the least severe level the bridge logs: Puppet's names
+	// (debug, info, notice, warning, err); empty means notice.
+	LogLevel string
+	// MaxRequest is the longest request line forwarded (0: runner's default).
+	MaxRequest int
+	// StartTimeout bounds Puppet's start (0: DefaultStartTimeout).
+	StartTimeout time.Duration
+	// Logger receives the bridge's log lines (each at the level its
+	// Puppet prefix names: see RelayHandler) and the process' starts and
+	// exits at debug level. Nil discards them.
+	Logger *slog.Logger
+	// Env is added to the child's environment.
+	Env []string
+}
+
+// TypeInfo is a type the fallback can apply, and where it comes from.
+type TypeInfo struct {
+	Name   string
+	Source string // "puppet" for Puppet's own types, else the module's directory
+}
+
+// Fallback forwards requests to one Puppet (or other receiver) process.
+type Fallback struct {
+	desc       string
+	inst       Installation
+	modulepath []string
+	command    bool // a command line: send params as a string, any type goes
+	recv       *runner.Receiver
+
+	mu         sync.Mutex // guards registered
+	registered bool
+
+	typesOnce sync.Once
+	types     map[string]TypeInfo
+}
+
+// New makes the fallback Options describe; nil (and no error) for
+// ModeNone, or for ModeAuto when no Puppet is installed. Nothing is
+// started.
+func New(o Options) (*Fallback, error) {
+	mode := strings.TrimSpace(o.Fallback)
+	if mode == "" {
+		mode = ModeAuto
+	}
+	logger := o.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	if o.StartTimeout <= 0 {
+		// Loading Puppet takes seconds, more on a busy machine.
+		o.StartTimeout = DefaultStartTimeout
+	}
+	ropts := runner.Options{
+		MaxRequest:   o.MaxRequest,
+		StartTimeout: o.StartTimeout,
+		Logger:       logger,
+		Env:          o.Env,
+	}
+	f := &Fallback{}
+	switch mode {
+	case ModeNone:
+		return nil, nil
+	case ModeAuto, ModePuppet:
+		inst, ok := FindPuppet()
+		if !ok {
+			if mode == ModeAuto {
+				return nil, nil
+			}
+			var where []string
+			for _, c := range installations {
+				where = append(where, c.lib+"/puppet.rb with "+c.ruby)
+			}
+			return nil, fmt.Errorf("--fallback puppet: no Puppet installation found (looked for %s)", strings.Join(where, "; "))
+		}
+		f.inst = inst
+		if o.ModulePath != "" {
+			f.modulepath = filepath.SplitList(o.ModulePath)
+		} else {
+			f.modulepath = DefaultModulePath()
+		}
+		level := o.LogLevel
+		if level == "" {
+			level = "notice"
+		}
+		ropts.Command = BridgeCommand(inst, f.modulepath, level, o.Noop)
+		ropts.Env = append([]string{EnvBridge + "=" + Bridge}, o.Env...)
+		f.desc = "Puppet (" + inst.LibDir + ")"
+	default:
+		argv := strings.Fields(mode)
+		ropts.Command = argv
+		f.command = true
+		f.desc = "'" + mode + "'"
+	}
+	f.recv = runner.New(ropts)
+	return f, nil
+}
+
+// String names what requests are delegated to.
+func (f *Fallback) String() string { return f.desc }
+
+// ModulePath is the modulepath given to Puppet (nil for a command).
+func (f *Fallback) ModulePath() []string { return f.modulepath }
+
+// Pid is the Puppet process' id, 0 while none runs.
+func (f *Fallback) Pid() int { return f.recv.Pid() }
+
+// Knows reports whether a request of this type is delegated: any type
+// for a command; for Puppet, a type in Types.
+func (f *Fallback) Knows(name string) bool {
+	if f.command {
+		return true
+	}
+	f.typesOnce.Do(f.scan)
+	_, ok := f.types[strings.ToLower(name)]
+	return ok
+}
+
+// Types lists the types Puppet can apply, sorted by name (nil for a
+// command, whose types are not known in advance).
+func (f *Fallback) Types() []TypeInfo {
+	if f.command {
+		return nil
+	}
+	f.typesOnce.Do(f.scan)
+	out := make([]TypeInfo, 0, len(f.types))
+	for _, t := range f.types {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// internalTypes are Puppet's types that only a compiled catalog uses.
+var internalTypes = map[string]bool{"component": true, "whit": true, "stage": true}
+
+// scan lists the type files of Puppet and of every module on the
+// modulepath; an earlier module wins, as in Puppet's autoloader.
+func (f *Fallback) scan() {
+	f.types = map[string]TypeInfo{}
+	add := func(dir, source string) {
+		names, err := filepath.Glob(filepath.Join(dir, "*.rb"))
+		if err != nil {
+			return
+		}
+		for _, n := range names {
+			name := strings.TrimSuffix(filepath.Base(n), ".rb")
+			if internalTypes[name] {
+				continue
+			}
+			if _, dup := f.types[name]; !dup {
+				f.types[name] = TypeInfo{Name: name, Source: source}
+			}
+		}
+	}
+	for _, dir := range f.modulepath {
+		mods, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, m := range mods {
+			add(filepath.Join(dir, m.Name(), "lib", "puppet", "type"), filepath.Join(dir, m.Name()))
+		}
+	}
+	add(filepath.Join(f.inst.LibDir, "puppet", "type"), "puppet")
+}
+
+// register starts the process for the first request; a failed start is
+// tried again by the next request.
+func (f *Fallback) register(ctx context.Context) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.registered {
+		return nil
+	}
+	if err := f.recv.RegisterContext(ctx); err != nil {
+		return err
+	}
+	f.registered = true
+	return nil
+}
+
+// Apply forwards one request and returns the answer: Puppet's own when
+// it gave one (failed, changed, exception, events); an error answer when
+// it could not be asked (it does not start); a failure when it died or
+// broke the stream before answering (the resource may be half applied),
+// the next request then going to a new process.
+func (f *Fallback) Apply(ctx context.Context, req *protocol.Request) protocol.Result {
+	ref := protocol.Ref(req.Type, req.Title)
+	if err := f.register(ctx); err != nil {
+		return protocol.ErrorResult(ref, fmt.Sprintf("%s: cannot delegate to %s: %v", ref, f.desc, err))
+	}
+	res := runner.Resource{Type: req.Type, Title: req.Title, Refresh: req.Refresh}
+	switch {
+	case f.command:
+		// Puppet's receivers read params only as a YAML string; JSON is YAML.
+		b, err := json.Marshal(req.Params)
+		if err != nil {
+			return protocol.ErrorResult(ref, fmt.Sprintf("%s: encoding params for %s: %v", ref, f.desc, err))
+		}
+		res.Params = string(b)
+		res.Refresh = false // not part of Puppet's protocol
+	case req.Params == nil:
+		res.Values = map[string]any{}
+	default:
+		res.Values = req.Params
+	}
+	result, err := runner.ApplyResult(ctx, f.recv, &res)
+	if err != nil && errors.Is(err, syscall.EPIPE) {
+		// The process died before the request could be written (it was
+		// killed between requests, and not yet reaped when this one
+		// came): nothing reached it, so the request goes, once, to the
+		// process that replaces it.
+		result, err = runner.ApplyResult(ctx, f.recv, &res)
+	}
+	if err == nil {
+		return result
+	}
+	var re *runner.ResultError
+	if errors.As(err, &re) {
+		return result
+	}
+	if errors.Is(err, runner.ErrInvalidRequest) || errors.Is(err, runner.ErrUnavailable) {
+		return protocol.ErrorResult(ref, fmt.Sprintf("%s: cannot delegate to %s: %v", ref, f.desc, err))
+	}
+	return protocol.Result{Resource: ref, Failed: true, Exception: fmt.Sprintf("%s: delegated to %s: %v", ref, f.desc, err)}
+}
+
+// Close stops the process, if one was started: its input is closed, the
+// request in progress finishes, and it is killed if it has not exited
+// within runner's grace period or when ctx ends.
+func (f *Fallback) Close(ctx context.Context) error {
+	if f == nil {
+		return nil
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if !f.registered {
+		return nil
+	}
+	f.registered = false
+	return f.recv.UnregisterContext(ctx)
+}
+
+// Applier sends an apply request to Native when it knows the type, else
+// to the Fallback when that can apply it, else to Native (whose answer is
+// then the unknown-type error); every other verb goes to Native.
+type Applier struct {
+	Native     protocol.Applier
+	NativeKnow func(name string) bool
+	Fallback   *Fallback
+}
+
+// Apply implements protocol.Applier.
+func (a *Applier) Apply(ctx context.Context, req *protocol.Request) protocol.Result {
+	// Only apply is delegated: find, search and describe of a type pippet
+	// lacks get the engine's answer (the bridge only applies).
+	if a.Fallback == nil || req.Op != protocol.OpApply || a.NativeKnow(req.Type) || !a.Fallback.Knows(req.Type) {
+		return a.Native.Apply(ctx, req)
+	}
+	return a.Fallback.Apply(ctx, req)
+}

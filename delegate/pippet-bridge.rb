@@ -1,0 +1,206 @@
+# pippet-bridge: applies resources of the types pippet does not implement
+# through Puppet's own resource layer, one at a time, for the receiver's
+# --fallback. It is pippet's own program (not a Puppet face): the receiver
+# embeds it and runs it with the system's ruby and Puppet's libraries.
+#
+#   ruby pippet-bridge.rb [PUPPET SETTINGS...]     e.g. --modulepath=/m --noop
+#
+# Protocol (the receiver's, see README "Delegation"): after Puppet is loaded
+# a ready line {"ready":true,...}; then one JSON request per line on stdin,
+# {"type":T,"title":N,"params":{...} or "YAML",["refresh":true]}, and one
+# JSON answer per line on stdout, in Puppet's yamlresource order:
+# resource, failed, changed, noop, error, exception, then events.
+#
+# Each resource is applied as `puppet resource TYPE NAME k=v` applies one
+# (Puppet::Resource::Ral#save): Puppet::Resource -> to_ral -> a catalog
+# holding that one resource -> catalog.apply (a Puppet::Transaction); the
+# answer is read from the transaction report's resource status and events.
+# Nothing is compiled; types and providers (Resource API ones included) are
+# autoloaded from the environment's modulepath on first use.
+#
+# Puppet's log goes to stderr as "Level: /Type[title]/property: message",
+# one record per line. stdout is kept for answers only: $stdout is pointed
+# at stderr, so a provider that prints cannot break the stream.
+
+answers = $stdout.dup
+answers.sync = true
+$stdout.reopen($stderr)
+$stderr.sync = true
+
+require 'json'
+require 'yaml'
+require 'puppet'
+
+# Ordering metaparameters name resources of the caller's graph, not of this
+# one-resource catalog: ordering belongs to the caller (as in pippet).
+ORDERING = %w[before require notify subscribe stage].freeze
+LEVEL_NAMES = {
+  debug: 'Debug', info: 'Info', notice: 'Notice', warning: 'Warning',
+  err: 'Error', alert: 'Alert', emerg: 'Emergency', crit: 'Critical'
+}.freeze
+
+# Puppet's log, one record per line on stderr (the receiver relays each
+# line at the level its prefix names).
+Puppet::Util::Log.newdesttype :pippet_stderr do
+  def handle(msg)
+    name = LEVEL_NAMES[msg.level] || msg.level.to_s.capitalize
+    prefix = msg.source == 'Puppet' || msg.source.to_s.empty? ? "#{name}: " : "#{name}: #{msg.source}: "
+    msg.message.to_s.each_line { |l| $stderr.write(prefix + l.chomp + "\n") }
+  end
+end
+
+# Collects the err-level messages of the resource in progress, for the
+# answer's exception.
+class PippetErrors
+  attr_reader :messages
+
+  def initialize
+    @messages = []
+  end
+
+  def handle(msg)
+    @messages << msg.message.to_s if %i[err alert emerg crit].include?(msg.level)
+  end
+end
+Puppet::Util::Log.newdesttype :pippet_errors do
+  match 'PippetErrors'
+  def initialize(collector)
+    @collector = collector
+  end
+
+  def handle(msg)
+    @collector.handle(msg)
+  end
+end
+
+def answer(out, h)
+  out.write(JSON.generate(h) + "\n")
+end
+
+def error_answer(ref, msg)
+  h = { 'resource' => ref, 'failed' => true, 'changed' => false, 'noop' => false, 'error' => true, 'exception' => msg }
+  h.delete('resource') if ref.nil?
+  h
+end
+
+def ref_of(type, title)
+  name = type.to_s.split('::').map(&:capitalize).join('::')
+  "#{name}[#{title}]"
+end
+
+def event_hash(e)
+  h = { 'property' => (e.property || e.name).to_s }
+  h['previous'] = e.previous_value.to_s unless e.previous_value.nil?
+  h['desired'] = e.desired_value.to_s unless e.desired_value.nil?
+  h['message'] = e.message.to_s
+  h['status'] = e.status.to_s
+  h
+end
+
+# Applies one request; returns the answer hash.
+def apply_one(env, req, errors)
+  type_name = req['type']
+  title = req['title']
+  params = req['params']
+  unless type_name.is_a?(String) && title.is_a?(String)
+    return error_answer(nil, 'invalid request: type and title must be strings')
+  end
+  ref = ref_of(type_name, title)
+  params = YAML.safe_load(params) || {} if params.is_a?(String)
+  return error_answer(ref, 'invalid request: params must be a mapping') unless params.is_a?(Hash)
+
+  type = Puppet::Type.type(type_name.downcase)
+  return error_answer(ref, "unknown resource type '#{type_name}'") if type.nil?
+
+  ref = ref_of(type.name, title)
+  params = params.reject do |k, _|
+    ORDERING.include?(k.to_s) && (Puppet.debug("#{ref}: metaparameter '#{k}' ignored; ordering belongs to the caller") || true)
+  end
+  begin
+    resource = Puppet::Resource.new(type.name, title, parameters: params)
+    ral = resource.to_ral
+  rescue Puppet::Error, ArgumentError, TypeError => e
+    return error_answer(ref, e.message)
+  end
+  ref = ral.ref
+  catalog = Puppet::Resource::Catalog.new(nil, env)
+  catalog.add_resource(ral)
+  errors.messages.clear
+  # catalog.apply, without its state file (Puppet::Util::Storage): the
+  # caller owns schedules and history, and a state.yaml shared with the
+  # machine's agent must not be rewritten per resource.
+  transaction = Puppet::Transaction.new(catalog, nil, Puppet::Graph::SequentialPrioritizer.new)
+  transaction.report.as_logging_destination { transaction.evaluate }
+  status = transaction.report.resource_statuses[ref]
+  events = status ? status.events.map { |e| event_hash(e) } : []
+  failed = status.nil? || status.failed || status.failed_to_restart ? true : false
+  changed = status && status.changed ? true : false
+  noop = ral.noop? ? true : false
+
+  if req['refresh'] == true && !failed && ral.respond_to?(:refresh)
+    if noop
+      events << { 'property' => 'refresh', 'message' => "Would have triggered 'refresh' from 1 event", 'status' => 'noop' }
+    else
+      begin
+        ral.refresh
+        events << { 'property' => 'refresh', 'message' => "Triggered 'refresh' from 1 event", 'status' => 'success' }
+        changed = true
+      rescue StandardError => e
+        Puppet.err("#{ref}: Failed to call refresh: #{e.message}")
+        failed = true
+      end
+    end
+  end
+
+  exception = nil
+  if failed
+    # The failure events' messages, then what was logged at err level and
+    # is not already said (a Resource API provider's event only says
+    # "Execution encountered an error"; its log says what the error was).
+    said = events.select { |e| e['status'] == 'failure' }.map { |e| e['message'] }
+    errors.messages.each do |m|
+      said << m unless said.any? { |s| s.include?(m) || m.include?(s) }
+    end
+    exception = said.empty? ? "#{ref} failed" : said.join('; ')
+  end
+  h = { 'resource' => ref, 'failed' => failed, 'changed' => changed, 'noop' => noop,
+        'error' => false, 'exception' => exception }
+  h['events'] = events unless events.empty?
+  h
+end
+
+Puppet.initialize_settings(ARGV)
+Puppet[:color] = false
+Puppet::Util::Log.newdestination(:pippet_stderr)
+Puppet::Util::Log.level = Puppet[:log_level].to_sym
+Puppet::Util::Log.level = :debug if Puppet[:debug]
+errors = PippetErrors.new
+Puppet::Util::Log.newdestination(errors)
+
+environments = Puppet.lookup(:environments)
+env = environments.get(Puppet[:environment])
+unless env
+  base = Puppet::Node::Environment.split_path(Puppet[:basemodulepath])
+  env = Puppet::Node::Environment.create(Puppet[:environment].to_sym, base, Puppet::Node::Environment::NO_MANIFEST)
+end
+env = env.override_from_commandline(Puppet.settings)
+
+Puppet.override(current_environment: env, loaders: Puppet::Pops::Loaders.new(env), stringify_rich: true) do
+  answer(answers, 'ready' => true, 'protocol' => 1, 'bridge' => 'pippet-bridge', 'puppet' => Puppet.version, 'pid' => Process.pid)
+  $stdin.each_line do |line|
+    next if line.strip.empty? || line.lstrip.start_with?('#')
+    h = begin
+      req = JSON.parse(line)
+      raise JSON::ParserError, 'not a JSON object' unless req.is_a?(Hash)
+      apply_one(env, req, errors)
+    rescue JSON::ParserError => e
+      error_answer(nil, "invalid request: #{e.message}")
+    rescue Exception => e # rubocop:disable Lint/RescueException
+      raise if e.is_a?(SystemExit) || e.is_a?(Interrupt) || e.is_a?(SignalException)
+      ref = req.is_a?(Hash) && req['type'].is_a?(String) && req['title'].is_a?(String) ? ref_of(req['type'], req['title']) : nil
+      Puppet.log_exception(e, "#{ref || 'request'}: #{e.class}: #{e.message}")
+      error_answer(ref, "#{e.class}: #{e.message}")
+    end
+    answer(answers, h)
+  end
+end
