@@ -90,8 +90,53 @@ func (e *Engine) Find(ctx context.Context, req *protocol.Request) (res protocol.
 		return res
 	}
 	res.State = stateOf(cur, r.spec, nil)
-	res.Params = ParamsYAML(r.Type, res.State)
+	res.Params = ParamsYAML(r.Type, withScope(r.Type, res.State, req.Params))
 	return res
+}
+
+// withScope adds to a find's state, for its params only, what the request
+// gave that the state does not show, so that the round trip reaches the
+// same resource: the namevar where it differs from the title (a package
+// named apart from its title), parameters, and for a resource that is
+// absent every given attribute (the user or target an absent key was
+// looked for in; with ensure absent apply syncs nothing else). A present
+// resource's properties come from its state alone.
+func withScope(t *Type, st protocol.State, given map[string]any) protocol.State {
+	if len(given) == 0 {
+		return st
+	}
+	ix, err := t.index()
+	if err != nil {
+		return st
+	}
+	absent := false
+	if v, ok := st.Get("ensure"); ok && v == "absent" {
+		absent = true
+	}
+	var extra []string
+	for k := range given {
+		a := ix.attr(k)
+		if a == nil || k != a.Name {
+			continue
+		}
+		if _, shown := st.Get(k); shown {
+			continue
+		}
+		if a.Behaviour == Property && !absent {
+			continue
+		}
+		extra = append(extra, k)
+	}
+	if len(extra) == 0 {
+		return st
+	}
+	slices.Sort(extra)
+	out := make(protocol.State, 0, len(st)+len(extra))
+	out = append(out, st...)
+	for _, k := range extra {
+		out = append(out, protocol.Property{Name: k, Value: given[k]})
+	}
+	return out
 }
 
 // bindRead builds a resource (or a search's scope, title "") for reading

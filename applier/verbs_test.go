@@ -151,7 +151,9 @@ func TestFindMissingChangesNothing(t *testing.T) {
 	res := e.Apply(context.Background(), verbReq(protocol.OpFind, "slot", "nope", map[string]any{"ensure": "present", "data": "x"}))
 	require.False(t, res.Failed, res.Exception)
 	assert.Equal(t, protocol.State{{Name: "ensure", Value: "absent"}, {Name: "provider", Value: "dir"}}, res.State)
-	assert.Equal(t, "{ensure: 'absent', provider: 'dir'}", res.Params)
+	// The params keep what the request gave (with ensure absent nothing
+	// else is synced): the round trip reaches the same resource.
+	assert.Equal(t, "{ensure: 'absent', provider: 'dir', data: 'x'}", res.Params)
 	ents, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	assert.Empty(t, ents, "find created something")
@@ -264,4 +266,25 @@ func TestDescribeJSON(t *testing.T) {
 	assert.Contains(t, d.Why, "first suitable")
 	assert.True(t, d.CanList)
 	assert.True(t, d.Providers[0].Suitable)
+}
+
+// TestFindKeepsScope: a find's params keep what locates the resource: a
+// namevar apart from the title reaches the same file on the round trip.
+func TestFindKeepsScope(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "real"), []byte("x"), 0o600))
+	e, _ := newEngine(t, slotType(dir))
+	ctx := context.Background()
+	res := e.Apply(ctx, verbReq(protocol.OpFind, "slot", "alias", map[string]any{"name": "real"}))
+	require.False(t, res.Failed, res.Exception)
+	assert.Equal(t, "present", res.State[0].Value)
+	assert.Equal(t, "{ensure: 'present', data: 'x', mode: '0600', provider: 'dir', name: 'real'}", res.Params)
+	params, err := protocol.ParseParams([]byte(res.Params))
+	require.NoError(t, err)
+	back := e.Apply(ctx, req("slot", "alias", params))
+	assert.False(t, back.Failed || back.Error, back.Exception)
+	assert.False(t, back.Changed, "%+v", back.Events)
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, ents, 1, "the round trip made a second file")
 }
