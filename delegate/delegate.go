@@ -176,6 +176,7 @@ type Fallback struct {
 	modulepath []string
 	command    bool // a command line: send params as a string, any type goes
 	recv       *runner.Receiver
+	pipe       *runner.Pipeline // requests sent by Send, answers owed
 
 	mu         sync.Mutex // guards registered
 	registered bool
@@ -333,19 +334,40 @@ func (f *Fallback) register(ctx context.Context) error {
 // it gave one (failed, changed, exception, events); an error answer when
 // it could not be asked (it does not start); a failure when it died or
 // broke the stream before answering (the resource may be half applied),
-// the next request then going to a new process.
+// the next request then going to a new process. It is not called while
+// answers of Send are owed.
 func (f *Fallback) Apply(ctx context.Context, req *protocol.Request) protocol.Result {
 	ref := protocol.Ref(req.Type, req.Title)
-	if err := f.register(ctx); err != nil {
-		return protocol.ErrorResult(ref, fmt.Sprintf("%s: cannot delegate to %s: %v", ref, f.desc, err))
+	res, fail := f.resource(ctx, req, ref)
+	if fail != nil {
+		return *fail
 	}
-	res := runner.Resource{Type: req.Type, Title: req.Title, Refresh: req.Refresh}
+	result, err := runner.ApplyResult(ctx, f.recv, res)
+	if err != nil && errors.Is(err, syscall.EPIPE) {
+		// The process died before the request could be written (it was
+		// killed between requests, and not yet reaped when this one
+		// came): nothing reached it, so the request goes, once, to the
+		// process that replaces it.
+		result, err = runner.ApplyResult(ctx, f.recv, res)
+	}
+	return f.answer(ref, result, err)
+}
+
+// resource is the runner's request for req, the process started if it
+// is not running yet; fail is the error answer when it can't be.
+func (f *Fallback) resource(ctx context.Context, req *protocol.Request, ref string) (*runner.Resource, *protocol.Result) {
+	if err := f.register(ctx); err != nil {
+		r := protocol.ErrorResult(ref, fmt.Sprintf("%s: cannot delegate to %s: %v", ref, f.desc, err))
+		return nil, &r
+	}
+	res := &runner.Resource{Type: req.Type, Title: req.Title, Refresh: req.Refresh}
 	switch {
 	case f.command:
 		// Puppet's receivers read params only as a YAML string; JSON is YAML.
 		b, err := json.Marshal(req.Params)
 		if err != nil {
-			return protocol.ErrorResult(ref, fmt.Sprintf("%s: encoding params for %s: %v", ref, f.desc, err))
+			r := protocol.ErrorResult(ref, fmt.Sprintf("%s: encoding params for %s: %v", ref, f.desc, err))
+			return nil, &r
 		}
 		res.Params = string(b)
 		res.Refresh = false // not part of Puppet's protocol
@@ -354,14 +376,12 @@ func (f *Fallback) Apply(ctx context.Context, req *protocol.Request) protocol.Re
 	default:
 		res.Values = req.Params
 	}
-	result, err := runner.ApplyResult(ctx, f.recv, &res)
-	if err != nil && errors.Is(err, syscall.EPIPE) {
-		// The process died before the request could be written (it was
-		// killed between requests, and not yet reaped when this one
-		// came): nothing reached it, so the request goes, once, to the
-		// process that replaces it.
-		result, err = runner.ApplyResult(ctx, f.recv, &res)
-	}
+	return res, nil
+}
+
+// answer is the result of one delegated request as the receiver answers
+// it, from the runner's result and error.
+func (f *Fallback) answer(ref string, result protocol.Result, err error) protocol.Result {
 	if err == nil {
 		return result
 	}
@@ -375,12 +395,90 @@ func (f *Fallback) Apply(ctx context.Context, req *protocol.Request) protocol.Re
 	return protocol.Result{Resource: ref, Failed: true, Exception: fmt.Sprintf("%s: delegated to %s: %v", ref, f.desc, err)}
 }
 
+// SendStatus is what Send did with a request.
+type SendStatus int
+
+const (
+	// Sent: the answer is owed; Receive returns it, in order.
+	Sent SendStatus = iota
+	// Full: nothing was sent; Receive an owed answer, then Send again.
+	Full
+	// Answered: nothing was sent and the answer is the one returned (the
+	// request cannot be delegated); it comes after the answers owed.
+	Answered
+)
+
+// Send forwards req without waiting for its answer, so that a stream of
+// delegated requests keeps Puppet busy instead of idle for a round trip
+// of the relay between requests (runner.Pipeline). Puppet applies them
+// one after the other, in order, as Apply would. A write that fails while
+// answers are owed is Full: those answers tell what happened to the
+// process, and the request is sent again once none is owed (as Apply, to
+// a replacement when the process died). Apply and Close are not called
+// while answers are owed.
+func (f *Fallback) Send(ctx context.Context, req *protocol.Request) (SendStatus, protocol.Result) {
+	ref := protocol.Ref(req.Type, req.Title)
+	res, fail := f.resource(ctx, req, ref)
+	if fail != nil {
+		return Answered, *fail
+	}
+	if f.pipe == nil {
+		f.pipe = runner.NewPipeline(f.recv)
+	}
+	// The runner encodes the request in Send: req and its params may be
+	// reused by the caller once Send returns.
+	owed := f.pipe.Owed()
+	sent, err := f.pipe.Send(ctx, res)
+	if sent {
+		// Encoded and written: what is kept for the answer is the
+		// reference, not the caller's params map it reuses.
+		res.Values = nil
+	}
+	switch {
+	case err == nil && sent:
+		return Sent, protocol.Result{}
+	case err == nil:
+		return Full, protocol.Result{}
+	case owed > 0 && !errors.Is(err, runner.ErrInvalidRequest):
+		return Full, protocol.Result{}
+	case errors.Is(err, syscall.EPIPE):
+		// Nothing owed and the process gone before the write: once more,
+		// to its replacement, as Apply does.
+		if sent, err = f.pipe.Send(ctx, res); err == nil && sent {
+			res.Values = nil
+			return Sent, protocol.Result{}
+		}
+	}
+	return Answered, f.answer(ref, protocol.Result{}, err)
+}
+
+// Owed is how many answers of Send Receive has still to return.
+func (f *Fallback) Owed() int {
+	if f.pipe == nil {
+		return 0
+	}
+	return f.pipe.Owed()
+}
+
+// Receive returns the answer to the oldest request Send sent.
+func (f *Fallback) Receive(ctx context.Context) protocol.Result {
+	res, result, err := f.pipe.Receive(ctx)
+	ref := ""
+	if res != nil {
+		ref = protocol.Ref(res.Type, res.Title)
+	}
+	return f.answer(ref, result, err)
+}
+
 // Close stops the process, if one was started: its input is closed, the
 // request in progress finishes, and it is killed if it has not exited
 // within runner's grace period or when ctx ends.
 func (f *Fallback) Close(ctx context.Context) error {
 	if f == nil {
 		return nil
+	}
+	if f.pipe != nil && f.pipe.Owed() > 0 {
+		f.pipe.Abort(errors.New("the fallback was closed"))
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -404,8 +502,29 @@ type Applier struct {
 func (a *Applier) Apply(ctx context.Context, req *protocol.Request) protocol.Result {
 	// Only apply is delegated: find, search and describe of a type pippet
 	// lacks get the engine's answer (the bridge only applies).
-	if a.Fallback == nil || req.Op != protocol.OpApply || a.NativeKnow(req.Type) || !a.Fallback.Knows(req.Type) {
+	if !a.Delegates(req) {
 		return a.Native.Apply(ctx, req)
 	}
 	return a.Fallback.Apply(ctx, req)
+}
+
+// Delegates reports whether Apply sends req to the Fallback.
+func (a *Applier) Delegates(req *protocol.Request) bool {
+	return a.Fallback != nil && req.Op == protocol.OpApply && !a.NativeKnow(req.Type) && a.Fallback.Knows(req.Type)
+}
+
+// Send is the Fallback's Send, for a request Delegates.
+func (a *Applier) Send(ctx context.Context, req *protocol.Request) (SendStatus, protocol.Result) {
+	return a.Fallback.Send(ctx, req)
+}
+
+// Receive is the Fallback's Receive.
+func (a *Applier) Receive(ctx context.Context) protocol.Result { return a.Fallback.Receive(ctx) }
+
+// Owed is the Fallback's Owed.
+func (a *Applier) Owed() int {
+	if a.Fallback == nil {
+		return 0
+	}
+	return a.Fallback.Owed()
 }

@@ -264,3 +264,69 @@ func TestDelegateDescribe(t *testing.T) {
 	out = describe("--modulepath", testModules(t), "ini_key")
 	assert.Contains(t, out, "Delegated to Puppet")
 }
+
+// TestDelegatePipelined: a stream written at once, delegated requests sent
+// ahead to Puppet without waiting for each answer: every answer comes
+// back in the order of the lines, each with its own id; a native request
+// in the middle sees every delegated change before it (it is applied
+// only after their answers), and so does a delegated one after it; bad
+// lines in the middle are answered in their place.
+func TestDelegatePipelined(t *testing.T) {
+	needPuppet(t)
+	dir := t.TempDir()
+	ini := filepath.Join(dir, "app.ini")
+	var in strings.Builder
+	var want []string // per answer: the id
+	id := 0
+	line := func(typ, title string, params map[string]any) {
+		id++
+		b, err := json.Marshal(map[string]any{"type": typ, "title": title, "params": params, "id": id})
+		require.NoError(t, err)
+		in.Write(append(b, '\n'))
+		want = append(want, strconv.Itoa(id))
+	}
+	for i := range 40 {
+		line("ini_key", fmt.Sprintf("a/k%d", i), map[string]any{"path": ini, "value": strconv.Itoa(i)})
+	}
+	// Not JSON: answered in its place, with no id.
+	in.WriteString("{\"type\":\"ini_key\",\"title\":\n\n")
+	want = append(want, "")
+	// Native, after the 40: it fails unless all of them are in the file.
+	line("exec", "check", map[string]any{"command": "/bin/grep -q 'k39 = 39' " + ini})
+	line("ini_key", "b/after", map[string]any{"path": ini, "value": "x", "colour": "red"}) // unknown parameter
+	for i := range 40 {
+		line("ini_key", fmt.Sprintf("b/k%d", i), map[string]any{"path": ini, "value": strconv.Itoa(i)})
+	}
+	// Native again: the second 40 are there.
+	line("exec", "check2", map[string]any{"command": "/bin/grep -q 'k39 = 39' " + ini + " && test $(/bin/grep -c ' = ' " + ini + ") -eq 80"})
+
+	out, errOut, code := run(t, dir, strings.NewReader(in.String()), "--fallback", "puppet", "--modulepath", testModules(t), "--no-banner", "--debug")
+	require.Equal(t, 0, code, errOut)
+	answers := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	require.Len(t, answers, len(want), out)
+	for i, a := range answers {
+		var r protocol.Result
+		require.NoError(t, protocol.DecodeResult([]byte(a), &r), a)
+		require.Equal(t, want[i], string(r.ID), "answer %d: %s", i, a)
+		switch {
+		case i == 40:
+			assert.True(t, r.Error, a)
+		case i == 41:
+			assert.Equal(t, "Exec[check]", r.Resource)
+			assert.False(t, r.Failed, "the native request ran before every delegated change was made: %s", a)
+		case i == 42:
+			assert.True(t, r.Error, a)
+			assert.Contains(t, r.Exception, "no parameter named 'colour'")
+		case i == len(answers)-1:
+			assert.Equal(t, "Exec[check2]", r.Resource)
+			assert.False(t, r.Failed, a)
+		default:
+			assert.True(t, r.Changed && !r.Failed && !r.Error, a)
+			assert.Contains(t, r.Resource, "Ini_key[")
+		}
+	}
+	b, err := os.ReadFile(ini)
+	require.NoError(t, err)
+	assert.Equal(t, 80, strings.Count(string(b), " = "))
+	assert.Equal(t, 1, strings.Count(errOut, "receiver started"), "one Puppet process:\n%s", errOut)
+}

@@ -173,12 +173,18 @@ func exchangeLine(ctx context.Context, r Runner, res *Resource, line []byte, che
 		lines.Break(err)
 		return Result{}, fmt.Errorf("%s: sending to receiver: %w", ref(), err)
 	}
+	return readAnswer(ctx, lines, res)
+}
+
+// readAnswer reads the answer to res, skipping Puppet's log lines and the
+// ready banner; a missing or malformed answer breaks the child.
+func readAnswer(ctx context.Context, lines *LineReader, res *Resource) (Result, error) {
 	for {
 		raw, err := lines.ReadLine(ctx)
 		if err != nil {
 			err = readError(err)
 			lines.Break(err)
-			return Result{}, fmt.Errorf("%s: %w", ref(), err)
+			return Result{}, fmt.Errorf("%s: %w", shortRef(res), err)
 		}
 		result, kind, err := decodeAnswer(raw)
 		switch kind {
@@ -186,7 +192,7 @@ func exchangeLine(ctx context.Context, r Runner, res *Resource, line []byte, che
 			continue
 		case lineBad:
 			lines.Break(err)
-			return Result{}, fmt.Errorf("%s: %w", ref(), err)
+			return Result{}, fmt.Errorf("%s: %w", shortRef(res), err)
 		}
 		if result.Error || result.Failed {
 			return result, &ResultError{Ref: res.Ref(), Result: result}

@@ -4,9 +4,12 @@
 // to the receiver with --fallback puppet, one process each, after one
 // warm-up request that loads Puppet and the type; the clock runs from the
 // first timed line written to the last answer read. Runs alternate
-// between the two, and the medians are compared.
+// between the two, and the medians are compared. The timed lines are
+// written at once (a script piping a manifest in), or with -sync one at a
+// time, each after the answer to the one before (a controller such as
+// runner.Apply waiting for each answer).
 //
-//	go run ./bench/delegate -receiver bin/receiver -n 1000 -runs 5
+//	go run ./bench/delegate -receiver bin/receiver -n 1000 -runs 5 [-sync]
 package main
 
 import (
@@ -18,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -30,6 +34,7 @@ func main() {
 	n := flag.Int("n", 1000, "timed requests per run")
 	runs := flag.Int("runs", 5, "runs of each")
 	modules := flag.String("modulepath", "delegate/testdata/modules", "modulepath holding ini_key")
+	flag.BoolVar(&lockStep, "sync", false, "write each timed line only after the answer to the one before")
 	flag.Parse()
 	inst, ok := delegate.FindPuppet()
 	if !ok {
@@ -45,8 +50,13 @@ func main() {
 	}
 	defer os.RemoveAll(dir)
 
+	mode := "written at once"
+	if lockStep {
+		mode = "one at a time, each after the answer before (-sync)"
+	}
+	fmt.Printf("# lines %s\n", mode)
 	fmt.Printf("# %d requests per run, %d runs each, medians; wall ms per request; CPU ms per request (utime+stime from /proc) of the bridge and of the receiver process itself\n", *n, *runs)
-	fmt.Printf("| scenario | bridge alone (wall) | through the receiver (wall) | wall overhead | bridge CPU | receiver's own CPU | CPU overhead |\n|---|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Printf("| scenario | bridge alone (wall) | through the receiver (wall) | wall overhead | paired overhead | best alone | best relayed | best overhead | bridge CPU | receiver's own CPU | CPU overhead |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, sc := range []struct {
 		name string
 		line func(i int) string
@@ -85,12 +95,24 @@ func main() {
 		}
 		a, r := median(alone), median(relayed)
 		bc, rc := median(bridgeCPU), median(relayCPU)
+		// Runs alternate, so run i of each ran under about the same
+		// load: the median of their ratios, and the best of each.
+		ratios := make([]time.Duration, len(alone))
+		for i := range alone {
+			ratios[i] = time.Duration(float64(relayed[i]) / float64(alone[i]) * 1e6)
+		}
+		pr := float64(median(ratios)) / 1e6
+		ba, br := slices.Min(alone), slices.Min(relayed)
 		per := func(d time.Duration) float64 { return float64(d) / float64(*n) / 1e6 }
-		fmt.Printf("| %s | %.3f | %.3f | %+.1f%% | %.3f | %.4f | %.2f%% |\n", sc.name, per(a), per(r), (float64(r)/float64(a)-1)*100,
+		fmt.Printf("| %s | %.3f | %.3f | %+.1f%% | %+.1f%% | %.3f | %.3f | %+.1f%% | %.3f | %.4f | %.2f%% |\n", sc.name, per(a), per(r), (float64(r)/float64(a)-1)*100,
+			(pr-1)*100, per(ba), per(br), (float64(br)/float64(ba)-1)*100,
 			per(bc), per(rc), float64(rc)/float64(bc)*100)
 		fmt.Fprintf(os.Stderr, "%s: wall alone %v, relayed %v; CPU bridge %v, receiver %v\n", sc.name, alone, relayed, bridgeCPU, relayCPU)
 	}
 }
+
+// lockStep: -sync.
+var lockStep bool
 
 type measured struct {
 	wall    time.Duration // first timed line written to last answer read
@@ -155,16 +177,30 @@ func measure(argv, env []string, warm, timed []byte, nWarm, nTimed int) (measure
 	pid := cmd.Process.Pid
 	cpu0 := cpu(pid)
 	start := time.Now()
-	errc := make(chan error, 1)
-	go func() { _, err := in.Write(timed); errc <- err }()
-	if err := read(nTimed); err != nil {
-		return measured{}, err
+	if lockStep {
+		rest := timed
+		for len(rest) > 0 {
+			i := bytes.IndexByte(rest, '\n') + 1
+			if _, err := in.Write(rest[:i]); err != nil {
+				return measured{}, err
+			}
+			rest = rest[i:]
+			if err := read(1); err != nil {
+				return measured{}, err
+			}
+		}
+	} else {
+		errc := make(chan error, 1)
+		go func() { _, err := in.Write(timed); errc <- err }()
+		if err := read(nTimed); err != nil {
+			return measured{}, err
+		}
+		if err := <-errc; err != nil {
+			return measured{}, err
+		}
 	}
 	d := time.Since(start)
 	c := cpu(pid) - cpu0
-	if err := <-errc; err != nil {
-		return measured{}, err
-	}
 	in.Close()
 	_, _ = io.Copy(io.Discard, br)
 	return measured{wall: d, selfCPU: c}, nil

@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -157,13 +158,22 @@ func (l *loop) serve(ctx, applyCtx context.Context, in io.Reader, out io.Writer,
 	r := bufio.NewReaderSize(in, 64<<10)
 	var (
 		buf []byte // the current line
-		ans []byte
 		it  lineItem
 	)
+	l.out = out
+	if p, ok := l.app.(pipeliner); ok {
+		l.pipe = p
+	}
 	for {
 		if lineWaiting(r) {
 			it, buf = readLine(r, buf[:0], cfg.MaxLine)
 		} else {
+			// Delegated requests sent ahead are answered before a read
+			// that may wait for the client (which may be waiting for
+			// them).
+			if !l.drain(applyCtx) {
+				return exitOutput
+			}
 			// The read may block: from now on a signal may end runLoop
 			// without us.
 			l.state.Store(stateReading)
@@ -181,6 +191,9 @@ func (l *loop) serve(ctx, applyCtx context.Context, in io.Reader, out io.Writer,
 			}
 		}
 		if it.err != nil {
+			if !l.drain(applyCtx) {
+				return exitOutput
+			}
 			if errors.Is(it.err, io.EOF) {
 				return exitOK
 			}
@@ -188,18 +201,13 @@ func (l *loop) serve(ctx, applyCtx context.Context, in io.Reader, out io.Writer,
 			return exitInput
 		}
 		l.lineNo++
-		var start time.Time
 		if cfg.Tally != nil {
-			start = time.Now()
+			l.start = time.Now()
 		}
 		res, answer := l.handle(applyCtx, it)
-		if answer {
-			cfg.Tally.add(&res, start)
-			ans = l.encode(ans[:0], &res)
-			if _, err := out.Write(ans); err != nil {
-				// Nobody reads the answers any more: end quietly.
-				return exitOutput
-			}
+		if answer && !(l.drain(applyCtx) && l.write(&res, l.start)) || l.outFailed {
+			// Nobody reads the answers any more: end quietly.
+			return exitOutput
 		}
 		if cap(buf) > bigLine {
 			buf = nil // don't keep a huge buffer around
@@ -209,10 +217,105 @@ func (l *loop) serve(ctx, applyCtx context.Context, in io.Reader, out io.Writer,
 		}
 		select {
 		case <-stop:
+			if !l.drain(applyCtx) {
+				return exitOutput
+			}
 			return exitOK
 		default:
 		}
 	}
+}
+
+// pipeliner is an Applier that can take a request and answer it later
+// (delegate.Applier: a request forwarded to Puppet is sent without
+// waiting for Puppet's answer). The loop sends a delegated request ahead
+// when more lines wait in its buffer, so that a stream of them keeps
+// Puppet busy instead of idle for a round trip of the relay between
+// requests; the answers are written in the order of the requests, and
+// everything owed is answered before a request that is not delegated is
+// applied (it may depend on them), before a read that may wait for the
+// client, and before the loop ends.
+type pipeliner interface {
+	Delegates(req *protocol.Request) bool
+	Send(ctx context.Context, req *protocol.Request) (delegate.SendStatus, protocol.Result)
+	Receive(ctx context.Context) protocol.Result
+	Owed() int
+}
+
+// owedAnswer is what the loop keeps of a request sent ahead: its id and
+// when it was read (for the summary's times).
+type owedAnswer struct {
+	id     []byte
+	lineNo int
+	start  time.Time
+}
+
+// send forwards req ahead; queued is false when the answer is res, to be
+// written now (after everything owed).
+func (l *loop) send(ctx context.Context, req *protocol.Request) (res protocol.Result, queued bool) {
+	for {
+		st, res := l.pipe.Send(ctx, req)
+		switch {
+		case st == delegate.Sent:
+			l.owed = append(l.owed, owedAnswer{id: bytes.Clone(req.ID), lineNo: l.lineNo, start: l.start})
+			return res, true
+		case st == delegate.Full && len(l.owed) > 0:
+			if !l.finishOne(ctx) {
+				return res, true // the output failed: serve ends
+			}
+			continue
+		case st == delegate.Full:
+			res = protocol.Result{Failed: true, Exception: "internal error: the fallback refused a request with no answer owed"}
+		}
+		if !l.drain(ctx) {
+			return res, true
+		}
+		if res.Resource == "" {
+			res.Resource = protocol.Ref(req.Type, req.Title)
+		}
+		res.ID = req.ID
+		return res, false
+	}
+}
+
+// drain answers every request sent ahead; false when the output failed.
+func (l *loop) drain(ctx context.Context) bool {
+	for len(l.owed) > 0 {
+		if !l.finishOne(ctx) {
+			return false
+		}
+	}
+	return !l.outFailed
+}
+
+// finishOne reads the oldest owed answer and writes it.
+func (l *loop) finishOne(ctx context.Context) bool {
+	o := l.owed[0]
+	l.owed = l.owed[1:]
+	if len(l.owed) == 0 {
+		l.owed = l.owed[:0:cap(l.owed)]
+	}
+	res := l.pipe.Receive(ctx)
+	res.ID = o.id
+	if res.Error && res.Exception != "" {
+		l.cfg.Log.Error(res.Exception, "resource", res.Resource)
+	}
+	if l.outFailed {
+		return false
+	}
+	return l.write(&res, o.start)
+}
+
+// write encodes and writes one answer; false (and outFailed) when the
+// output failed.
+func (l *loop) write(res *protocol.Result, start time.Time) bool {
+	l.cfg.Tally.add(res, start)
+	l.ans = l.encode(l.ans[:0], res)
+	if _, err := l.out.Write(l.ans); err != nil {
+		l.outFailed = true
+		return false
+	}
+	return true
 }
 
 // sigName names a signal as Puppet's messages do ("Caught TERM").
@@ -305,6 +408,17 @@ type loop struct {
 	// memo holds requests decoded from lines seen again (memo.go); nil
 	// when a test's decoder replaces ours.
 	memo *reqMemo
+	// out receives the answers, ans is the buffer they are encoded in,
+	// outFailed is set once a write failed.
+	out       io.Writer
+	ans       []byte
+	outFailed bool
+	// start is when the current line was read (with a Tally).
+	start time.Time
+	// pipe is app when it can send requests ahead (pipeliner); owed are
+	// the requests sent ahead, oldest first.
+	pipe pipeliner
+	owed []owedAnswer
 }
 
 // handle turns one line into its answer; answer is false for blank and
@@ -366,7 +480,19 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 		l.memo.offer(it.line, hash, req)
 	}
 decoded:
-	res = l.apply(ctx, req)
+	if l.pipe != nil && l.pipe.Delegates(req) {
+		var queued bool
+		if res, queued = l.send(ctx, req); queued {
+			return res, false
+		}
+	} else {
+		// What was sent ahead is applied before this request, which
+		// may depend on it.
+		if !l.drain(ctx) {
+			return res, false
+		}
+		res = l.apply(ctx, req)
+	}
 	// A request that could not be evaluated is logged here; a failure while
 	// applying was logged by the engine where it happened.
 	if res.Error && res.Exception != "" {

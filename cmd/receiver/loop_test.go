@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/internal/testutil"
 	"github.com/pippet/pippet/mock"
 	"github.com/pippet/pippet/protocol"
@@ -508,4 +509,74 @@ func TestReadLine(t *testing.T) {
 			assert.Equal(t, "before"+joined, string(buf), "only the lines, back to back")
 		})
 	}
+}
+
+// aheadApp applies type "far" as the fallback does, sending ahead (at
+// most 3 owed), and every other type at once; log records the order.
+type aheadApp struct {
+	log  []string
+	owed []string
+}
+
+func (a *aheadApp) Apply(_ context.Context, req *protocol.Request) protocol.Result {
+	a.log = append(a.log, "apply "+req.Title)
+	return protocol.Result{Resource: protocol.Ref(req.Type, req.Title), Changed: true}
+}
+
+func (a *aheadApp) Delegates(req *protocol.Request) bool { return req.Type == "far" }
+
+func (a *aheadApp) Send(_ context.Context, req *protocol.Request) (delegate.SendStatus, protocol.Result) {
+	if req.Title == "refused" {
+		return delegate.Answered, protocol.ErrorResult("Far[refused]", "cannot delegate")
+	}
+	if len(a.owed) == 3 {
+		return delegate.Full, protocol.Result{}
+	}
+	a.log = append(a.log, "send "+req.Title)
+	a.owed = append(a.owed, req.Title)
+	return delegate.Sent, protocol.Result{}
+}
+
+func (a *aheadApp) Receive(context.Context) protocol.Result {
+	t := a.owed[0]
+	a.owed = a.owed[1:]
+	a.log = append(a.log, "recv "+t)
+	return protocol.Result{Resource: "Far[" + t + "]", Changed: true}
+}
+
+func (a *aheadApp) Owed() int { return len(a.owed) }
+
+// TestLoopSendsAhead: delegated requests with more lines waiting are sent
+// without waiting for their answers, up to what the applier takes; a
+// request that is not delegated (and a refused one) is applied and
+// answered only after every answer owed; answers keep the order and ids
+// of the lines.
+func TestLoopSendsAhead(t *testing.T) {
+	app := &aheadApp{}
+	var in strings.Builder
+	titles := []string{"f1", "f2", "f3", "f4", "f5", "n1", "f6", "refused", "f7", "f8"}
+	for i, title := range titles {
+		typ := "far"
+		if title[0] == 'n' {
+			typ = "notify"
+		}
+		in.WriteString(`{"type":"` + typ + `","title":"` + title + `","params":{},"id":` + string(rune('0'+i)) + "}\n")
+	}
+	out, code := runString(t, loopConfig{}, app, in.String())
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, []string{
+		"send f1", "send f2", "send f3",
+		"recv f1", "send f4", "recv f2", "send f5",
+		"recv f3", "recv f4", "recv f5", "apply n1",
+		"send f6", "recv f6", // before the refused one's answer
+		"send f7", "send f8", "recv f7", "recv f8", // at the end of input
+	}, app.log)
+	_, as := testutil.DecodeAnswers(t, out)
+	require.Len(t, as, len(titles))
+	for i, a := range as {
+		assert.Equal(t, string(rune('0'+i)), string(a.ID), "answer %d", i)
+		assert.Contains(t, *a.Resource, "["+titles[i]+"]", "answer %d", i)
+		assert.Equal(t, i == 7, a.Error, "answer %d", i)
+	}
+	assert.True(t, as[7].Error)
 }
