@@ -19,6 +19,11 @@
 // A request that cannot be sent as it is, invalid UTF-8 above all, is
 // refused with ErrInvalidRequest before anything is written.
 //
+// Pipeline is the exchange for a stream: Send writes requests without
+// waiting, Receive reads their answers in order, with at most
+// PipelineWindow bytes of requests unanswered so that neither side can be
+// blocked writing to the other.
+//
 // # Reading answers without losing any
 //
 // Answers are read through one LineReader per child process, made when the
