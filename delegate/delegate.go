@@ -513,6 +513,12 @@ func (a *Applier) Delegates(req *protocol.Request) bool {
 	return a.Fallback != nil && req.Op == protocol.OpApply && !a.NativeKnow(req.Type) && a.Fallback.Knows(req.Type)
 }
 
+// ApplyNative applies a request Delegates refused: Apply without asking
+// again (the loop asks Delegates first to know whether to send ahead).
+func (a *Applier) ApplyNative(ctx context.Context, req *protocol.Request) protocol.Result {
+	return a.Native.Apply(ctx, req)
+}
+
 // Send is the Fallback's Send, for a request Delegates.
 func (a *Applier) Send(ctx context.Context, req *protocol.Request) (SendStatus, protocol.Result) {
 	return a.Fallback.Send(ctx, req)

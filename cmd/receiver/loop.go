@@ -237,6 +237,9 @@ func (l *loop) serve(ctx, applyCtx context.Context, in io.Reader, out io.Writer,
 // client, and before the loop ends.
 type pipeliner interface {
 	Delegates(req *protocol.Request) bool
+	// ApplyNative applies a request Delegates refused (Apply, without
+	// asking Delegates again).
+	ApplyNative(ctx context.Context, req *protocol.Request) protocol.Result
 	Send(ctx context.Context, req *protocol.Request) (delegate.SendStatus, protocol.Result)
 	Receive(ctx context.Context) protocol.Result
 	Owed() int
@@ -480,18 +483,21 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 		l.memo.offer(it.line, hash, req)
 	}
 decoded:
-	if l.pipe != nil && l.pipe.Delegates(req) {
+	switch {
+	case l.pipe == nil:
+		res = l.answered(req, l.app.Apply(ctx, req))
+	case l.pipe.Delegates(req):
 		var queued bool
 		if res, queued = l.send(ctx, req); queued {
 			return res, false
 		}
-	} else {
+	default:
 		// What was sent ahead is applied before this request, which
 		// may depend on it.
 		if !l.drain(ctx) {
 			return res, false
 		}
-		res = l.apply(ctx, req)
+		res = l.answered(req, l.pipe.ApplyNative(ctx, req))
 	}
 	// A request that could not be evaluated is logged here; a failure while
 	// applying was logged by the engine where it happened.
@@ -527,11 +533,11 @@ func (l *loop) encode(dst []byte, res *protocol.Result) (out []byte) {
 	return protocol.AppendResult(dst, res, l.cfg.Compat)
 }
 
-// apply runs the applier and echoes the request's id in its answer (the
-// one place that does). A panic inside is the applier's to answer:
-// applier.Engine turns one into an error answer naming the resource.
-func (l *loop) apply(ctx context.Context, req *protocol.Request) protocol.Result {
-	res := l.app.Apply(ctx, req)
+// answered echoes the request's id in its answer (the one place that
+// does) and names the resource where the applier did not. A panic in the
+// applier is the applier's to answer: applier.Engine turns one into an
+// error answer naming the resource.
+func (l *loop) answered(req *protocol.Request, res protocol.Result) protocol.Result {
 	if res.Resource == "" {
 		res.Resource = protocol.Ref(req.Type, req.Title)
 	}

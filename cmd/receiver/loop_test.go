@@ -525,6 +525,10 @@ func (a *aheadApp) Apply(_ context.Context, req *protocol.Request) protocol.Resu
 
 func (a *aheadApp) Delegates(req *protocol.Request) bool { return req.Type == "far" }
 
+func (a *aheadApp) ApplyNative(ctx context.Context, req *protocol.Request) protocol.Result {
+	return a.Apply(ctx, req)
+}
+
 func (a *aheadApp) Send(_ context.Context, req *protocol.Request) (delegate.SendStatus, protocol.Result) {
 	if req.Title == "refused" {
 		return delegate.Answered, protocol.ErrorResult("Far[refused]", "cannot delegate")
