@@ -16,18 +16,26 @@ import (
 	"github.com/pippet/pippet/runner"
 )
 
+// pipelineOn starts the built receiver for a pipeline test: the Receiver
+// (unregistered when the test ends), a Pipeline over it, and a context of
+// 20 s.
+func pipelineOn(t *testing.T) (*runner.Receiver, *runner.Pipeline, context.Context) {
+	t.Helper()
+	r := realReceiver(t, runner.Options{})
+	t.Cleanup(func() { _ = r.Unregister() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return r, runner.NewPipeline(r), ctx
+}
+
 // TestPipelineInOrder: requests sent before their answers are read are
 // answered in order, each Result to its Resource, error answers
 // included; the window stops Send until an answer is read; the lock is
 // released once nothing is owed, so Apply works between pipelines.
 func TestPipelineInOrder(t *testing.T) {
-	r := realReceiver(t, runner.Options{})
-	defer r.Unregister()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	r, p, ctx := pipelineOn(t)
 	dir := t.TempDir()
 
-	p := runner.NewPipeline(r)
 	var sent []*runner.Resource
 	for i := 0; ; i++ {
 		res := &runner.Resource{Type: "file", Title: filepath.Join(dir, fmt.Sprint(i)), Params: fmt.Sprintf("{content: '%d'}", i)}
@@ -73,12 +81,8 @@ func TestPipelineInOrder(t *testing.T) {
 // answer is an error wrapping ErrReceiverDied, and the next request goes
 // to a new child.
 func TestPipelineChildDies(t *testing.T) {
-	r := realReceiver(t, runner.Options{})
-	defer r.Unregister()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	r, p, ctx := pipelineOn(t)
 	first := r.Pid()
-	p := runner.NewPipeline(r)
 	ok, err := p.Send(ctx, &runner.Resource{Type: "exec", Title: "sleep", Params: "{command: '/bin/sleep 30'}"})
 	require.NoError(t, err)
 	require.True(t, ok)
@@ -101,12 +105,8 @@ func TestPipelineChildDies(t *testing.T) {
 // TestPipelineAbort: answers given up break the child (the stream is out
 // of step) and free the lock; the next Apply gets a new child.
 func TestPipelineAbort(t *testing.T) {
-	r := realReceiver(t, runner.Options{})
-	defer r.Unregister()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
+	r, p, ctx := pipelineOn(t)
 	first := r.Pid()
-	p := runner.NewPipeline(r)
 	ok, err := p.Send(ctx, &runner.Resource{Type: "notify", Title: "x"})
 	require.NoError(t, err)
 	require.True(t, ok)
