@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/protocol"
+	"github.com/pippet/pippet/runner"
 )
 
 // testModules holds the test modules: pippet_ini (ini_key, a classic
@@ -329,4 +331,60 @@ func TestDelegatePipelined(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 80, strings.Count(string(b), " = "))
 	assert.Equal(t, 1, strings.Count(errOut, "receiver started"), "one Puppet process:\n%s", errOut)
+}
+
+// TestDelegatePipelinedKill: the Puppet process killed in the middle of a
+// stream sent ahead: every line is still answered, in order; the requests
+// in flight are answered failed (receiver died: the one Puppet was
+// applying may be applied, the others were never read), no more than a
+// window's worth, and every request after them goes to a new process and
+// succeeds; the receiver goes on and exits 0.
+func TestDelegatePipelinedKill(t *testing.T) {
+	needPuppet(t)
+	dir := t.TempDir()
+	ini := filepath.Join(dir, "app.ini")
+	const n = 300
+	var in bytes.Buffer
+	for i := range n {
+		b, err := json.Marshal(map[string]any{"type": "ini_key", "title": fmt.Sprintf("a/k%d", i), "params": map[string]any{"path": ini, "value": strconv.Itoa(i)}, "id": i})
+		require.NoError(t, err)
+		in.Write(append(b, '\n'))
+	}
+	cmd, stdin, stdout, stderr := startReceiver(t, "--fallback", "puppet", "--modulepath", testModules(t), "--no-banner", "--debug")
+	go func() {
+		_, _ = stdin.Write(in.Bytes())
+		stdin.Close()
+	}()
+	answers := bufio.NewScanner(stdout)
+	var failed []int
+	for i := 0; i < n; i++ {
+		require.True(t, answers.Scan(), "answer %d missing", i)
+		var r protocol.Result
+		require.NoError(t, protocol.DecodeResult(answers.Bytes(), &r), answers.Text())
+		require.Equal(t, strconv.Itoa(i), string(r.ID), "answers out of order")
+		if i == 50 {
+			kids := children(t, cmd.Process.Pid)
+			require.Len(t, kids, 1)
+			require.NoError(t, syscall.Kill(kids[0], syscall.SIGKILL))
+		}
+		if r.Failed {
+			assert.Contains(t, r.Exception, "receiver died", answers.Text())
+			failed = append(failed, i)
+		} else {
+			assert.True(t, r.Changed, answers.Text())
+		}
+	}
+	require.NoError(t, cmd.Wait(), stderr.String())
+	require.NotEmpty(t, failed, "the kill cut no request in flight")
+	assert.Less(t, len(failed), runner.PipelineWindow/64, "more failed than a window holds: %v", failed)
+	assert.Equal(t, len(failed)-1, failed[len(failed)-1]-failed[0], "the failed requests are one run: %v", failed)
+	assert.Less(t, failed[len(failed)-1], n-1, "requests after the failed ones went to a new process")
+	b, err := os.ReadFile(ini)
+	require.NoError(t, err)
+	// Every request answered changed is in the file; one answered failed
+	// may be too (applied, then killed before it answered).
+	keys := strings.Count(string(b), " = ")
+	assert.GreaterOrEqual(t, keys, n-len(failed))
+	assert.LessOrEqual(t, keys, n-len(failed)+1)
+	assert.Equal(t, 2, strings.Count(stderr.String(), "receiver started"), stderr.String())
 }

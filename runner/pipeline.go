@@ -48,7 +48,9 @@ func (p *Pipeline) Owed() int { return len(p.owed) }
 // would take the requests on the child's stdin past PipelineWindow, it
 // sends nothing and returns false: Receive an answer first. With no answer
 // owed it always sends (the write then waits for the child as Apply's
-// does, never past ctx). An error means nothing was sent: a Resource that
+// does, never past ctx). Once the child is broken (an answer owed was
+// missing or bad) nothing more is sent until every answer owed was
+// received: then the next Send goes to its replacement. An error means nothing was sent: a Resource that
 // cannot be sent (ErrInvalidRequest), no working child (ErrUnavailable),
 // ctx ended waiting for the lock, or a write that failed (the child is
 // broken; what was owed stays owed, and Receive reports why).
@@ -74,6 +76,11 @@ func (p *Pipeline) Send(ctx context.Context, res *Resource) (sent bool, err erro
 			p.unlock()
 			return false, fmt.Errorf("%s: %w", shortRef(res), unavailable(err))
 		}
+	} else if err := p.lines.Err(); err != nil {
+		// The child broke while answers were owed (they will say why):
+		// nothing more goes to it, even where its input still takes
+		// bytes (a grandchild holding the pipe open).
+		return false, fmt.Errorf("%s: %w", shortRef(res), unavailable(err))
 	}
 	if err := ctx.Err(); err != nil {
 		p.unlockIdle()

@@ -117,3 +117,46 @@ func TestPipelineAbort(t *testing.T) {
 	assert.True(t, changed)
 	assert.NotEqual(t, first, r.Pid())
 }
+
+// TestPipelineNoSendAfterBreak: once an owed answer showed the child
+// dead, Send refuses while answers are still owed, even where the child's
+// input still takes bytes (a grandchild holds it open, as a Puppet
+// process' helpers may), and after the last of them goes to a new child.
+func TestPipelineNoSendAfterBreak(t *testing.T) {
+	// A receiver that takes requests and never answers, with a
+	// grandchild holding its stdin (not its stdout) open.
+	r := runner.New(runner.Options{Command: script(t, `echo '{"ready":true,"protocol":1}'
+sleep 300 >/dev/null 2>&1 &
+while IFS= read -r line; do :; done
+`)})
+	require.NoError(t, r.Register())
+	t.Cleanup(func() { _ = r.Unregister() })
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	p := runner.NewPipeline(r)
+	first := r.Pid()
+	for _, title := range []string{"a", "b"} {
+		ok, err := p.Send(ctx, &runner.Resource{Type: "notify", Title: title})
+		require.NoError(t, err)
+		require.True(t, ok)
+	}
+	require.NoError(t, syscall.Kill(first, syscall.SIGKILL))
+	_, _, err := p.Receive(ctx)
+	require.ErrorIs(t, err, runner.ErrReceiverDied)
+
+	next := &runner.Resource{Type: "notify", Title: "next"}
+	ok, err := p.Send(ctx, next)
+	assert.False(t, ok, "sent to a dead child")
+	require.ErrorIs(t, err, runner.ErrReceiverDied)
+	assert.Equal(t, 1, p.Owed())
+	_, _, err = p.Receive(ctx)
+	require.ErrorIs(t, err, runner.ErrReceiverDied)
+
+	// The next goes to a replacement (which takes it and, being the same
+	// script, does not answer: the Pipeline gives it up).
+	ok, err = p.Send(ctx, next)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.NotEqual(t, first, r.Pid())
+	p.Abort(context.Canceled)
+}
