@@ -388,3 +388,48 @@ func TestDelegatePipelinedKill(t *testing.T) {
 	assert.LessOrEqual(t, keys, n-len(failed)+1)
 	assert.Equal(t, 2, strings.Count(stderr.String(), "receiver started"), stderr.String())
 }
+
+// TestDelegatePipelinedTerm: SIGTERM in the middle of a stream sent
+// ahead: the requests already sent to Puppet are finished and answered,
+// in order, each one applied, nothing after them is applied, the
+// receiver exits 0 and Puppet with it.
+func TestDelegatePipelinedTerm(t *testing.T) {
+	needPuppet(t)
+	dir := t.TempDir()
+	ini := filepath.Join(dir, "app.ini")
+	const n = 300
+	var in bytes.Buffer
+	for i := range n {
+		b, err := json.Marshal(map[string]any{"type": "ini_key", "title": fmt.Sprintf("a/k%d", i), "params": map[string]any{"path": ini, "value": strconv.Itoa(i)}, "id": i})
+		require.NoError(t, err)
+		in.Write(append(b, '\n'))
+	}
+	cmd, stdin, stdout, stderr := startReceiver(t, "--fallback", "puppet", "--modulepath", testModules(t), "--no-banner")
+	go func() {
+		_, _ = stdin.Write(in.Bytes())
+		stdin.Close()
+	}()
+	answers := bufio.NewScanner(stdout)
+	var bridge int
+	got := 0
+	for answers.Scan() {
+		var r protocol.Result
+		require.NoError(t, protocol.DecodeResult(answers.Bytes(), &r), answers.Text())
+		require.Equal(t, strconv.Itoa(got), string(r.ID), "answers out of order")
+		assert.True(t, r.Changed && !r.Failed, answers.Text())
+		got++
+		if got == 50 {
+			kids := children(t, cmd.Process.Pid)
+			require.Len(t, kids, 1)
+			bridge = kids[0]
+			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+		}
+	}
+	require.NoError(t, cmd.Wait(), stderr.String())
+	assert.Greater(t, got, 50, "the requests sent ahead were answered")
+	assert.Less(t, got, n, "the receiver stopped")
+	b, err := os.ReadFile(ini)
+	require.NoError(t, err)
+	assert.Equal(t, got, strings.Count(string(b), " = "), "applied exactly what was answered")
+	assert.Eventually(t, func() bool { return gone(bridge) }, 10*time.Second, 10*time.Millisecond, "Puppet stopped with the receiver")
+}
