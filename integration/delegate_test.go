@@ -333,6 +333,19 @@ func TestDelegatePipelined(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(errOut, "receiver started"), "one Puppet process:\n%s", errOut)
 }
 
+// iniStream is n ini_key requests (ids 0 to n-1) setting keys a/k0 ...
+// of one new file, as one stream, and that file's path.
+func iniStream(t *testing.T, n int) (ini string, stream []byte) {
+	ini = filepath.Join(t.TempDir(), "app.ini")
+	var in bytes.Buffer
+	for i := range n {
+		b, err := json.Marshal(map[string]any{"type": "ini_key", "title": fmt.Sprintf("a/k%d", i), "params": map[string]any{"path": ini, "value": strconv.Itoa(i)}, "id": i})
+		require.NoError(t, err)
+		in.Write(append(b, '\n'))
+	}
+	return ini, in.Bytes()
+}
+
 // TestDelegatePipelinedKill: the Puppet process killed in the middle of a
 // stream sent ahead: every line is still answered, in order; the requests
 // in flight are answered failed (receiver died: the one Puppet was
@@ -341,18 +354,11 @@ func TestDelegatePipelined(t *testing.T) {
 // succeeds; the receiver goes on and exits 0.
 func TestDelegatePipelinedKill(t *testing.T) {
 	needPuppet(t)
-	dir := t.TempDir()
-	ini := filepath.Join(dir, "app.ini")
 	const n = 300
-	var in bytes.Buffer
-	for i := range n {
-		b, err := json.Marshal(map[string]any{"type": "ini_key", "title": fmt.Sprintf("a/k%d", i), "params": map[string]any{"path": ini, "value": strconv.Itoa(i)}, "id": i})
-		require.NoError(t, err)
-		in.Write(append(b, '\n'))
-	}
+	ini, in := iniStream(t, n)
 	cmd, stdin, stdout, stderr := startReceiver(t, "--fallback", "puppet", "--modulepath", testModules(t), "--no-banner", "--debug")
 	go func() {
-		_, _ = stdin.Write(in.Bytes())
+		_, _ = stdin.Write(in)
 		stdin.Close()
 	}()
 	answers := bufio.NewScanner(stdout)
@@ -395,18 +401,11 @@ func TestDelegatePipelinedKill(t *testing.T) {
 // receiver exits 0 and Puppet with it.
 func TestDelegatePipelinedTerm(t *testing.T) {
 	needPuppet(t)
-	dir := t.TempDir()
-	ini := filepath.Join(dir, "app.ini")
 	const n = 300
-	var in bytes.Buffer
-	for i := range n {
-		b, err := json.Marshal(map[string]any{"type": "ini_key", "title": fmt.Sprintf("a/k%d", i), "params": map[string]any{"path": ini, "value": strconv.Itoa(i)}, "id": i})
-		require.NoError(t, err)
-		in.Write(append(b, '\n'))
-	}
+	ini, in := iniStream(t, n)
 	cmd, stdin, stdout, stderr := startReceiver(t, "--fallback", "puppet", "--modulepath", testModules(t), "--no-banner")
 	go func() {
-		_, _ = stdin.Write(in.Bytes())
+		_, _ = stdin.Write(in)
 		stdin.Close()
 	}()
 	answers := bufio.NewScanner(stdout)
