@@ -452,14 +452,6 @@ func (f *Fallback) Send(ctx context.Context, req *protocol.Request) (SendStatus,
 	return Answered, f.answer(ref, protocol.Result{}, err)
 }
 
-// Owed is how many answers of Send Receive has still to return.
-func (f *Fallback) Owed() int {
-	if f.pipe == nil {
-		return 0
-	}
-	return f.pipe.Owed()
-}
-
 // Receive returns the answer to the oldest request Send sent.
 func (f *Fallback) Receive(ctx context.Context) protocol.Result {
 	res, result, err := f.pipe.Receive(ctx)
@@ -526,11 +518,3 @@ func (a *Applier) Send(ctx context.Context, req *protocol.Request) (SendStatus, 
 
 // Receive is the Fallback's Receive.
 func (a *Applier) Receive(ctx context.Context) protocol.Result { return a.Fallback.Receive(ctx) }
-
-// Owed is the Fallback's Owed.
-func (a *Applier) Owed() int {
-	if a.Fallback == nil {
-		return 0
-	}
-	return a.Fallback.Owed()
-}

@@ -147,9 +147,8 @@ func exchange(ctx context.Context, r Runner, res *Resource, noop bool) (Result, 
 // error is returned as it is.
 func exchangeLine(ctx context.Context, r Runner, res *Resource, line []byte, check func() error) (Result, error) {
 	ref := func() string { return shortRef(res) } // built only for an error
-	if m, ok := r.(interface{ maxRequest() int }); ok && len(line)-1 > m.maxRequest() {
-		return Result{}, fmt.Errorf("%s: %w: the request line is %d bytes, more than the %d the receiver reads (Options.MaxRequest)",
-			ref(), ErrInvalidRequest, len(line)-1, m.maxRequest())
+	if err := tooLong(r, res, line); err != nil {
+		return Result{}, err
 	}
 
 	if err := r.LockApplyContext(ctx); err != nil {
@@ -174,6 +173,16 @@ func exchangeLine(ctx context.Context, r Runner, res *Resource, line []byte, che
 		return Result{}, fmt.Errorf("%s: sending to receiver: %w", ref(), err)
 	}
 	return readAnswer(ctx, lines, res)
+}
+
+// tooLong refuses a request line longer than the receiver behind r reads
+// (when r knows: Options.MaxRequest), before anything is written.
+func tooLong(r Runner, res *Resource, line []byte) error {
+	if m, ok := r.(interface{ maxRequest() int }); ok && len(line)-1 > m.maxRequest() {
+		return fmt.Errorf("%s: %w: the request line is %d bytes, more than the %d the receiver reads (Options.MaxRequest)",
+			shortRef(res), ErrInvalidRequest, len(line)-1, m.maxRequest())
+	}
+	return nil
 }
 
 // readAnswer reads the answer to res, skipping Puppet's log lines and the

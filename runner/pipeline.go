@@ -50,8 +50,8 @@ func (p *Pipeline) Owed() int { return len(p.owed) }
 // owed it always sends (the write then waits for the child as Apply's
 // does, never past ctx). Once the child is broken (an answer owed was
 // missing or bad) nothing more is sent until every answer owed was
-// received: then the next Send goes to its replacement. An error means nothing was sent: a Resource that
-// cannot be sent (ErrInvalidRequest), no working child (ErrUnavailable),
+// received: then the next Send goes to its replacement. An error means
+// nothing was sent: a Resource that cannot be sent (ErrInvalidRequest), no working child (ErrUnavailable),
 // ctx ended waiting for the lock, or a write that failed (the child is
 // broken; what was owed stays owed, and Receive reports why).
 func (p *Pipeline) Send(ctx context.Context, res *Resource) (sent bool, err error) {
@@ -62,9 +62,8 @@ func (p *Pipeline) Send(ctx context.Context, res *Resource) (sent bool, err erro
 	if len(p.owed) > 0 && p.bytes+len(line) > PipelineWindow {
 		return false, nil
 	}
-	if m, ok := p.r.(interface{ maxRequest() int }); ok && len(line)-1 > m.maxRequest() {
-		return false, fmt.Errorf("%s: %w: the request line is %d bytes, more than the %d the receiver reads (Options.MaxRequest)",
-			shortRef(res), ErrInvalidRequest, len(line)-1, m.maxRequest())
+	if err := tooLong(p.r, res, line); err != nil {
+		return false, err
 	}
 	if !p.locked {
 		if err := p.r.LockApplyContext(ctx); err != nil {

@@ -205,7 +205,7 @@ func (l *loop) serve(ctx, applyCtx context.Context, in io.Reader, out io.Writer,
 			l.start = time.Now()
 		}
 		res, answer := l.handle(applyCtx, it)
-		if answer && !(l.drain(applyCtx) && l.write(&res, l.start)) || l.outFailed {
+		if answer && !(l.drain(applyCtx) && l.write(&res, l.lineNo, l.start)) || l.outFailed {
 			// Nobody reads the answers any more: end quietly.
 			return exitOutput
 		}
@@ -242,11 +242,11 @@ type pipeliner interface {
 	ApplyNative(ctx context.Context, req *protocol.Request) protocol.Result
 	Send(ctx context.Context, req *protocol.Request) (delegate.SendStatus, protocol.Result)
 	Receive(ctx context.Context) protocol.Result
-	Owed() int
 }
 
-// owedAnswer is what the loop keeps of a request sent ahead: its id and
-// when it was read (for the summary's times).
+// owedAnswer is what the loop keeps of a request sent ahead: its id, its
+// line (for a message about its answer) and when it was read (for the
+// summary's times).
 type owedAnswer struct {
 	id     []byte
 	lineNo int
@@ -295,9 +295,6 @@ func (l *loop) drain(ctx context.Context) bool {
 func (l *loop) finishOne(ctx context.Context) bool {
 	o := l.owed[0]
 	l.owed = l.owed[1:]
-	if len(l.owed) == 0 {
-		l.owed = l.owed[:0:cap(l.owed)]
-	}
 	res := l.pipe.Receive(ctx)
 	res.ID = o.id
 	if res.Error && res.Exception != "" {
@@ -306,14 +303,14 @@ func (l *loop) finishOne(ctx context.Context) bool {
 	if l.outFailed {
 		return false
 	}
-	return l.write(&res, o.start)
+	return l.write(&res, o.lineNo, o.start)
 }
 
-// write encodes and writes one answer; false (and outFailed) when the
-// output failed.
-func (l *loop) write(res *protocol.Result, start time.Time) bool {
+// write encodes and writes the answer to request line lineNo; false (and
+// outFailed) when the output failed.
+func (l *loop) write(res *protocol.Result, lineNo int, start time.Time) bool {
 	l.cfg.Tally.add(res, start)
-	l.ans = l.encode(l.ans[:0], res)
+	l.ans = l.encode(l.ans[:0], res, lineNo)
 	if _, err := l.out.Write(l.ans); err != nil {
 		l.outFailed = true
 		return false
@@ -520,10 +517,10 @@ func (l *loop) decode(line []byte, req *protocol.Request) (panicked *any, err er
 
 // encode appends the answer line; should encoding panic (an event value it
 // cannot handle), the answer is an error naming the resource instead.
-func (l *loop) encode(dst []byte, res *protocol.Result) (out []byte) {
+func (l *loop) encode(dst []byte, res *protocol.Result, lineNo int) (out []byte) {
 	defer func() {
 		if p := recover(); p != nil {
-			msg := fmt.Sprintf("request line %d: internal error (panic) while encoding the answer: %v", l.lineNo, p)
+			msg := fmt.Sprintf("request line %d: internal error (panic) while encoding the answer: %v", lineNo, p)
 			l.cfg.Log.Error(msg)
 			r := protocol.ErrorResult(res.Resource, msg)
 			r.ID = res.ID

@@ -548,8 +548,6 @@ func (a *aheadApp) Receive(context.Context) protocol.Result {
 	return protocol.Result{Resource: "Far[" + t + "]", Changed: true}
 }
 
-func (a *aheadApp) Owed() int { return len(a.owed) }
-
 // TestLoopSendsAhead: delegated requests with more lines waiting are sent
 // without waiting for their answers, up to what the applier takes; a
 // request that is not delegated (and a refused one) is applied and
