@@ -151,7 +151,9 @@ type Options struct {
 	// LogLevel is the least severe level the bridge logs: Puppet's names
 	// (debug, info, notice, warning, err); empty means notice.
 	LogLevel string
-	// MaxRequest is the longest request line forwarded (0: runner's default).
+	// MaxRequest is the receiver's own request limit (--max-line; 0:
+	// runner.DefaultMaxRequest). A request is forwarded re-encoded up to
+	// requestGrowth times that.
 	MaxRequest int
 	// StartTimeout bounds Puppet's start (0: DefaultStartTimeout).
 	StartTimeout time.Duration
@@ -162,6 +164,10 @@ type Options struct {
 	// Env is added to the child's environment.
 	Env []string
 }
+
+// requestGrowth is how much longer than the line the receiver read a
+// forwarded request may be (see New).
+const requestGrowth = 4
 
 // TypeInfo is a type the fallback can apply, and where it comes from.
 type TypeInfo struct {
@@ -201,8 +207,19 @@ func New(o Options) (*Fallback, error) {
 		// Loading Puppet takes seconds, more on a busy machine.
 		o.StartTimeout = DefaultStartTimeout
 	}
+	// A request reaches Puppet re-encoded as JSON, which is longer than
+	// the line the receiver read when that line held params as YAML
+	// (`{a: b}` is `{"a":"b"}`, a list of short items twice as long), and
+	// the bridge reads lines of any length: the limit on what is forwarded
+	// is requestGrowth times the receiver's own, and Puppet's answers stay
+	// bounded as the receiver's own answers are.
+	maxLine := o.MaxRequest
+	if maxLine <= 0 {
+		maxLine = runner.DefaultMaxRequest
+	}
 	ropts := runner.Options{
-		MaxRequest:   o.MaxRequest,
+		MaxRequest:   requestGrowth * maxLine,
+		MaxLine:      max(runner.DefaultMaxLine, runner.DefaultMaxLine/runner.DefaultMaxRequest*maxLine),
 		StartTimeout: o.StartTimeout,
 		Logger:       logger,
 		Env:          o.Env,

@@ -432,3 +432,21 @@ func TestDelegatePipelinedTerm(t *testing.T) {
 	assert.Equal(t, got, strings.Count(string(b), " = "), "applied exactly what was answered")
 	assert.Eventually(t, func() bool { return gone(bridge) }, 10*time.Second, 10*time.Millisecond, "Puppet stopped with the receiver")
 }
+
+// TestDelegateLongYAMLLine: a line within --max-line whose params, given
+// as YAML, are longer once re-encoded as JSON for Puppet is still
+// delegated and applied (Puppet's bridge reads lines of any length).
+func TestDelegateLongYAMLLine(t *testing.T) {
+	needPuppet(t)
+	ini := filepath.Join(t.TempDir(), "app.ini")
+	line := "ini_key a/f {path: " + ini + ", value: " + strings.Repeat("x", 100) + ", ensure: present}"
+	require.Less(t, len(line), 200)
+	out, errOut, code := run(t, t.TempDir(), strings.NewReader(line+"\n"), "--fallback", "puppet", "--modulepath", testModules(t), "--no-banner", "--max-line", "200")
+	require.Equal(t, 0, code, errOut)
+	var r protocol.Result
+	require.NoError(t, protocol.DecodeResult([]byte(out), &r), out)
+	assert.True(t, r.Changed && !r.Error, out)
+	b, err := os.ReadFile(ini)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "f = "+strings.Repeat("x", 100))
+}
