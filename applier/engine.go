@@ -109,7 +109,7 @@ func (e *Engine) apply(ctx context.Context, req *protocol.Request) protocol.Resu
 		return protocol.ErrorResult(protocol.Ref(req.Type, req.Title), fmt.Sprintf("unknown resource type '%s'%s", req.Type, e.reg.suggestType(req.Type)))
 	}
 	reuse, _ := e.spare.Get().(*Resource)
-	r, err := t.buildResource(reuse, req.Title, req.Params, e.env.Options.Noop, buildApply)
+	r, err := e.memoBuild(t, reuse, req)
 	if err != nil {
 		return protocol.ErrorResult(protocol.Ref(t.Name, req.Title), err.Error())
 	}

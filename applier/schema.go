@@ -121,6 +121,14 @@ type Attr struct {
 	// params leave it out, its reported form not being a value an apply
 	// takes back unchanged (file content reported as a checksum).
 	StateOnly bool
+	// Volatile: validating a given value reads the system (file's local
+	// source must exist), so a request that gives the attribute is built
+	// afresh every time, even when re-sent (see Cloner). Every other rule
+	// of a declaration (Munge, Validate, DefaultFunc, the Type's Validate
+	// and RefTitle) must depend on the request alone, or on what is fixed
+	// for the process: what depends on the system belongs in a provider's
+	// Resolve or Get.
+	Volatile bool
 	// Doc is the one-paragraph documentation `receiver describe` prints.
 	Doc string
 }

@@ -8,37 +8,68 @@ import (
 
 // A converging engine sends the same resources again and again, byte for
 // byte. Decoding a line is a pure function of its bytes, so a line seen
-// before may take the request decoded then instead of decoding again;
-// everything after the decoding (the type's munging and validation, the
-// names resolved to ids, the facts, the current state) runs afresh for
-// every request, so nothing the answer depends on can be stale.
+// before may take the request decoded then instead of decoding again.
+// Such a request is handed to the Applier marked Stable: the same
+// *protocol.Request, unchanged, comes back for every copy of the line, so
+// the Applier may keep in its Memo what it worked out from the request
+// alone (applier.Engine keeps the validated resource; see
+// protocol.Request.Stable for what may be kept). The current state is read
+// afresh for every request, so nothing an answer depends on can be stale.
 //
-// The memo is a direct-mapped table of memoSlots requests, bounded in
-// memory (lines of at most memoMaxLine bytes). A line is kept on its
-// second sighting only (the first marks its slot), so that a stream of
-// lines that never repeat costs a hash per line and no copy. Only
-// requests whose params are scalars (strings, numbers, booleans, nulls)
-// are kept: the Applier gets the kept request itself, and those values
-// cannot be changed through it (nothing writes to a request's Params
-// map; protocol.Applier must not keep or change the request).
+// The memo is a set-associative table of memoSets × memoWays requests,
+// bounded in memory (lines of at most memoMaxLine bytes): a line's hash
+// picks its set, and within a full set a clock hand evicts a request not
+// found since the hand last passed it, so the requests a converging
+// engine keeps re-sending stay while a stream of one-off lines cycles
+// through the rest. A line is kept on its second sighting only (the
+// first is remembered, as a hash, in a table of its own), so that a
+// stream of lines that never repeat costs a hash per line and no copy.
+// Only requests whose params are scalars (strings, numbers, booleans,
+// nulls) or lists of scalars are kept: nothing writes to a request's
+// Params, and the Applier gets the kept request itself.
 const (
-	memoSlots   = 4096
+	memoSets    = 512
+	memoWays    = 8
 	memoMaxLine = 512
+	// seenSets × seenWays hashes of lines seen once.
+	seenSets = 2048
+	seenWays = 4
 )
 
 type reqMemo struct {
-	seed  maphash.Seed
-	slots [memoSlots]memoSlot
+	seed maphash.Seed
+	sets [memoSets]memoSet
+	seen [seenSets][seenWays]uint64
+	// seenNext is the next way to overwrite in each seen set.
+	seenNext [seenSets]uint8
 }
 
-type memoSlot struct {
-	seen uint64 // the hash of a line seen once, not kept
-	hash uint64 // the hash of line
+type memoSet struct {
+	hand uint8 // the clock hand: the next way to consider for eviction
+	ways [memoWays]memoEntry
+}
+
+type memoEntry struct {
+	hash uint64 // the line's hash, 0 for an empty way
+	used bool   // found since the hand last passed
 	line string
 	req  *protocol.Request
 }
 
 func newReqMemo() *reqMemo { return &reqMemo{seed: maphash.MakeSeed()} }
+
+// hash is the line's hash, never 0 (an empty way's). The memo's set is
+// taken from its high bits, the seen table's from its low bits.
+func (m *reqMemo) hash(line []byte) uint64 {
+	h := maphash.Bytes(m.seed, line)
+	if h == 0 {
+		h = 1
+	}
+	return h
+}
+
+func memoSetOf(h uint64) int { return int(h >> 55 % memoSets) }
+func seenSetOf(h uint64) int { return int(h % seenSets) }
 
 // find returns the request kept for line, or nil and the line's hash for
 // offer (0: the line is too long to keep).
@@ -46,41 +77,82 @@ func (m *reqMemo) find(line []byte) (*protocol.Request, uint64) {
 	if len(line) > memoMaxLine {
 		return nil, 0
 	}
-	h := maphash.Bytes(m.seed, line) | 1 // never 0
-	s := &m.slots[h%memoSlots]
-	if s.req != nil && s.hash == h && s.line == string(line) {
-		return s.req, h
+	h := m.hash(line)
+	set := &m.sets[memoSetOf(h)]
+	for i := range set.ways {
+		e := &set.ways[i]
+		if e.hash == h && e.line == string(line) {
+			e.used = true
+			return e.req, h
+		}
 	}
 	return nil, h
 }
 
 // offer keeps a copy of req, decoded from line (hash from find), if line
-// was seen once before and req qualifies; else it marks the line as seen.
+// was seen once before and req qualifies; else it remembers the line as
+// seen.
 func (m *reqMemo) offer(line []byte, hash uint64, req *protocol.Request) {
-	if hash == 0 {
+	if hash == 0 || !keepable(req) {
 		return
 	}
-	s := &m.slots[hash%memoSlots]
-	if s.seen != hash {
-		s.seen = hash
-		return
-	}
-	for _, v := range req.Params {
-		switch v.(type) {
-		case string, int64, float64, bool, nil:
-		default:
-			return // a list or a mapping: not kept
+	ss := seenSetOf(hash)
+	seen := &m.seen[ss]
+	found := false
+	for i, h := range seen {
+		if h == hash {
+			seen[i] = 0
+			found = true
+			break
 		}
 	}
-	kept := &protocol.Request{Type: req.Type, Title: req.Title, Refresh: req.Refresh}
+	if !found {
+		seen[m.seenNext[ss]] = hash
+		m.seenNext[ss] = (m.seenNext[ss] + 1) % seenWays
+		return
+	}
+	kept := &protocol.Request{Type: req.Type, Title: req.Title, Refresh: req.Refresh, Op: req.Op, Stable: true}
 	if req.ID != nil {
 		kept.ID = append([]byte(nil), req.ID...) // the decoder reuses its buffer
 	}
 	if req.Params != nil {
 		kept.Params = make(map[string]any, len(req.Params)) // the decoder reuses its map
 		for k, v := range req.Params {
+			if l, ok := v.([]any); ok {
+				v = append([]any(nil), l...)
+			}
 			kept.Params[k] = v
 		}
 	}
-	*s = memoSlot{hash: hash, line: string(line), req: kept}
+	set := &m.sets[memoSetOf(hash)]
+	for {
+		e := &set.ways[set.hand]
+		set.hand = (set.hand + 1) % memoWays
+		if e.hash != 0 && e.used {
+			e.used = false // a second chance
+			continue
+		}
+		*e = memoEntry{hash: hash, line: string(line), req: kept}
+		return
+	}
+}
+
+// keepable: req's params are scalars or lists of scalars.
+func keepable(req *protocol.Request) bool {
+	for _, v := range req.Params {
+		switch v := v.(type) {
+		case string, int64, float64, bool, nil:
+		case []any:
+			for _, e := range v {
+				switch e.(type) {
+				case string, int64, float64, bool, nil:
+				default:
+					return false
+				}
+			}
+		default:
+			return false // a mapping, or a list holding one
+		}
+	}
+	return true
 }

@@ -3,10 +3,13 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,20 +35,21 @@ func TestReqMemoKeepsOnSecondSighting(t *testing.T) {
 	require.NoError(t, dec.DecodeLine(other, &req))
 	got, _ := m.find(line)
 	require.NotNil(t, got)
-	assert.Equal(t, protocol.Request{Type: "file", Title: "/x", ID: []byte("7"),
+	assert.Equal(t, protocol.Request{Type: "file", Title: "/x", ID: []byte("7"), Stable: true,
 		Params: map[string]any{"ensure": "file", "mode": "0644"}}, *got)
 	notKept, _ := m.find(other)
 	assert.Nil(t, notKept, "seen once")
 }
 
-// Requests with a list or a mapping among their params, and long lines,
-// are never kept.
+// Requests with a mapping among their params (or in a list), and long
+// lines, are never kept.
 func TestReqMemoKeepsOnlyScalars(t *testing.T) {
 	m := newReqMemo()
 	var dec protocol.Decoder
 	var req protocol.Request
 	for _, line := range [][]byte{
-		[]byte(`{"type":"file","title":"/x","params":"{ensure: file, tag: [a, b]}"}`),
+		[]byte(`{"type":"file","title":"/x","params":"{ensure: file, tag: {a: b}}"}`),
+		[]byte(`{"type":"file","title":"/x","params":"{ensure: file, tag: [a, {b: c}]}"}`),
 		[]byte(`{"type":"notify","title":"` + strings.Repeat("n", memoMaxLine) + `","params":"{}"}`),
 	} {
 		for range 3 {
@@ -81,4 +85,119 @@ func TestMemoStateReadAfresh(t *testing.T) {
 	got, err := os.ReadFile(path)
 	require.NoError(t, err)
 	assert.Equal(t, "a", string(got))
+}
+
+// A list of scalars is kept, as a copy of its own.
+func TestReqMemoKeepsAListOfScalars(t *testing.T) {
+	m := newReqMemo()
+	var dec protocol.Decoder
+	var req protocol.Request
+	line := []byte(`{"type":"user","title":"u","params":"{groups: [a, b]}"}`)
+	for range 2 {
+		_, h := m.find(line)
+		require.NoError(t, dec.DecodeLine(line, &req))
+		m.offer(line, h, &req)
+	}
+	req.Params["groups"].([]any)[0] = "changed"
+	got, _ := m.find(line)
+	require.NotNil(t, got)
+	assert.Equal(t, []any{"a", "b"}, got.Params["groups"])
+}
+
+// A converging engine's set of resources, each re-sent, stays kept: the
+// table's ways absorb the hash collisions a direct-mapped table loses.
+func TestReqMemoKeepsARepeatedSet(t *testing.T) {
+	m := newReqMemo()
+	var dec protocol.Decoder
+	var req protocol.Request
+	const n = 1000
+	line := func(i int) []byte {
+		return []byte(fmt.Sprintf(`{"type":"file","title":"/srv/f%d","params":"{ensure: file, content: x}"}`, i))
+	}
+	for range 2 {
+		for i := range n {
+			l := line(i)
+			got, h := m.find(l)
+			if got == nil {
+				require.NoError(t, dec.DecodeLine(l, &req))
+				m.offer(l, h, &req)
+			}
+		}
+	}
+	kept := 0
+	for i := range n {
+		if got, _ := m.find(line(i)); got != nil {
+			kept++
+			assert.Equal(t, fmt.Sprintf("/srv/f%d", i), got.Title)
+		}
+	}
+	assert.GreaterOrEqual(t, kept, 990)
+	// One-off lines after it do not push the set out.
+	for i := range 4 * n {
+		l := []byte(fmt.Sprintf(`{"type":"notify","title":"once%d","params":"{}"}`, i))
+		_, h := m.find(l)
+		require.NoError(t, dec.DecodeLine(l, &req))
+		m.offer(l, h, &req)
+	}
+	still := 0
+	for i := range n {
+		if got, _ := m.find(line(i)); got != nil {
+			still++
+		}
+	}
+	assert.GreaterOrEqual(t, still, 990, "seen-once lines are not kept, so they evict nothing")
+}
+
+// A kept request keeps its verb: a find sent again and again reads, and
+// never applies its params (before the fix, the third copy of a find of
+// {ensure: absent} deleted the file).
+func TestMemoKeepsTheVerb(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f")
+	require.NoError(t, os.WriteFile(path, []byte("keep me"), 0o644))
+	line := `{"type":"file","title":"` + path + `","op":"find","params":"{ensure: absent}"}` + "\n"
+	var out, errb bytes.Buffer
+	code := realMain(context.Background(), []string{"--no-banner", "--state-dir", filepath.Join(dir, "state")},
+		strings.NewReader(strings.Repeat(line, 5)), &out, &errb)
+	require.Equal(t, exitOK, code, errb.String())
+	_, as := testutil.DecodeAnswers(t, out.String())
+	require.Len(t, as, 5)
+	for i, an := range as {
+		assert.False(t, an.Changed, "answer %d", i+1)
+		assert.False(t, an.Failed, "answer %d", i+1)
+	}
+	got, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "keep me", string(got))
+}
+
+// A local source's existence is checked for every request, kept or not:
+// a source removed between two copies of a line is an error in the third.
+func TestMemoVolatileSource(t *testing.T) {
+	dir := t.TempDir()
+	src, path := filepath.Join(dir, "src"), filepath.Join(dir, "f")
+	require.NoError(t, os.WriteFile(src, []byte("s"), 0o644))
+	line := `{"type":"file","title":"` + path + `","params":"{ensure: file, source: ` + src + `}"}` + "\n"
+	pr, pw := io.Pipe()
+	var out testutil.SyncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- realMain(context.Background(), []string{"--no-banner", "--state-dir", filepath.Join(dir, "state")}, pr, &out, io.Discard)
+	}()
+	for range 3 {
+		_, err := io.WriteString(pw, line)
+		require.NoError(t, err)
+	}
+	require.Eventually(t, func() bool { return strings.Count(out.String(), "\n") == 3 }, 10*time.Second, time.Millisecond)
+	require.NoError(t, os.Remove(src))
+	_, err := io.WriteString(pw, line)
+	require.NoError(t, err)
+	require.NoError(t, pw.Close())
+	require.Equal(t, exitOK, <-done)
+	_, as := testutil.DecodeAnswers(t, out.String())
+	require.Len(t, as, 4)
+	assert.True(t, as[0].Changed)
+	assert.False(t, as[2].Failed)
+	assert.True(t, as[3].Error, "%v", as[3])
+	assert.Contains(t, *as[3].Exception, "Could not retrieve information from source(s)")
 }

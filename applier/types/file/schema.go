@@ -55,6 +55,13 @@ func (c *Content) String() string {
 	return source.Format(c.Kind, c.Sum)
 }
 
+// Clone copies the content for a request built from a kept one
+// (applier.Cloner): its checksum and comparison are worked out per request.
+func (c *Content) Clone() any {
+	cp := *c
+	return &cp
+}
+
 // MarshalJSON encodes the checksum, never the content.
 func (c *Content) MarshalJSON() ([]byte, error) {
 	return []byte(fmt.Sprintf("%q", c.String())), nil
@@ -91,6 +98,7 @@ var Type = &applier.Type{
 				"Compared through the checksum kind; events and logs show only its " +
 				"checksum (and a diff when show_diff is true)."},
 		{Name: "source", Behaviour: applier.Parameter, Kind: applier.KindString, Array: true, Munge: mungeSource,
+			Volatile: true, // validate looks for local sources
 			Doc: "Where the content comes from: an absolute path, a file:// URI, an " +
 				"http(s):// URL or a puppet:// URL (puppet:///MOUNT/PATH from --server, " +
 				"puppet://HOST/MOUNT/PATH from HOST, through the Puppet Server's file " +
