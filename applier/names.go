@@ -1,5 +1,7 @@
 package applier
 
+import "unsafe"
+
 // nameTable maps a type's attribute names to their slots. Providers and
 // Validate functions read attributes by name many times per request, so
 // this is the hottest lookup in the engine: an open-addressing table sized
@@ -43,10 +45,14 @@ func (t *nameTable) find(name string) int {
 		return -1
 	}
 	for i := nameHash(name) & t.mask; ; i = (i + 1) & t.mask {
-		switch t.keys[i] {
-		case name:
+		k := t.keys[i]
+		// Names are mostly the declaration's own strings (providers,
+		// Validate) or the decoder's interned ones: the same bytes, often
+		// the same pointer, which settles it without a compare.
+		if len(k) == len(name) && (unsafe.StringData(k) == unsafe.StringData(name) || k == name) {
 			return int(t.slots[i])
-		case "":
+		}
+		if k == "" {
 			return -1
 		}
 	}

@@ -7,6 +7,7 @@ package bench
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -105,6 +106,75 @@ func BenchmarkFileUnchanged(b *testing.B) {
 	reportCPU(b)
 	for b.Loop() {
 		apply(b, e, line, false)
+	}
+}
+
+// BenchmarkFileUnchangedResent is BenchmarkFileUnchanged as a converging
+// engine sends it: the same line again and again, which the receiver
+// decodes once and hands to the engine as one Stable request (its memo,
+// cmd/receiver/memo.go), so that the engine validates it once too. The
+// file is read afresh every time.
+func BenchmarkFileUnchangedResent(b *testing.B) {
+	e := newEngine(b)
+	p := filepath.Join(b.TempDir(), "a")
+	if err := os.WriteFile(p, []byte("hello"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	var req protocol.Request
+	if err := dec.DecodeLine(fileLine(p, "hello"), &req); err != nil {
+		b.Fatal(err)
+	}
+	// The receiver's kept copy: params its own, marked Stable.
+	kept := &protocol.Request{Type: req.Type, Title: req.Title, Params: maps.Clone(req.Params), Stable: true}
+	b.ReportAllocs()
+	reportCPU(b)
+	for b.Loop() {
+		if res := e.Apply(context.Background(), kept); res.Failed || res.Changed {
+			b.Fatalf("%+v", res)
+		}
+	}
+}
+
+// BenchmarkSyscall is what this machine charges for the system calls an
+// unchanged file costs (lstat, open, fstat, pread, close) and for the
+// cheapest one (getppid): the floor under every row here. In a virtual
+// machine whose system calls trap to the hypervisor it is several times a
+// bare machine's.
+func BenchmarkSyscall(b *testing.B) {
+	p := filepath.Join(b.TempDir(), "a")
+	if err := os.WriteFile(p, []byte("hello"), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	fd, err := syscall.Open(p, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { syscall.Close(fd) })
+	var st syscall.Stat_t
+	var buf [64]byte
+	for _, c := range []struct {
+		name string
+		call func() error
+	}{
+		{"getppid", func() error { syscall.Getppid(); return nil }},
+		{"lstat", func() error { return syscall.Lstat(p, &st) }},
+		{"fstat", func() error { return syscall.Fstat(fd, &st) }},
+		{"open-close", func() error {
+			f, err := syscall.Open(p, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
+			if err != nil {
+				return err
+			}
+			return syscall.Close(f)
+		}},
+		{"pread", func() error { _, err := syscall.Pread(fd, buf[:], 0); return err }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				if err := c.call(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 

@@ -370,10 +370,12 @@ func TestBinaryExitsBeforeReady(t *testing.T) {
 }
 
 // BenchmarkApplyVsRaw sets runner.Apply beside the raw pipe round trip to
-// another process of the same receiver binary: write the same request
-// line, read the answer line straight from the pipe in the same
-// goroutine. Each iteration does one of each, alternating which goes
-// first, so that both see the same load; the metrics are the median round
+// the same receiver process: under the runner's apply lock, write the
+// same request line to the child's stdin and read the answer line
+// straight from its stdout in the same goroutine (one answer at a time,
+// so the raw reader never holds what Apply's reader should read). Each
+// iteration does one of each, alternating which goes first, so that both
+// see the same load and the same child; the metrics are the median round
 // trip of each and their ratio (issue 17: Apply ≤ 1.1 × raw). The context
 // is one with a cancel, as an engine passes. With $APPLYVSRAW_ONLY set to
 // apply or raw it runs that side only and reports nothing more, for
@@ -402,26 +404,17 @@ func BenchmarkApplyVsRaw(b *testing.B) {
 				b.Fatal(err)
 			}
 			defer r.Unregister()
-			raw := exec.Command(receiverBin, "--state-dir", dir)
-			in, err := raw.StdinPipe()
-			if err != nil {
-				b.Fatal(err)
-			}
-			outPipe, err := raw.StdoutPipe()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := raw.Start(); err != nil {
-				b.Fatal(err)
-			}
-			defer func() { in.Close(); raw.Wait() }()
-			out := bufio.NewReader(outPipe)
-			if _, err := out.ReadSlice('\n'); err != nil { // the banner
-				b.Fatal(err)
-			}
-			line := []byte(bc.line + "\n")
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
+			// The first Apply starts the child; the raw side then talks
+			// to that child through its own reader of the same stdout.
+			if _, err := runner.Apply(ctx, r, &bc.res); err != nil {
+				b.Fatal(err)
+			}
+			r.LockApply()
+			in, out := r.InputStream(), bufio.NewReader(r.OutputStream())
+			r.UnlockApply()
+			line := []byte(bc.line + "\n")
 			applyOne := func() time.Duration {
 				start := time.Now()
 				if _, err := runner.Apply(ctx, r, &bc.res); err != nil {
@@ -430,6 +423,8 @@ func BenchmarkApplyVsRaw(b *testing.B) {
 				return time.Since(start)
 			}
 			rawOne := func() time.Duration {
+				r.LockApply()
+				defer r.UnlockApply()
 				start := time.Now()
 				if _, err := in.Write(line); err != nil {
 					b.Fatal(err)

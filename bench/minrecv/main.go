@@ -7,6 +7,10 @@
 //
 //	go build -o /tmp/minrecv ./bench/minrecv
 //	go run ./bench/e2e -receiver /tmp/minrecv -n 10000 -runs 5 -only 'file unchanged'
+//
+// With MINRECV_FSTAT=1 in its environment it also fstats the open file,
+// as the receiver does to make sure it read what it lstat'ed (a path
+// swapped between the two): the same six system calls as the receiver.
 package main
 
 import (
@@ -21,6 +25,7 @@ func main() {
 	r := bufio.NewReaderSize(os.Stdin, 64<<10)
 	var buf [256]byte
 	out := make([]byte, 0, 256)
+	fstat := os.Getenv("MINRECV_FSTAT") == "1"
 	for {
 		line, err := r.ReadSlice('\n')
 		if err != nil {
@@ -38,6 +43,12 @@ func main() {
 		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_CLOEXEC, 0)
 		if err != nil {
 			os.Exit(1)
+		}
+		if fstat {
+			var fst syscall.Stat_t
+			if syscall.Fstat(fd, &fst) != nil || fst.Ino != st.Ino {
+				os.Exit(1)
+			}
 		}
 		k, _ := syscall.Read(fd, buf[:])
 		syscall.Close(fd)
