@@ -95,9 +95,11 @@ func decodeResultJSON(line []byte, r *Result) error {
 }
 
 // decodeResultFast reads, in one pass, the answer AppendResult writes for
-// a resource with neither events nor an exception, named without escapes,
-// with no id or an integer one: the answer to a resource already in sync,
-// the one a converging engine reads most. It reports false for any other
+// a resource without an exception, named without escapes, with no id or an
+// integer one, and with no events or events whose values are strings
+// without escapes, booleans or nulls: the answer to a resource already in
+// sync, the one a converging engine reads most, and to the plain changes
+// (a notify's message, a mode, an ensure). It reports false for any other
 // line, which DecodeResult then reads with the JSON decoder; for the lines
 // it takes, both give the same Result.
 func decodeResultFast(line []byte, r *Result) bool {
@@ -153,14 +155,110 @@ func decodeResultFast(line []byte, r *Result) bool {
 		}
 		id, rest = rest[:n], rest[n:]
 	}
+	var events []Event
+	if bytes.HasPrefix(rest, []byte(`,"events":[`)) {
+		if events, rest = fastEvents(rest[len(`,"events":[`):]); events == nil {
+			return false
+		}
+	}
 	if len(rest) != 1 || rest[0] != '}' {
 		return false
 	}
-	*r = Result{Resource: string(name), Failed: v[0], Changed: v[1], Noop: v[2], Error: v[3]}
+	*r = Result{Resource: string(name), Failed: v[0], Changed: v[1], Noop: v[2], Error: v[3], Events: events}
 	if id != nil {
 		r.ID = append([]byte(nil), id...)
 	}
 	return true
+}
+
+// fastEvents reads the events of decodeResultFast after their '[', in
+// the order AppendResult writes their members, up to and past the ']';
+// nil for anything else (an empty list included: the decoder's is not nil).
+func fastEvents(b []byte) ([]Event, []byte) {
+	var evs []Event
+	for {
+		var ev Event
+		var ok bool
+		var s []byte
+		if !bytes.HasPrefix(b, []byte(`{"property":`)) {
+			return nil, nil
+		}
+		if s, b, ok = fastString(b[len(`{"property":`):]); !ok {
+			return nil, nil
+		}
+		ev.Property = string(s)
+		if !bytes.HasPrefix(b, []byte(`,"previous":`)) {
+			return nil, nil
+		}
+		if ev.Previous, b, ok = fastScalar(b[len(`,"previous":`):]); !ok {
+			return nil, nil
+		}
+		if !bytes.HasPrefix(b, []byte(`,"desired":`)) {
+			return nil, nil
+		}
+		if ev.Desired, b, ok = fastScalar(b[len(`,"desired":`):]); !ok {
+			return nil, nil
+		}
+		if !bytes.HasPrefix(b, []byte(`,"message":`)) {
+			return nil, nil
+		}
+		if s, b, ok = fastString(b[len(`,"message":`):]); !ok {
+			return nil, nil
+		}
+		ev.Message = string(s)
+		if !bytes.HasPrefix(b, []byte(`,"status":`)) {
+			return nil, nil
+		}
+		if s, b, ok = fastString(b[len(`,"status":`):]); !ok {
+			return nil, nil
+		}
+		ev.Status = string(s)
+		if len(b) < 2 || b[0] != '}' {
+			return nil, nil
+		}
+		evs = append(evs, ev)
+		switch b[1] {
+		case ',':
+			b = b[2:]
+		case ']':
+			return evs, b[2:]
+		default:
+			return nil, nil
+		}
+	}
+}
+
+// fastString reads a JSON string of printable ASCII without escapes.
+func fastString(b []byte) (s, rest []byte, ok bool) {
+	if len(b) == 0 || b[0] != '"' {
+		return nil, nil, false
+	}
+	for i := 1; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			return b[1:i], b[i+1:], true
+		case c < 0x20 || c == '\\' || c >= 0x80:
+			return nil, nil, false
+		}
+	}
+	return nil, nil, false
+}
+
+// fastScalar reads a fastString, true, false or null.
+func fastScalar(b []byte) (v any, rest []byte, ok bool) {
+	switch {
+	case bytes.HasPrefix(b, []byte("null")):
+		return nil, b[4:], true
+	case bytes.HasPrefix(b, []byte("true")):
+		return true, b[4:], true
+	case bytes.HasPrefix(b, []byte("false")):
+		return false, b[5:], true
+	}
+	s, rest, ok := fastString(b)
+	if !ok {
+		return nil, nil, false
+	}
+	return string(s), rest, true
 }
 
 // MarshalJSON writes the answer line AppendResult writes, without its

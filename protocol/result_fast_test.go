@@ -26,7 +26,16 @@ func TestDecodeResultFastAgrees(t *testing.T) {
 		{`{"resource":"File[/a\"b]","failed":false,"changed":false,"noop":false,"error":false,"exception":null}`, false},
 		{`{"resource":"File[/é]","failed":false,"changed":false,"noop":false,"error":false,"exception":null}`, false},
 		{`{"resource":"File[/x]","failed":true,"changed":false,"noop":false,"error":false,"exception":"boom"}`, false},
-		{`{"resource":"Notify[n]","failed":false,"changed":true,"noop":false,"error":false,"exception":null,"events":[{"property":"message","previous":"absent","desired":"hi","message":"defined 'message' as 'hi'","status":"success"}]}`, false},
+		{`{"resource":"Notify[n]","failed":false,"changed":true,"noop":false,"error":false,"exception":null,"events":[{"property":"message","previous":"absent","desired":"hi","message":"defined 'message' as 'hi'","status":"success"}]}`, true},
+		{`{"resource":"File[/x]","failed":false,"changed":true,"noop":true,"error":false,"exception":null,"id":3,"events":[{"property":"ensure","previous":null,"desired":true,"message":"m","status":"noop"},{"property":"mode","previous":false,"desired":"0644","message":"","status":"noop"}]}`, true},
+		{`{"resource":"File[/x]","failed":false,"changed":true,"noop":false,"error":false,"exception":null,"events":[{"property":"mode","previous":"0600","desired":"0644","message":"a \"b\"","status":"success"}]}`, false},
+		{`{"resource":"File[/x]","failed":false,"changed":true,"noop":false,"error":false,"exception":null,"events":[{"property":"mode","previous":1,"desired":2,"message":"m","status":"success"}]}`, false},
+		{`{"resource":"File[/x]","failed":false,"changed":true,"noop":false,"error":false,"exception":null,"events":[{"property":"tags","previous":["a"],"desired":["b"],"message":"m","status":"success"}]}`, false},
+		{`{"resource":"File[/x]","failed":false,"changed":true,"noop":false,"error":false,"exception":null,"events":[{"property":"m","previous":"é","desired":"e","message":"m","status":"success"}]}`, false},
+		{`{"resource":"File[/x]","failed":false,"changed":true,"noop":false,"error":false,"exception":null,"events":[{"previous":"a","property":"m","desired":"e","message":"m","status":"success"}]}`, false},
+		{`{"resource":"File[/x]","failed":false,"changed":true,"noop":false,"error":false,"exception":null,"events":[{"property":"m","previous":"a","desired":"e","message":"m","status":"success"}}`, false},
+		{`{"resource":"File[/x]","failed":false,"changed":true,"noop":false,"error":false,"exception":null,"events":[{"property":"m","previous":"a","desired":"e","message":"m","status":"success"},]}`, false},
+		{`{"resource":"File[/x]","failed":false,"changed":true,"noop":false,"error":false,"exception":null,"events":[{"property":"m","previous":"a","desired":"e","message":"m","status":"success"}]`, false},
 		{`{"resource":"File[/x]", "failed":false,"changed":false,"noop":false,"error":false,"exception":null}`, false},
 		{`{"resource":"File[/x]","failed":false,"changed":false,"noop":false,"error":false,"exception":null}x`, false},
 		{`{"resource":"File[/x]","failed":false,"changed":false,"noop":false,"error":false,"exception":null,"events":[]}`, false},
@@ -59,11 +68,27 @@ func TestDecodeResultFastRoundTrip(t *testing.T) {
 		{Resource: "File[/etc/motd]"},
 		{Resource: "Exec[x]", Changed: true, ID: []byte("12345")},
 		{Resource: "Notify[a]", Noop: true, Failed: true, Error: true, ID: []byte("-1")},
+		{Resource: "Notify[a]", Changed: true, Events: []Event{
+			{Property: "message", Previous: "absent", Desired: "hi", Message: "defined 'message' as 'hi'", Status: StatusSuccess}}},
+		{Resource: "File[/a]", Noop: true, ID: []byte("9"), Events: []Event{
+			{Property: "ensure", Previous: nil, Desired: "file", Message: "current_value 'absent', should be 'file' (noop)", Status: StatusNoop},
+			{Property: "x", Previous: true, Desired: false, Message: "", Status: StatusNoop}}},
 	} {
 		line := AppendResult(nil, &want, false)
 		var got Result
 		require.True(t, decodeResultFast(bytes.TrimSpace(line), &got), string(line))
 		assert.Equal(t, want, got)
+	}
+}
+
+func BenchmarkDecodeResultEvent(b *testing.B) {
+	line := []byte(`{"resource":"Notify[bench]","failed":false,"changed":true,"noop":false,"error":false,"exception":null,"events":[{"property":"message","previous":"absent","desired":"hi","message":"defined 'message' as 'hi'","status":"success"}]}`)
+	var r Result
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := DecodeResult(line, &r); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
 
