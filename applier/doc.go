@@ -52,6 +52,17 @@
 // allocation; Get, Value, Given and Set find a slot by name through a small
 // open-addressing table built with the type's index.
 //
+// A request the receiver marks Stable (a line sent again byte for byte,
+// protocol.Request.Stable) is validated once: the engine keeps the built
+// values in the request's Memo and copies them into the next Resource
+// (memo.go). So every rule of a declaration — Munge, Validate,
+// DefaultFunc, Type.Validate, RefTitle — must depend on the request alone
+// or on what is fixed for the process; what depends on the system belongs
+// in a provider's Resolve or Get, which run for every request. An
+// attribute whose validation must read the system anyway (file's local
+// source must exist) is declared Volatile, and a request giving it is
+// built afresh every time.
+//
 // # Errors
 //
 // Errors are worded as Puppet words them: `no parameter named 'x' on

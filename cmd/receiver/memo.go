@@ -93,7 +93,7 @@ func (m *reqMemo) find(line []byte) (*protocol.Request, uint64) {
 // was seen once before and req qualifies; else it remembers the line as
 // seen.
 func (m *reqMemo) offer(line []byte, hash uint64, req *protocol.Request) {
-	if hash == 0 || !keepable(req) {
+	if hash == 0 {
 		return
 	}
 	ss := seenSetOf(hash)
@@ -109,6 +109,9 @@ func (m *reqMemo) offer(line []byte, hash uint64, req *protocol.Request) {
 	if !found {
 		seen[m.seenNext[ss]] = hash
 		m.seenNext[ss] = (m.seenNext[ss] + 1) % seenWays
+		return
+	}
+	if !keepable(req) {
 		return
 	}
 	kept := &protocol.Request{Type: req.Type, Title: req.Title, Refresh: req.Refresh, Op: req.Op, Stable: true}
