@@ -245,7 +245,7 @@ func (t *txn) sync(a *Attr, is, should any) {
 		ev.Status = protocol.StatusNoop
 		ev.Message = "current_value " + quoteValue(a, is) + ", should be " + quoteValue(a, should) + " (noop)"
 		t.res.Events = append(t.res.Events, ev)
-		log.Log(t.ctx, t.r.LogLevel, "/"+ref+"/"+a.Name+": "+ev.Message)
+		t.log(a.Name, ev.Message)
 		return
 	}
 	c := &Change{Property: a.Name, Is: is, Should: should, Message: changeMessage(a, is, should)}
@@ -266,11 +266,27 @@ func (t *txn) sync(a *Attr, is, should any) {
 		ev.Message = c.Message
 		t.res.Changed = true
 		t.applied = true
-		log.Log(t.ctx, t.r.LogLevel, "/"+ref+"/"+a.Name+": "+ev.Message)
+		t.log(a.Name, ev.Message)
 	} else {
 		return // the parts are the events
 	}
 	t.res.Events = append(t.res.Events, ev)
+}
+
+// log logs a change at the resource's level; the line is built only
+// when the logger takes that level (a notice is not printed by default,
+// and a converging engine's changes should not pay for its string).
+// The line is /REF/PROPERTY: MESSAGE, or /REF: MESSAGE without a property.
+func (t *txn) log(prop, msg string) {
+	log := t.e.env.Log
+	if !log.Enabled(t.ctx, t.r.LogLevel) {
+		return
+	}
+	if prop == "" {
+		log.Log(t.ctx, t.r.LogLevel, "/"+t.r.Ref()+": "+msg)
+		return
+	}
+	log.Log(t.ctx, t.r.LogLevel, "/"+t.r.Ref()+"/"+prop+": "+msg)
 }
 
 // parts records one event per part of a change made of many.
@@ -295,7 +311,7 @@ func (t *txn) parts(a *Attr, parts []Part) {
 			ev.Status = protocol.StatusSuccess
 			t.res.Changed = true
 			t.applied = true
-			log.Log(t.ctx, t.r.LogLevel, "/"+ref+"/"+prop+": "+ev.Message)
+			t.log(prop, ev.Message)
 		}
 		t.res.Events = append(t.res.Events, ev)
 	}
@@ -314,7 +330,7 @@ func (t *txn) refresh() {
 		ev.Status = protocol.StatusNoop
 		ev.Message = "Would have triggered 'refresh' from 1 event"
 		t.res.Events = append(t.res.Events, ev)
-		t.e.env.Log.Log(t.ctx, t.r.LogLevel, "/"+ref+": "+ev.Message)
+		t.log("", ev.Message)
 		return
 	}
 	msg, err := rf.Refresh(t.ctx)
@@ -333,7 +349,7 @@ func (t *txn) refresh() {
 		ev.Status = protocol.StatusSuccess
 		ev.Message = "Triggered 'refresh' from 1 event (" + msg + ")"
 		t.res.Changed = true
-		t.e.env.Log.Log(t.ctx, t.r.LogLevel, "/"+ref+": "+ev.Message)
+		t.log("", ev.Message)
 	}
 	t.res.Events = append(t.res.Events, ev)
 }

@@ -168,11 +168,57 @@ func exchangeLine(ctx context.Context, r Runner, res *Resource, line []byte, che
 			return Result{}, err
 		}
 	}
-	if err := write(ctx, r.InputStream(), line); err != nil {
+	in := r.InputStream()
+	w := watchExchange(ctx, in, lines)
+	if w != nil {
+		defer w.end()
+	}
+	if err := writeWatched(ctx, in, line, w != nil); err != nil {
 		lines.Break(err)
 		return Result{}, fmt.Errorf("%s: sending to receiver: %w", ref(), err)
 	}
-	return readAnswer(ctx, lines, res)
+	return readAnswerWatched(ctx, lines, res, w != nil)
+}
+
+// exchangeWatch makes the end of a context interrupt one exchange's write
+// and its read, through the deadlines of the child's stdin and stdout,
+// with one registration on the context for both (each of write and
+// ReadLine would otherwise register its own: a context.AfterFunc, a
+// channel and a closure each, on every request).
+type exchangeWatch struct {
+	in, out *os.File
+	stop    func() bool
+	fired   chan struct{}
+}
+
+// watchExchange starts watching ctx for an exchange over in and lines;
+// nil when there is nothing to watch (ctx cannot end) or either side is
+// not a pipe the runtime polls, which write and ReadLine then handle.
+func watchExchange(ctx context.Context, in io.Writer, lines *LineReader) *exchangeWatch {
+	if ctx.Done() == nil || lines.f == nil {
+		return nil
+	}
+	f, ok := in.(*os.File)
+	if !ok || f.SetWriteDeadline(time.Time{}) != nil {
+		return nil
+	}
+	w := &exchangeWatch{in: f, out: lines.f, fired: make(chan struct{})}
+	w.stop = context.AfterFunc(ctx, func() {
+		f.SetWriteDeadline(aLongTimeAgo)
+		w.out.SetReadDeadline(aLongTimeAgo)
+		close(w.fired)
+	})
+	return w
+}
+
+// end stops the watch once the exchange is over; should the context have
+// ended, the deadlines it set are cleared for the next exchange.
+func (w *exchangeWatch) end() {
+	if !w.stop() {
+		<-w.fired
+		w.in.SetWriteDeadline(time.Time{})
+		w.out.SetReadDeadline(time.Time{})
+	}
 }
 
 // tooLong refuses a request line longer than the receiver behind r reads
@@ -188,8 +234,14 @@ func tooLong(r Runner, res *Resource, line []byte) error {
 // readAnswer reads the answer to res, skipping Puppet's log lines and the
 // ready banner; a missing or malformed answer breaks the child.
 func readAnswer(ctx context.Context, lines *LineReader, res *Resource) (Result, error) {
+	return readAnswerWatched(ctx, lines, res, false)
+}
+
+// readAnswerWatched is readAnswer; watched: an exchangeWatch interrupts
+// the read when ctx ends.
+func readAnswerWatched(ctx context.Context, lines *LineReader, res *Resource, watched bool) (Result, error) {
 	for {
-		raw, err := lines.ReadLine(ctx)
+		raw, err := lines.readLine(ctx, watched)
 		if err != nil {
 			err = readError(err)
 			lines.Break(err)
@@ -240,11 +292,20 @@ func readError(err error) error {
 // writer the write runs aside, and a write left behind ends when the
 // Runner replaces the (then broken) child and closes its stdin.
 func write(ctx context.Context, w io.Writer, line []byte) error {
+	return writeWatched(ctx, w, line, false)
+}
+
+// writeWatched is write; watched: an exchangeWatch interrupts the write
+// when ctx ends.
+func writeWatched(ctx context.Context, w io.Writer, line []byte, watched bool) error {
 	if w == nil {
 		return fmt.Errorf("%w: no input stream", ErrUnavailable)
 	}
-	if ctx.Done() == nil { // nothing to wait for besides the write
+	if watched || ctx.Done() == nil { // nothing to wait for besides the write
 		_, err := w.Write(line)
+		if err != nil && errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() != nil {
+			return fmt.Errorf("%w: %w", ErrNoAnswer, ctx.Err())
+		}
 		return writeError(err)
 	}
 	if f, ok := w.(*os.File); ok && f.SetWriteDeadline(time.Time{}) == nil {

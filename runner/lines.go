@@ -99,7 +99,7 @@ func NewLineReader(r io.Reader, max int) *LineReader {
 }
 
 // readDirect is ReadLine in direct mode.
-func (l *LineReader) readDirect(ctx context.Context) ([]byte, error) {
+func (l *LineReader) readDirect(ctx context.Context, watched bool) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -110,7 +110,7 @@ func (l *LineReader) readDirect(ctx context.Context) ([]byte, error) {
 	}
 	var stopped func() bool
 	var fired chan struct{}
-	if ctx.Done() != nil {
+	if ctx.Done() != nil && !watched {
 		fired = make(chan struct{})
 		stopped = context.AfterFunc(ctx, func() {
 			l.f.SetReadDeadline(aLongTimeAgo)
@@ -242,13 +242,19 @@ func trimEOL(b []byte) []byte {
 // returns the Break error once the reader is broken, and the end of the
 // input (io.EOF or the read error) after the last line.
 func (l *LineReader) ReadLine(ctx context.Context) ([]byte, error) {
+	return l.readLine(ctx, false)
+}
+
+// readLine is ReadLine; watched: the caller's exchangeWatch interrupts a
+// direct read when ctx ends (ReadLine then registers nothing of its own).
+func (l *LineReader) readLine(ctx context.Context, watched bool) ([]byte, error) {
 	select {
 	case <-l.stop:
 		return nil, l.broken
 	default:
 	}
 	if l.f != nil {
-		return l.readDirect(ctx)
+		return l.readDirect(ctx, watched)
 	}
 	select {
 	case line, ok := <-l.lines:

@@ -221,3 +221,65 @@ func TestWriteDirectHonoursContext(t *testing.T) {
 	defer cancel2()
 	require.NoError(t, write(ctx2, pw, []byte("line\n")), "the deadline of the first write is gone")
 }
+
+// One watch covers an exchange's write and read: the end of the context
+// interrupts either, in the caller's goroutine, and once the exchange is
+// over the deadlines it set are gone, so the next exchange on the same
+// pipes works.
+func TestExchangeWatch(t *testing.T) {
+	inR, inW, err := os.Pipe() // the child's stdin
+	require.NoError(t, err)
+	defer inR.Close()
+	defer inW.Close()
+	outR, outW, err := os.Pipe() // the child's stdout
+	require.NoError(t, err)
+	defer outR.Close()
+	defer outW.Close()
+	lines := NewLineReader(outR, 0)
+
+	// The read: no answer comes; the deadline ends the wait.
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	w := watchExchange(ctx, inW, lines)
+	require.NotNil(t, w)
+	require.NoError(t, writeWatched(ctx, inW, []byte("request\n"), true))
+	_, err = lines.readLine(ctx, true)
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	w.end()
+	cancel()
+
+	// The write: a pipe nobody reads, filled; the cancel ends it.
+	ctx, cancel = context.WithCancel(context.Background())
+	w = watchExchange(ctx, inW, lines)
+	require.NotNil(t, w)
+	time.AfterFunc(50*time.Millisecond, cancel)
+	err = writeWatched(ctx, inW, make([]byte, 1<<20), true)
+	require.ErrorIs(t, err, ErrNoAnswer)
+	require.ErrorIs(t, err, context.Canceled)
+	w.end()
+
+	// A context that ends after its exchange: nothing is left behind.
+	go io.Copy(io.Discard, inR)
+	ctx, cancel = context.WithCancel(context.Background())
+	w = watchExchange(ctx, inW, lines)
+	require.NoError(t, writeWatched(ctx, inW, []byte("request\n"), true))
+	_, err = outW.Write([]byte("answer\n"))
+	require.NoError(t, err)
+	got, err := lines.readLine(ctx, true)
+	require.NoError(t, err)
+	assert.Equal(t, "answer", string(got))
+	cancel()
+	w.end()
+
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	w = watchExchange(ctx, inW, lines)
+	require.NoError(t, writeWatched(ctx, inW, []byte("next\n"), true), "the write deadline is gone")
+	_, err = outW.Write([]byte("next answer\n"))
+	require.NoError(t, err)
+	got, err = lines.readLine(ctx, true)
+	require.NoError(t, err, "the read deadline is gone")
+	assert.Equal(t, "next answer", string(got))
+	w.end()
+
+	assert.Nil(t, watchExchange(context.Background(), inW, lines), "a context that cannot end is not watched")
+}
