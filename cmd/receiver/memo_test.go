@@ -94,14 +94,22 @@ func TestReqMemoKeepsAListOfScalars(t *testing.T) {
 	var req protocol.Request
 	line := []byte(`{"type":"user","title":"u","params":"{groups: [a, b]}"}`)
 	for range 2 {
-		_, h := m.find(line)
-		require.NoError(t, dec.DecodeLine(line, &req))
-		m.offer(line, h, &req)
+		sight(t, m, &dec, &req, line)
 	}
 	req.Params["groups"].([]any)[0] = "changed"
 	got, _ := m.find(line)
 	require.NotNil(t, got)
 	assert.Equal(t, []any{"a", "b"}, got.Params["groups"])
+}
+
+// sight is the receiver loop's use of the memo for one line: a line not
+// found is decoded and offered.
+func sight(t *testing.T, m *reqMemo, dec *protocol.Decoder, req *protocol.Request, line []byte) {
+	t.Helper()
+	if got, h := m.find(line); got == nil {
+		require.NoError(t, dec.DecodeLine(line, req))
+		m.offer(line, h, req)
+	}
 }
 
 // A converging engine's set of resources, each re-sent, stays kept: the
@@ -116,12 +124,7 @@ func TestReqMemoKeepsARepeatedSet(t *testing.T) {
 	}
 	for range 2 {
 		for i := range n {
-			l := line(i)
-			got, h := m.find(l)
-			if got == nil {
-				require.NoError(t, dec.DecodeLine(l, &req))
-				m.offer(l, h, &req)
-			}
+			sight(t, m, &dec, &req, line(i))
 		}
 	}
 	kept := 0
@@ -134,10 +137,7 @@ func TestReqMemoKeepsARepeatedSet(t *testing.T) {
 	assert.GreaterOrEqual(t, kept, 990)
 	// One-off lines after it do not push the set out.
 	for i := range 4 * n {
-		l := []byte(fmt.Sprintf(`{"type":"notify","title":"once%d","params":"{}"}`, i))
-		_, h := m.find(l)
-		require.NoError(t, dec.DecodeLine(l, &req))
-		m.offer(l, h, &req)
+		sight(t, m, &dec, &req, []byte(fmt.Sprintf(`{"type":"notify","title":"once%d","params":"{}"}`, i)))
 	}
 	still := 0
 	for i := range n {
