@@ -57,14 +57,18 @@ func (e *Engine) memoBuild(t *Type, reuse *Resource, req *protocol.Request) (*Re
 	if !req.Stable {
 		return t.buildResource(reuse, req.Title, req.Params, e.env.Options.Noop, buildApply)
 	}
-	if b, ok := req.Memo.(*built); ok && b.e == e && b.t == t && !b.skip {
+	b, ok := req.Memo.(*built)
+	ok = ok && b.e == e && b.t == t
+	if ok && !b.skip {
 		return b.resource(reuse), nil
 	}
 	r, err := t.buildResource(reuse, req.Title, req.Params, e.env.Options.Noop, buildApply)
 	if err != nil {
 		return nil, err // an invalid request is answered afresh each time
 	}
-	req.Memo = e.keep(r)
+	if !ok { // not yet looked at (a request found not to be kept stays so)
+		req.Memo = e.keep(r)
+	}
 	return r, nil
 }
 

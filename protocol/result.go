@@ -103,45 +103,18 @@ func decodeResultJSON(line []byte, r *Result) error {
 // line, which DecodeResult then reads with the JSON decoder; for the lines
 // it takes, both give the same Result.
 func decodeResultFast(line []byte, r *Result) bool {
-	const pre = `{"resource":"`
-	if !bytes.HasPrefix(line, []byte(pre)) {
-		return false
-	}
-	rest := line[len(pre):]
-	q := bytes.IndexByte(rest, '"')
-	if q < 0 {
-		return false
-	}
-	name := rest[:q]
-	for _, c := range name {
-		if c < 0x20 || c == '\\' || c >= 0x80 {
-			return false // escapes, control or non-ASCII bytes: the decoder's
-		}
-	}
-	rest = rest[q+1:]
+	f := fastReader{b: line, ok: true}
+	f.lit(`{"resource":`)
+	name := f.str()
 	var v [4]bool
 	for i, key := range [4]string{`,"failed":`, `,"changed":`, `,"noop":`, `,"error":`} {
-		if !bytes.HasPrefix(rest, []byte(key)) {
-			return false
-		}
-		rest = rest[len(key):]
-		switch {
-		case bytes.HasPrefix(rest, []byte("true")):
-			v[i], rest = true, rest[4:]
-		case bytes.HasPrefix(rest, []byte("false")):
-			rest = rest[5:]
-		default:
-			return false
-		}
+		f.lit(key)
+		v[i] = f.boolean()
 	}
-	const exc = `,"exception":null`
-	if !bytes.HasPrefix(rest, []byte(exc)) {
-		return false
-	}
-	rest = rest[len(exc):]
+	f.lit(`,"exception":null`)
 	var id []byte
-	if bytes.HasPrefix(rest, []byte(`,"id":`)) {
-		rest = rest[len(`,"id":`):]
+	if f.maybe(`,"id":`) {
+		rest := f.b
 		n := 0
 		if n < len(rest) && rest[n] == '-' {
 			n++
@@ -153,15 +126,13 @@ func decodeResultFast(line []byte, r *Result) bool {
 		if n == digits || (rest[digits] == '0' && n > digits+1) {
 			return false // not an integer as JSON writes one
 		}
-		id, rest = rest[:n], rest[n:]
+		id, f.b = rest[:n], rest[n:]
 	}
 	var events []Event
-	if bytes.HasPrefix(rest, []byte(`,"events":[`)) {
-		if events, rest = fastEvents(rest[len(`,"events":[`):]); events == nil {
-			return false
-		}
+	if f.maybe(`,"events":[`) {
+		events = f.events()
 	}
-	if len(rest) != 1 || rest[0] != '}' {
+	if !f.ok || len(f.b) != 1 || f.b[0] != '}' {
 		return false
 	}
 	*r = Result{Resource: string(name), Failed: v[0], Changed: v[1], Noop: v[2], Error: v[3], Events: events}
@@ -171,94 +142,103 @@ func decodeResultFast(line []byte, r *Result) bool {
 	return true
 }
 
-// fastEvents reads the events of decodeResultFast after their '[', in
-// the order AppendResult writes their members, up to and past the ']';
-// nil for anything else (an empty list included: the decoder's is not nil).
-func fastEvents(b []byte) ([]Event, []byte) {
+// fastReader reads, for decodeResultFast, the one shape AppendResult
+// writes; ok turns false at the first byte out of that shape, and every
+// read after it reads nothing.
+type fastReader struct {
+	b  []byte
+	ok bool
+}
+
+// lit consumes p, which must come next.
+func (f *fastReader) lit(p string) {
+	if !f.maybe(p) {
+		f.ok = false
+	}
+}
+
+// maybe consumes p if it comes next.
+func (f *fastReader) maybe(p string) bool {
+	if f.ok && bytes.HasPrefix(f.b, []byte(p)) {
+		f.b = f.b[len(p):]
+		return true
+	}
+	return false
+}
+
+// str reads a JSON string of printable ASCII without escapes (escapes,
+// control and non-ASCII bytes are the JSON decoder's).
+func (f *fastReader) str() []byte {
+	if f.ok && len(f.b) > 0 && f.b[0] == '"' {
+		for i := 1; i < len(f.b); i++ {
+			switch c := f.b[i]; {
+			case c == '"':
+				s := f.b[1:i]
+				f.b = f.b[i+1:]
+				return s
+			case c < 0x20 || c == '\\' || c >= 0x80:
+				f.ok = false
+				return nil
+			}
+		}
+	}
+	f.ok = false
+	return nil
+}
+
+// boolean reads true or false.
+func (f *fastReader) boolean() bool {
+	switch {
+	case f.maybe("true"):
+		return true
+	case f.maybe("false"):
+		return false
+	}
+	f.ok = false
+	return false
+}
+
+// scalar reads a str, true, false or null.
+func (f *fastReader) scalar() any {
+	switch {
+	case f.maybe("null"):
+		return nil
+	case f.maybe("true"):
+		return true
+	case f.maybe("false"):
+		return false
+	}
+	return string(f.str())
+}
+
+// events reads the events after their '[', in the order AppendResult
+// writes their members, up to and past the ']'; nil with ok false for
+// anything else (an empty list included: the decoder's is not nil).
+func (f *fastReader) events() []Event {
 	var evs []Event
-	for {
+	for f.ok {
 		var ev Event
-		var ok bool
-		var s []byte
-		if !bytes.HasPrefix(b, []byte(`{"property":`)) {
-			return nil, nil
-		}
-		if s, b, ok = fastString(b[len(`{"property":`):]); !ok {
-			return nil, nil
-		}
-		ev.Property = string(s)
-		if !bytes.HasPrefix(b, []byte(`,"previous":`)) {
-			return nil, nil
-		}
-		if ev.Previous, b, ok = fastScalar(b[len(`,"previous":`):]); !ok {
-			return nil, nil
-		}
-		if !bytes.HasPrefix(b, []byte(`,"desired":`)) {
-			return nil, nil
-		}
-		if ev.Desired, b, ok = fastScalar(b[len(`,"desired":`):]); !ok {
-			return nil, nil
-		}
-		if !bytes.HasPrefix(b, []byte(`,"message":`)) {
-			return nil, nil
-		}
-		if s, b, ok = fastString(b[len(`,"message":`):]); !ok {
-			return nil, nil
-		}
-		ev.Message = string(s)
-		if !bytes.HasPrefix(b, []byte(`,"status":`)) {
-			return nil, nil
-		}
-		if s, b, ok = fastString(b[len(`,"status":`):]); !ok {
-			return nil, nil
-		}
-		ev.Status = string(s)
-		if len(b) < 2 || b[0] != '}' {
-			return nil, nil
+		f.lit(`{"property":`)
+		ev.Property = string(f.str())
+		f.lit(`,"previous":`)
+		ev.Previous = f.scalar()
+		f.lit(`,"desired":`)
+		ev.Desired = f.scalar()
+		f.lit(`,"message":`)
+		ev.Message = string(f.str())
+		f.lit(`,"status":`)
+		ev.Status = string(f.str())
+		f.lit("}")
+		if !f.ok {
+			return nil
 		}
 		evs = append(evs, ev)
-		switch b[1] {
-		case ',':
-			b = b[2:]
-		case ']':
-			return evs, b[2:]
-		default:
-			return nil, nil
+		if f.maybe("]") {
+			return evs
 		}
+		f.lit(",")
 	}
-}
-
-// fastString reads a JSON string of printable ASCII without escapes.
-func fastString(b []byte) (s, rest []byte, ok bool) {
-	if len(b) == 0 || b[0] != '"' {
-		return nil, nil, false
-	}
-	for i := 1; i < len(b); i++ {
-		switch c := b[i]; {
-		case c == '"':
-			return b[1:i], b[i+1:], true
-		case c < 0x20 || c == '\\' || c >= 0x80:
-			return nil, nil, false
-		}
-	}
-	return nil, nil, false
-}
-
-// fastScalar reads a fastString, true, false or null.
-func fastScalar(b []byte) (v any, rest []byte, ok bool) {
-	switch {
-	case bytes.HasPrefix(b, []byte("null")):
-		return nil, b[4:], true
-	case bytes.HasPrefix(b, []byte("true")):
-		return true, b[4:], true
-	case bytes.HasPrefix(b, []byte("false")):
-		return false, b[5:], true
-	}
-	s, rest, ok := fastString(b)
-	if !ok {
-		return nil, nil, false
-	}
-	return string(s), rest, true
+	return nil
 }
 
 // MarshalJSON writes the answer line AppendResult writes, without its

@@ -102,3 +102,23 @@ func BenchmarkDecodeResultInSync(b *testing.B) {
 		}
 	}
 }
+
+// Whatever line the one-pass reading takes, the JSON decoder reads the
+// same Result from it.
+func FuzzDecodeResultFast(f *testing.F) {
+	for _, s := range []string{
+		`{"resource":"File[/x]","failed":false,"changed":false,"noop":false,"error":false,"exception":null,"id":42}`,
+		`{"resource":"Notify[n]","failed":false,"changed":true,"noop":false,"error":false,"exception":null,"events":[{"property":"message","previous":"absent","desired":"hi","message":"m","status":"success"},{"property":"x","previous":null,"desired":true,"message":"","status":"noop"}]}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		var fast Result
+		if !decodeResultFast(line, &fast) {
+			return
+		}
+		var slow Result
+		require.NoError(t, decodeResultJSON(line, &slow), "%q", line)
+		assert.Equal(t, slow, fast, "%q", line)
+	})
+}

@@ -180,21 +180,49 @@ func exchangeLine(ctx context.Context, r Runner, res *Resource, line []byte, che
 	return readAnswerWatched(ctx, lines, res, w != nil)
 }
 
-// exchangeWatch makes the end of a context interrupt one exchange's write
-// and its read, through the deadlines of the child's stdin and stdout,
-// with one registration on the context for both (each of write and
-// ReadLine would otherwise register its own: a context.AfterFunc, a
-// channel and a closure each, on every request).
-type exchangeWatch struct {
+// deadlineWatch makes the end of a context interrupt a write to in and a
+// read from out (either may be nil), pipes the runtime polls, through
+// their deadlines: one registration on the context (a context.AfterFunc)
+// covers both, so an exchange registers once for its write and its read.
+type deadlineWatch struct {
 	in, out *os.File
 	stop    func() bool
 	fired   chan struct{}
 }
 
-// watchExchange starts watching ctx for an exchange over in and lines;
-// nil when there is nothing to watch (ctx cannot end) or either side is
-// not a pipe the runtime polls, which write and ReadLine then handle.
-func watchExchange(ctx context.Context, in io.Writer, lines *LineReader) *exchangeWatch {
+func watchDeadlines(ctx context.Context, in, out *os.File) *deadlineWatch {
+	w := &deadlineWatch{in: in, out: out, fired: make(chan struct{})}
+	w.stop = context.AfterFunc(ctx, func() {
+		w.set(aLongTimeAgo)
+		close(w.fired)
+	})
+	return w
+}
+
+func (w *deadlineWatch) set(t time.Time) {
+	if w.in != nil {
+		w.in.SetWriteDeadline(t)
+	}
+	if w.out != nil {
+		w.out.SetReadDeadline(t)
+	}
+}
+
+// end stops the watch and reports whether the context ended during it;
+// the deadlines it then set are cleared for the next exchange.
+func (w *deadlineWatch) end() bool {
+	if w.stop() {
+		return false
+	}
+	<-w.fired
+	w.set(time.Time{})
+	return true
+}
+
+// watchExchange watches ctx for an exchange over in and lines; nil when
+// there is nothing to watch (ctx cannot end) or either side is not a pipe
+// the runtime polls, which write and ReadLine then handle.
+func watchExchange(ctx context.Context, in io.Writer, lines *LineReader) *deadlineWatch {
 	if ctx.Done() == nil || lines.f == nil {
 		return nil
 	}
@@ -202,23 +230,7 @@ func watchExchange(ctx context.Context, in io.Writer, lines *LineReader) *exchan
 	if !ok || f.SetWriteDeadline(time.Time{}) != nil {
 		return nil
 	}
-	w := &exchangeWatch{in: f, out: lines.f, fired: make(chan struct{})}
-	w.stop = context.AfterFunc(ctx, func() {
-		f.SetWriteDeadline(aLongTimeAgo)
-		w.out.SetReadDeadline(aLongTimeAgo)
-		close(w.fired)
-	})
-	return w
-}
-
-// end stops the watch once the exchange is over; should the context have
-// ended, the deadlines it set are cleared for the next exchange.
-func (w *exchangeWatch) end() {
-	if !w.stop() {
-		<-w.fired
-		w.in.SetWriteDeadline(time.Time{})
-		w.out.SetReadDeadline(time.Time{})
-	}
+	return watchDeadlines(ctx, f, lines.f)
 }
 
 // tooLong refuses a request line longer than the receiver behind r reads
@@ -237,7 +249,7 @@ func readAnswer(ctx context.Context, lines *LineReader, res *Resource) (Result, 
 	return readAnswerWatched(ctx, lines, res, false)
 }
 
-// readAnswerWatched is readAnswer; watched: an exchangeWatch interrupts
+// readAnswerWatched is readAnswer; watched: a deadlineWatch interrupts
 // the read when ctx ends.
 func readAnswerWatched(ctx context.Context, lines *LineReader, res *Resource, watched bool) (Result, error) {
 	for {
@@ -295,7 +307,7 @@ func write(ctx context.Context, w io.Writer, line []byte) error {
 	return writeWatched(ctx, w, line, false)
 }
 
-// writeWatched is write; watched: an exchangeWatch interrupts the write
+// writeWatched is write; watched: a deadlineWatch interrupts the write
 // when ctx ends.
 func writeWatched(ctx context.Context, w io.Writer, line []byte, watched bool) error {
 	if w == nil {
@@ -309,18 +321,10 @@ func writeWatched(ctx context.Context, w io.Writer, line []byte, watched bool) e
 		return writeError(err)
 	}
 	if f, ok := w.(*os.File); ok && f.SetWriteDeadline(time.Time{}) == nil {
-		fired := make(chan struct{})
-		stop := context.AfterFunc(ctx, func() {
-			f.SetWriteDeadline(aLongTimeAgo)
-			close(fired)
-		})
+		dw := watchDeadlines(ctx, f, nil)
 		_, err := f.Write(line)
-		if !stop() {
-			<-fired
-			f.SetWriteDeadline(time.Time{})
-			if err != nil {
-				return fmt.Errorf("%w: %w", ErrNoAnswer, ctx.Err())
-			}
+		if dw.end() && err != nil {
+			return fmt.Errorf("%w: %w", ErrNoAnswer, ctx.Err())
 		}
 		return writeError(err)
 	}

@@ -108,21 +108,15 @@ func (l *LineReader) readDirect(ctx context.Context, watched bool) ([]byte, erro
 	if e, _ := l.ended.Load().(errBox); e.err != nil {
 		return nil, e.err
 	}
-	var stopped func() bool
-	var fired chan struct{}
+	var dw *deadlineWatch
 	if ctx.Done() != nil && !watched {
-		fired = make(chan struct{})
-		stopped = context.AfterFunc(ctx, func() {
-			l.f.SetReadDeadline(aLongTimeAgo)
-			close(fired)
-		})
+		dw = watchDeadlines(ctx, nil, l.f)
 	}
 	line, err := readLine(l.br, l.max)
-	if stopped != nil && !stopped() {
-		// The context ended during the read: the deadline is set, or
-		// about to be; clear it for the next ReadLine.
-		<-fired
-		l.f.SetReadDeadline(time.Time{})
+	if dw != nil {
+		// Should the context have ended during the read, the deadline
+		// it set is cleared for the next ReadLine.
+		dw.end()
 	}
 	if len(l.partial) > 0 && (line != nil || err == nil) {
 		line = append(l.partial, line...)
@@ -245,7 +239,7 @@ func (l *LineReader) ReadLine(ctx context.Context) ([]byte, error) {
 	return l.readLine(ctx, false)
 }
 
-// readLine is ReadLine; watched: the caller's exchangeWatch interrupts a
+// readLine is ReadLine; watched: the caller's deadlineWatch interrupts a
 // direct read when ctx ends (ReadLine then registers nothing of its own).
 func (l *LineReader) readLine(ctx context.Context, watched bool) ([]byte, error) {
 	select {
