@@ -11,7 +11,7 @@ const (
 	pendingNotify        = "notify: false (Puppet sends nothing) and a hash (Puppet prints it) are not yet told apart from their strings"
 	pendingOwnerFloat    = "owner or group 1.5: Puppet truncates it to id 1; the receiver looks up the name \"1.5\""
 	pendingParamList     = "a list for a parameter that Puppet takes whole (provider, timeout, backup, notify name); the receiver refuses it"
-	pendingRange         = "a number out of range (gid -3): Puppet hands it to the tool and fails applying; the receiver refuses it up front with an error answer, on purpose (README, Compatibility)"
+	pendingRange         = "a number out of range (gid -3): Puppet hands it to the tool and fails applying; the receiver refuses it up front with an error answer, on purpose (docs/compatibility.md)"
 	pendingReturns       = "returns of another kind: Puppet accepts it and fails when the command runs; the receiver refuses it up front"
 	pendingSelinux       = "the selinux attributes (seluser, selrole, seltype, selrange, selinux_ignore_defaults) are not declared: Puppet accepts them and does nothing without SELinux"
 )

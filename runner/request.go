@@ -50,7 +50,7 @@ type Resource struct {
 	// nil, Params must be empty.
 	Values map[string]any
 	// Refresh sends "refresh": true: a notify edge of the caller's graph
-	// fired into this resource (README, Refresh). Puppet's own receiver
+	// fired into this resource (docs/protocol.md, Refresh). Puppet's own receiver
 	// refuses the member; leave it false with it.
 	Refresh bool
 }

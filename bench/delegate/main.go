@@ -1,5 +1,5 @@
 // Command delegate measures what the receiver's relay adds to a delegated
-// request (README, Delegation): the same request lines are fed to the
+// request (docs/delegation.md): the same request lines are fed to the
 // bridge alone (the command the receiver runs, started the same way) and
 // to the receiver with --fallback puppet, one process each, after one
 // warm-up request that loads Puppet and the type; the clock runs from the

@@ -161,6 +161,7 @@ func (l *loop) serve(ctx, applyCtx context.Context, in io.Reader, out io.Writer,
 		it  lineItem
 	)
 	l.out = out
+	l.stop = stop
 	if p, ok := l.app.(pipeliner); ok {
 		l.pipe = p
 	}
@@ -263,8 +264,10 @@ func (l *loop) send(ctx context.Context, req *protocol.Request) (res protocol.Re
 			l.owed = append(l.owed, owedAnswer{id: bytes.Clone(req.ID), lineNo: l.lineNo, start: l.start})
 			return res, true
 		case st == delegate.Full && len(l.owed) > 0:
-			if !l.finishOne(ctx) {
-				return res, true // the output failed: serve ends
+			if !l.finishOne(ctx) || l.stopped() {
+				// The output failed, or a signal came while waiting
+				// for room: serve ends without evaluating req.
+				return res, true
 			}
 			continue
 		case st == delegate.Full:
@@ -278,6 +281,18 @@ func (l *loop) send(ctx context.Context, req *protocol.Request) (res protocol.Re
 		}
 		res.ID = req.ID
 		return res, false
+	}
+}
+
+// stopped reports whether a signal (or the end of the loop's context)
+// asked the loop to stop: a line read but not yet evaluated is then left
+// alone.
+func (l *loop) stopped() bool {
+	select {
+	case <-l.stop:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -419,6 +434,8 @@ type loop struct {
 	// the requests sent ahead, oldest first.
 	pipe pipeliner
 	owed []owedAnswer
+	// stop is closed by the first signal (serve's).
+	stop <-chan struct{}
 }
 
 // handle turns one line into its answer; answer is false for blank and
@@ -491,7 +508,9 @@ decoded:
 	default:
 		// What was sent ahead is applied before this request, which
 		// may depend on it.
-		if !l.drain(ctx) {
+		// A signal while waiting for them ends the loop before this
+		// request, as it does before the next line without delegation.
+		if !l.drain(ctx) || l.stopped() {
 			return res, false
 		}
 		res = l.answered(req, l.pipe.ApplyNative(ctx, req))

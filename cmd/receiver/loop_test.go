@@ -582,3 +582,108 @@ func TestLoopSendsAhead(t *testing.T) {
 	}
 	assert.True(t, as[7].Error)
 }
+
+// blockingAheadApp sends every "far" request ahead (at most one owed) and
+// answers it only when release is closed or its context ends; applied
+// records every request evaluated afterwards.
+type blockingAheadApp struct {
+	receiving chan struct{} // closed when Receive starts waiting
+	release   chan struct{}
+	owed      []string
+	applied   []string
+	once      bool
+}
+
+func (a *blockingAheadApp) Apply(ctx context.Context, req *protocol.Request) protocol.Result {
+	return a.ApplyNative(ctx, req)
+}
+
+func (a *blockingAheadApp) Delegates(req *protocol.Request) bool { return req.Type == "far" }
+
+func (a *blockingAheadApp) ApplyNative(ctx context.Context, req *protocol.Request) protocol.Result {
+	a.applied = append(a.applied, req.Title)
+	if ctx.Err() != nil {
+		return protocol.ErrorResult(protocol.Ref(req.Type, req.Title), "cancelled")
+	}
+	return protocol.Result{Resource: protocol.Ref(req.Type, req.Title), Changed: true}
+}
+
+func (a *blockingAheadApp) Send(ctx context.Context, req *protocol.Request) (delegate.SendStatus, protocol.Result) {
+	if len(a.owed) == 1 {
+		return delegate.Full, protocol.Result{}
+	}
+	a.applied = append(a.applied, req.Title)
+	if ctx.Err() != nil {
+		return delegate.Answered, protocol.ErrorResult(protocol.Ref(req.Type, req.Title), "cancelled")
+	}
+	a.owed = append(a.owed, req.Title)
+	return delegate.Sent, protocol.Result{}
+}
+
+func (a *blockingAheadApp) Receive(ctx context.Context) protocol.Result {
+	t := a.owed[0]
+	a.owed = a.owed[1:]
+	if !a.once {
+		a.once = true
+		close(a.receiving)
+	}
+	select {
+	case <-a.release:
+		return protocol.Result{Resource: "Far[" + t + "]", Changed: true}
+	case <-ctx.Done():
+		return protocol.ErrorResult("Far["+t+"]", "cancelled while delegated")
+	}
+}
+
+// TestLoopSignalDuringDelegationStopsReading: a signal while the loop
+// waits for a delegated answer (owed from a request sent ahead) ends the
+// loop as it does without delegation: the answer owed is written, and the
+// line read after it (native, or delegated and waiting for room) is
+// neither evaluated nor answered, whether the first signal let the
+// delegated resource finish or a second one cancelled it.
+func TestLoopSignalDuringDelegationStopsReading(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		next   string
+		cancel bool
+	}{
+		{"native next, finish", "notify n1 {}", false},
+		{"native next, cancel", "notify n1 {}", true},
+		{"delegated next, finish", "far f2 {}", false},
+		{"delegated next, cancel", "far f2 {}", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			app := &blockingAheadApp{receiving: make(chan struct{}), release: make(chan struct{})}
+			sigs := make(chan os.Signal, 2)
+			var out testutil.SyncBuffer
+			done := make(chan int)
+			in := "far f1 {}\n" + tc.next + "\nnotify n2 {}\n"
+			go func() {
+				done <- runLoop(context.Background(), loopConfig{}, app, strings.NewReader(in), &out, sigs)
+			}()
+			select {
+			case <-app.receiving:
+			case <-time.After(5 * time.Second):
+				t.Fatal("the loop never waited for the delegated answer")
+			}
+			sigs <- syscall.SIGTERM
+			if tc.cancel {
+				sigs <- syscall.SIGTERM
+			} else {
+				time.Sleep(20 * time.Millisecond)
+				close(app.release)
+			}
+			select {
+			case code := <-done:
+				assert.Equal(t, exitOK, code)
+			case <-time.After(5 * time.Second):
+				t.Fatal("the loop did not end after the signal")
+			}
+			assert.Equal(t, []string{"f1"}, app.applied, "nothing evaluated after the signal")
+			_, as := testutil.DecodeAnswers(t, out.String())
+			require.Len(t, as, 1, out.String())
+			assert.Equal(t, "Far[f1]", *as[0].Resource)
+			assert.Equal(t, tc.cancel, as[0].Error)
+		})
+	}
+}

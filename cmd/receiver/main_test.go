@@ -61,17 +61,17 @@ func TestHelpDocumentsProtocol(t *testing.T) {
 	assert.NotRegexp(t, `(?m)^\s+-[a-z]`, out.String())
 }
 
-// The README's table of flags has a row for every flag.
-func TestREADMEListsEveryFlag(t *testing.T) {
-	b, err := os.ReadFile("../../README.md")
+// The protocol page's table of flags has a row for every flag.
+func TestDocsListEveryFlag(t *testing.T) {
+	b, err := os.ReadFile("../../docs/protocol.md")
 	require.NoError(t, err)
-	readme := string(b)
-	start := strings.Index(readme, "### Flags")
+	page := string(b)
+	start := strings.Index(page, "\n## Flags\n")
 	require.GreaterOrEqual(t, start, 0)
-	table := readme[start:]
-	table = table[:strings.Index(table[len("### Flags"):], "\n#")+len("### Flags")]
+	table := page[start+1:]
+	table = table[:strings.Index(table[len("## Flags"):], "\n#")+len("## Flags")]
 	newFlagSet(&options{}).VisitAll(func(f *flag.Flag) {
-		assert.Regexp(t, "(?m)^\\| `--"+f.Name+"[ `]", table, "README's flag table lacks --%s", f.Name)
+		assert.Regexp(t, "(?m)^\\| `--"+f.Name+"[ `]", table, "docs/protocol.md's flag table lacks --%s", f.Name)
 	})
 }
 
