@@ -25,6 +25,7 @@ import (
 	"sync"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/types/internal/parsedfile"
 )
 
 // DefaultTarget is the hosts file managed when the request names none.
@@ -36,13 +37,8 @@ var Type = &applier.Type{
 	Doc: "Installs and manages host entries: one line of a hosts file (by default " +
 		"/etc/hosts) giving an IP address, the host name, its aliases and a comment.",
 	Attrs: []*applier.Attr{
-		{
-			Name: "ensure", Behaviour: applier.Property, Kind: applier.KindEnum,
-			Values:      []string{"present", "absent"},
-			DefaultFunc: applier.WhenManaged("present"),
-			Doc: "Whether the entry should be in the file. Defaults to `present` when any " +
-				"other property is given (Puppet's rule for ensurable types).",
-		},
+		parsedfile.Ensure("Whether the entry should be in the file. Defaults to `present` when any " +
+			"other property is given (Puppet's rule for ensurable types)."),
 		{
 			Name: "ip", Behaviour: applier.Property, Kind: applier.KindString,
 			Validate: validateIP,
@@ -58,14 +54,10 @@ var Type = &applier.Type{
 		},
 		{
 			Name: "comment", Behaviour: applier.Property, Kind: applier.KindString,
-			Validate: validateComment,
+			Validate: parsedfile.Refuse("\r\n", "Comment cannot include newline"),
 			Doc:      "A comment written after the entry, following a `#`.",
 		},
-		{
-			Name: "target", Behaviour: applier.Property, Kind: applier.KindPath,
-			Default: DefaultTarget,
-			Doc:     "The hosts file the entry lives in. Defaults to `/etc/hosts`.",
-		},
+		parsedfile.TargetAttr(DefaultTarget, "The hosts file the entry lives in. Defaults to `/etc/hosts`."),
 		{
 			Name: "name", Behaviour: applier.Namevar, Kind: applier.KindString,
 			Validate: validateName,
@@ -126,13 +118,6 @@ func validateAlias(v any) error {
 	return nil
 }
 
-func validateComment(v any) error {
-	if s, _ := v.(string); strings.ContainsAny(s, "\r\n") {
-		return errors.New("Comment cannot include newline")
-	}
-	return nil
-}
-
 func validateName(v any) error {
 	s, _ := v.(string)
 	if strings.ContainsAny(s, "\r\n") {
@@ -150,24 +135,13 @@ func validateName(v any) error {
 // aliasList renders an aliases value (nil, string, []string, []any) as
 // the list Puppet compares: whitespace-separated words.
 func aliasList(v any) []string {
-	switch x := v.(type) {
-	case nil:
-		return nil
-	case string:
-		if x == "absent" {
+	if s, ok := v.(string); ok {
+		if s == "absent" {
 			return nil
 		}
-		return strings.Fields(x)
-	case []string:
-		return x
-	case []any:
-		out := make([]string, 0, len(x))
-		for _, e := range x {
-			out = append(out, applier.FormatValue(e))
-		}
-		return out
+		return strings.Fields(s)
 	}
-	return []string{applier.FormatValue(v)}
+	return applier.StringList(v)
 }
 
 // aliasesInSync compares in order, absent being no aliases: Puppet joins

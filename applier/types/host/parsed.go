@@ -86,16 +86,7 @@ func newParsed(r *applier.Resource, env *applier.Env) (applier.Provider, error) 
 
 // Get reads the target and reports the entry of the resource's name.
 func (p *parsed) Get(ctx context.Context, cur *applier.State) error {
-	rec, err := p.Load(ctx)
-	if err != nil {
-		return err
-	}
-	if rec == nil {
-		cur.Set("ensure", "absent")
-		return nil
-	}
-	report(cur, rec, p.Target.Path, p.r.ReadAll())
-	return nil
+	return p.Report(ctx, cur, func(rec *record) { report(cur, rec, p.Target.Path, p.r.ReadAll()) })
 }
 
 // report is a present entry's state. forFind leaves out an empty comment,
@@ -121,16 +112,11 @@ func report(cur *applier.State, rec *record, target string, forFind bool) {
 // one Get finds, in the order of those lines.
 func instances(ctx context.Context, env *applier.Env, scope *applier.Resource, add func(string) *applier.State) error {
 	t := parsedfile.FileTarget(scope, DefaultTarget)
-	rs, err := Format.Read(ctx, &t, env.Cache)
-	if err != nil {
-		return err
-	}
-	rs.Each(func(_ int, rec *record, bound bool) {
+	return Format.Each(ctx, &t, env, func(_ int, rec *record, bound bool) {
 		if bound {
 			report(add(rec.Name), rec, t.Path, true)
 		}
 	})
-	return nil
 }
 
 // Set changes the entry in memory; Flush writes the file.

@@ -35,9 +35,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/types/internal/parsedfile"
 )
 
 var (
@@ -127,12 +129,7 @@ func validate(r *applier.Resource) error {
 
 // validateName refuses line breaks, which would write lines of the
 // caller's choosing (Puppet writes them).
-func validateName(v any) error {
-	if s, _ := v.(string); strings.ContainsAny(s, "\r\n") {
-		return errors.New("Name must not contain a line break")
-	}
-	return nil
-}
+var validateName = parsedfile.Refuse("\r\n", "Name must not contain a line break")
 
 func validateKey(v any) error {
 	if s, _ := v.(string); strings.ContainsAny(s, " \t\r\n\f\v") {
@@ -162,39 +159,15 @@ func validateOption(v any) error {
 }
 
 // optionList is an options value as the list written: absent (alone,
-// nil or a one-element list) is none.
+// nil or in a list) is none.
 func optionList(v any) []string {
-	switch x := v.(type) {
-	case nil:
-		return nil
-	case string:
-		if x == "absent" {
-			return nil
+	var out []string
+	for _, s := range applier.StringList(v) {
+		if s != "absent" {
+			out = append(out, s)
 		}
-		return []string{x}
-	case []any:
-		out := make([]string, 0, len(x))
-		for _, e := range x {
-			if s := applier.FormatValue(e); s != "absent" {
-				out = append(out, s)
-			}
-		}
-		return out
-	case []string:
-		return x
 	}
-	return []string{applier.FormatValue(v)}
+	return out
 }
 
-func optionsInSync(is, should any) bool {
-	a, b := optionList(is), optionList(should)
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
+func optionsInSync(is, should any) bool { return slices.Equal(optionList(is), optionList(should)) }

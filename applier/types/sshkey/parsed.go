@@ -94,16 +94,7 @@ func newParsed(r *applier.Resource, env *applier.Env) (applier.Provider, error) 
 
 // Get reports the key of the resource's name and type.
 func (p *parsed) Get(ctx context.Context, cur *applier.State) error {
-	rec, err := p.Load(ctx)
-	if err != nil {
-		return err
-	}
-	if rec == nil {
-		cur.Set("ensure", "absent")
-		return nil
-	}
-	report(cur, rec, p.Target.Path)
-	return nil
+	return p.Report(ctx, cur, func(rec *record) { report(cur, rec, p.Target.Path) })
 }
 
 // report is a present key's state: what Get reports and search lists.
@@ -122,11 +113,7 @@ func report(cur *applier.State, rec *record, target string) {
 // names no key a resource could manage and is left out, logged.
 func instances(ctx context.Context, env *applier.Env, scope *applier.Resource, add func(string) *applier.State) error {
 	t := parsedfile.FileTarget(scope, DefaultTarget)
-	rs, err := Format.Read(ctx, &t, env.Cache)
-	if err != nil {
-		return err
-	}
-	rs.Each(func(i int, rec *record, bound bool) {
+	return Format.Each(ctx, &t, env, func(i int, rec *record, bound bool) {
 		switch {
 		case !rec.HasType:
 			env.Logger().Debug(fmt.Sprintf("%s: line %d names no key type; not listed", t.Path, i+1))
@@ -134,7 +121,6 @@ func instances(ctx context.Context, env *applier.Env, scope *applier.Resource, a
 			report(add(rec.Name+"@"+rec.Type), rec, t.Path)
 		}
 	})
-	return nil
 }
 
 // Set edits the file in memory; Flush writes it.

@@ -185,3 +185,29 @@ func FileTarget(r *applier.Resource, def string) Target {
 	}
 	return Target{Path: def}
 }
+
+// Report loads the entry (Load) and reports it: ensure absent when the
+// resource has no record, else what report says of the record.
+func (e *Entry[R]) Report(ctx context.Context, cur *applier.State, report func(rec *R)) error {
+	rec, err := e.Load(ctx)
+	if err != nil {
+		return err
+	}
+	if rec == nil {
+		cur.Set("ensure", "absent")
+		return nil
+	}
+	report(rec)
+	return nil
+}
+
+// Each reads t for a search, through env's cache, and calls fn with every
+// record as Records.Each does.
+func (f *Format[R]) Each(ctx context.Context, t *Target, env *applier.Env, fn func(line int, rec *R, bound bool)) error {
+	rs, err := f.Read(ctx, t, env.Cache)
+	if err != nil {
+		return err
+	}
+	rs.Each(fn)
+	return nil
+}
