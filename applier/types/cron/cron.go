@@ -16,8 +16,11 @@
 // for every value; `special` (`reboot`, `daily`, ...) replaces them all.
 // A field the request does not give is left as it is.
 //
-// The one provider, crontab, reads a user's crontab once and keeps it
-// parsed, with an index of its jobs by name, while the spool file
+// The one provider, crontab, is the shared parsedfile record provider with
+// this type's record format (a job with its name comment and variables)
+// and crontab(1) for target. It reads a user's crontab once and keeps it
+// parsed, with an index of its jobs by name, in the Env's cache while the
+// spool file
 // (/var/spool/cron/crontabs/USER on Debian) keeps its identity, so an
 // unchanged job costs a stat. Reading the spool file directly gives what
 // `crontab -l` prints (Debian's crontab(1) leaves out the three header

@@ -8,8 +8,10 @@
 // `target`. `options` not given means none: a key whose line carries
 // options loses them, as in Puppet.
 //
-// The one provider, parsed, reads the file once and keeps it, with an
-// index of its keys by name, in a sysfile cache while it is unchanged;
+// The one provider, parsed, is the shared parsedfile record provider with
+// this type's record format and the user's rules for reading and writing
+// the file. It reads the file once and keeps it, with an index of its keys
+// by name, in the Env's cache while it is unchanged;
 // the user's home comes from /etc/passwd, kept the same way, so an
 // unchanged key costs two stats. A change re-reads the file, edits it and
 // writes it as Puppet does (its header, other lines kept, records

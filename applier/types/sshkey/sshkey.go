@@ -9,11 +9,11 @@
 // `dsa`, `ed25519`, ...) resolved first. ensure defaults to present as soon
 // as a property is given.
 //
-// The one provider, parsed, reads the target once and keeps it, with an
-// index of its records by name and type, in a sysfile cache while the
+// The one provider, parsed, is the shared parsedfile record provider with
+// this type's record format: it reads the target once and keeps it, with
+// an index of its records by name and type, in the Env's cache while the
 // file is unchanged, so an unchanged key costs a stat. A change re-reads
-// the file, edits it and writes it back through the shared parsedfile
-// package: Puppet's header, each record rendered `NAME[,ALIAS...] TYPE
+// the file, edits it and writes it back: Puppet's header, each record rendered `NAME[,ALIAS...] TYPE
 // KEY`, comments, blank lines and other lines as they were, the old file
 // in the filebucket, a new file 0644 (Puppet's mode for known_hosts), the
 // write atomic. The resource is bound to the last line of its name and
