@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/types/internal/parsedfile"
 )
 
 // DefaultTarget is the mount table managed when the request names none.
@@ -88,11 +89,7 @@ var Type = &applier.Type{
 			DefaultFunc: applier.WhenManaged("0"),
 			Doc:         "Whether dump(8) backs the filesystem up: 0 or 1. Defaults to 0.",
 		},
-		{
-			Name: "target", Behaviour: applier.Property, Kind: applier.KindPath,
-			Default: DefaultTarget,
-			Doc:     "The mount table the line lives in. Defaults to `/etc/fstab`.",
-		},
+		parsedfile.TargetAttr(DefaultTarget, "The mount table the line lives in. Defaults to `/etc/fstab`."),
 		{
 			Name: "name", Behaviour: applier.Namevar, Kind: applier.KindString,
 			Munge:    trimSlashes,
