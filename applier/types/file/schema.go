@@ -174,13 +174,13 @@ var Type = &applier.Type{
 		// SELinux contexts: Puppet manages them only where SELinux is
 		// enabled; pippet accepts them so that catalogs and requests
 		// written for such hosts apply, and manages no context.
-		{Name: "seluser", Behaviour: applier.Parameter, Kind: applier.KindString,
+		{Name: "seluser", Behaviour: applier.Parameter, Kind: applier.KindAny,
 			Doc: "The SELinux user of the file's context. Accepted and not managed: pippet sets no SELinux context (as Puppet where SELinux is off)."},
-		{Name: "selrole", Behaviour: applier.Parameter, Kind: applier.KindString,
+		{Name: "selrole", Behaviour: applier.Parameter, Kind: applier.KindAny,
 			Doc: "The SELinux role of the file's context. Accepted and not managed, as seluser."},
-		{Name: "seltype", Behaviour: applier.Parameter, Kind: applier.KindString,
+		{Name: "seltype", Behaviour: applier.Parameter, Kind: applier.KindAny,
 			Doc: "The SELinux type of the file's context. Accepted and not managed, as seluser."},
-		{Name: "selrange", Behaviour: applier.Parameter, Kind: applier.KindString,
+		{Name: "selrange", Behaviour: applier.Parameter, Kind: applier.KindAny,
 			Doc: "The SELinux range (MLS/MCS level) of the file's context. Accepted and not managed, as seluser."},
 		{Name: "selinux_ignore_defaults", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: false,
 			Doc: "Whether Puppet would skip the SELinux policy's default context. Accepted and not used, as seluser."},
