@@ -47,6 +47,7 @@ package catalog
 
 import (
 	"bytes"
+	"encoding/base64"
 	"fmt"
 	"io"
 	"strings"
@@ -271,8 +272,13 @@ func unwrap(v any) (out any, secret, deferred bool, err error) {
 		case "Deferred":
 			return x, false, true, nil
 		case "Binary":
+			// Base64 in the catalog; the bytes are the value.
 			s, _ := x["__pvalue"].(string)
-			return s, false, false, nil
+			b, err := base64.StdEncoding.DecodeString(s)
+			if err != nil {
+				return nil, false, false, fmt.Errorf("Binary value is not base64: %w", err)
+			}
+			return string(b), false, false, nil
 		default:
 			if pv, ok := x["__pvalue"]; ok {
 				if s, ok := pv.(string); ok {

@@ -34,8 +34,10 @@ type logState struct {
 	mu      sync.Mutex
 	ref     string // "/File[/x]"
 	path    string // "/Stage[main]/Main/File[/x]"
+	parent  string // "/Stage[main]/Main"
 	secrets []string
-	heard   int // events the resource heard (its refresh names them)
+	paths   map[string]string // ref → containment path, for the run's resources
+	heard   int               // events the resource heard (its refresh names them)
 	keep    bool
 	entries []LogEntry
 }
@@ -62,10 +64,14 @@ func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
 	st.mu.Lock()
 	msg := rec.Message
 	source := "Puppet"
-	if st.ref != "" && strings.HasPrefix(msg, st.ref) {
-		rest := msg[len(st.ref):]
-		if rest == "" || rest[0] == '/' || rest[0] == ':' {
-			msg = st.path + rest
+	if ref := leadingRef(msg); ref != "" {
+		rest := msg[1+len(ref):]
+		if p, ok := st.paths[ref]; ok {
+			msg = p + rest
+		} else if st.path != "" {
+			// A resource Puppet generated for the one being applied: its
+			// path is beside it.
+			msg = st.parent + msg
 		}
 	}
 	if strings.HasPrefix(msg, "/") {
@@ -124,11 +130,37 @@ func (h *Log) current(v *vertex) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if v == nil {
-		st.ref, st.path, st.secrets, st.heard = "", "", nil, 0
+		st.ref, st.path, st.parent, st.secrets, st.heard = "", "", "", nil, 0
 		return
 	}
 	st.ref, st.path = "/"+v.res.Ref(), v.path
+	st.parent = "/" + strings.Join(v.elems[:len(v.elems)-1], "/")
 	st.secrets = secretStrings(v.res)
+}
+
+// leadingRef is the reference a line starts with: "/File[/x]/mode: m"
+// gives "File[/x]".
+func leadingRef(msg string) string {
+	if len(msg) < 4 || msg[0] != '/' || msg[1] < 'A' || msg[1] > 'Z' {
+		return ""
+	}
+	open := strings.IndexByte(msg, '[')
+	if open < 0 || strings.ContainsAny(msg[1:open], " /:") {
+		return ""
+	}
+	for i := open; i < len(msg); i++ {
+		if msg[i] == ']' && (i+1 == len(msg) || msg[i+1] == '/' || msg[i+1] == ':') {
+			return msg[1 : i+1]
+		}
+	}
+	return ""
+}
+
+// setPaths gives the containment paths of the run's resources.
+func (h *Log) setPaths(paths map[string]string) {
+	h.st.mu.Lock()
+	h.st.paths = paths
+	h.st.mu.Unlock()
 }
 
 // heard sets how many events the resource being applied heard.

@@ -46,6 +46,10 @@ type Status struct {
 	EvaluationTime                                                  time.Duration
 	Changed, Failed, Skipped, OutOfSync, FailedToRestart, Scheduled bool
 	Events                                                          []Event
+	// Generated are the statuses of the resources Puppet generated for
+	// this one (a delegated concat_file's File), also in the report's
+	// list right after it.
+	Generated []*Status
 }
 
 // Event is one change of a resource, made, wanted (noop) or failed.

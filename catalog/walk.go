@@ -58,6 +58,11 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 		Host: g.Catalog.Name, Environment: g.Catalog.Environment, ConfigurationVersion: g.Catalog.Version,
 		CatalogUUID: g.Catalog.UUID, Time: start, Noop: o.Noop,
 	}
+	paths := make(map[string]string, len(g.leaves))
+	for _, v := range g.leaves {
+		paths[v.res.Ref()] = v.path
+	}
+	o.Log.setPaths(paths)
 	sched := loadSchedules(g, o.Schedules, log)
 	st := make(map[*vertex]*vstate, len(g.order))
 	get := func(v *vertex) *vstate {
@@ -147,6 +152,7 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 		status.EvaluationTime = time.Since(t0)
 		o.Log.current(nil)
 		s.failed = g.record(status, v, res, len(q))
+		rep.Statuses = append(rep.Statuses, status.Generated...)
 		if res.Failed && !loggedFailure(res) {
 			msg := res.Exception
 			if msg == "" {
@@ -157,6 +163,16 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 		sched.ran(v, o.Now())
 		var out []heard
 		ownFailed := s.failed && !status.FailedToRestart
+		for _, gs := range status.Generated {
+			if gs.Failed {
+				ownFailed = true
+			}
+			for _, ev := range gs.Events {
+				if ev.Status == protocol.StatusSuccess || ev.Status == protocol.StatusNoop {
+					out = append(out, heard{noop: ev.Status == protocol.StatusNoop})
+				}
+			}
+		}
 		for _, ev := range status.Events {
 			switch {
 			case ev.Name == "refresh" || ev.Name == "noop_restart" || ev.Name == "resource_error":
@@ -285,6 +301,28 @@ func (g *Graph) record(s *Status, v *vertex, res protocol.Result, heardN int) bo
 				ev.Name = "resource_error"
 				s.FailedToRestart = true
 			}
+		} else if gref, prop, ok := generatedEvent(e.Property); ok {
+			// A resource Puppet generated for this one (a concat_file's
+			// File): its own status, beside this one's, as Puppet reports it.
+			gs := s.generated(gref, v)
+			if prop == "" && e.Status == "unchanged" {
+				continue // the bridge's marker of a generated resource with nothing to do
+			}
+			ev.Property = prop
+			if prop == "refresh" || prop == "" {
+				ev.Property = ""
+			}
+			typ, _, _ := parseRef(gref)
+			ev.Name = eventName(typ, prop, e.Desired)
+			gs.Events = append(gs.Events, ev)
+			gs.OutOfSync = true
+			switch e.Status {
+			case protocol.StatusSuccess:
+				gs.Changed = true
+			case protocol.StatusFailure:
+				gs.Failed = true
+			}
+			continue
 		} else {
 			ev.Name = eventName(v.res.Type, e.Property, e.Desired)
 			if secret[e.Property] {
@@ -299,6 +337,22 @@ func (g *Graph) record(s *Status, v *vertex, res protocol.Result, heardN int) bo
 		s.Events = append(s.Events, ev)
 	}
 	s.OutOfSync = len(s.Events) > 0
+	if len(s.Generated) > 0 {
+		// The changes and failures are the generated resources'; this
+		// one failed only if something of its own did.
+		s.Changed, s.Failed = false, res.Error
+		for _, e := range s.Events {
+			s.Changed = s.Changed || e.Status == protocol.StatusSuccess
+			s.Failed = s.Failed || e.Status == protocol.StatusFailure
+		}
+		if res.Failed && !s.Failed {
+			failedGen := false
+			for _, g := range s.Generated {
+				failedGen = failedGen || g.Failed
+			}
+			s.Failed = !failedGen
+		}
+	}
 	if s.FailedToRestart {
 		s.Changed = false
 		for _, e := range s.Events {
@@ -322,6 +376,32 @@ func loggedFailure(res protocol.Result) bool {
 		}
 	}
 	return false
+}
+
+// generatedEvent splits a delegated answer's event property naming a
+// resource Puppet generated: "File[/etc/motd]/content".
+func generatedEvent(prop string) (ref, rest string, ok bool) {
+	i := strings.Index(prop, "]/")
+	if i <= 0 || prop[0] < 'A' || prop[0] > 'Z' || !strings.Contains(prop[:i], "[") {
+		return "", "", false
+	}
+	return prop[:i+1], prop[i+2:], true
+}
+
+// generated returns the status of a resource generated for v, made on
+// first use.
+func (s *Status) generated(ref string, v *vertex) *Status {
+	for _, g := range s.Generated {
+		if g.Resource == ref {
+			return g
+		}
+	}
+	typ, title, _ := parseRef(ref)
+	elems := append(append([]string{}, v.elems[:len(v.elems)-1]...), ref)
+	g := &Status{Resource: ref, Type: typ, Title: title, Path: "/" + strings.Join(elems, "/"), Containment: elems,
+		Tags: v.res.Tags, Time: s.Time, Scheduled: true}
+	s.Generated = append(s.Generated, g)
+	return g
 }
 
 func refreshMessage(verb string, n int) string {
