@@ -74,6 +74,7 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 		return s
 	}
 	runCtx := applier.WithRun(ctx, g.run)
+	g.prestart(ctx, app)
 	for _, v := range g.order {
 		s := get(v)
 		// The failures of what v depends on, directly or through them.
@@ -212,6 +213,35 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 	return rep
 }
 
+// prestarter is an Applier that delegates some types to a process it can
+// start ahead (delegate.Applier).
+type prestarter interface {
+	Delegates(*protocol.Request) bool
+	Prestart(ctx context.Context)
+}
+
+// prestart starts the Applier's delegate in the background when some
+// resource of the catalog will go to it: Puppet's start overlaps the
+// native resources walked before the first delegated one.
+func (g *Graph) prestart(ctx context.Context, app protocol.Applier) {
+	p, ok := app.(prestarter)
+	if !ok {
+		return
+	}
+	seen := map[string]bool{}
+	for _, v := range g.leaves {
+		t := strings.ToLower(v.res.Type)
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		if p.Delegates(&protocol.Request{Type: t, Title: v.res.Title, Op: protocol.OpApply}) {
+			go p.Prestart(context.WithoutCancel(ctx))
+			return
+		}
+	}
+}
+
 // send queues events along v's refresh edges: to a container's sentinel,
 // or to a resource of a type that refreshes (types the engine does not
 // know are given them: their Applier decides).
@@ -297,6 +327,9 @@ func (g *Graph) record(s *Status, v *vertex, res protocol.Result, heardN int) bo
 				if i := strings.Index(msg, ", which failed: "); i >= 0 {
 					msg = msg[i+len(", which failed: "):]
 				}
+				// The command's output was logged as it came (returns lines,
+				// as Puppet logs it); the event keeps the error alone.
+				msg, _, _ = strings.Cut(msg, "; last output:")
 				ev.Message = "Failed to call refresh: " + redact(msg, secrets)
 				ev.Name = "resource_error"
 				s.FailedToRestart = true

@@ -82,3 +82,13 @@ func (a *Applier) carried(ctx context.Context, req *protocol.Request) (protocol.
 	}
 	return protocol.Result{Resource: protocol.Ref(req.Type, req.Title)}, true
 }
+
+// Prestart starts Puppet now, in the background of the caller's own work,
+// so that a run that will delegate does not wait for Puppet's start when
+// it first needs it (a catalog's walk calls it when some resource of the
+// catalog is delegated). The start's error is the first request's.
+func (a *Applier) Prestart(ctx context.Context) {
+	if a.Fallback != nil {
+		_ = a.Fallback.register(ctx)
+	}
+}

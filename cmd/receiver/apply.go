@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -22,12 +23,15 @@ func init() {
 	subcommands["apply"] = applyMain
 }
 
-const applyUsage = `usage: receiver apply [flags] CATALOG
+const applyUsage = `usage: receiver apply [flags] CATALOG.json | - | MANIFEST.pp
+       receiver apply [flags] -e CODE
 
 Applies a compiled Puppet catalog (the JSON puppet apply --catalog reads;
 - for stdin) as Puppet's agent does: in dependency order, refresh events
 along notify/subscribe, failed dependencies skipped; types pippet does not
-implement go to Puppet (--fallback). See docs/catalog.md.
+implement go to Puppet (--fallback). A manifest (a .pp file, or -e CODE) is
+first compiled by Puppet's own compiler (Puppet must be installed), then
+applied natively. See docs/catalog.md.
 
 Flags:
 `
@@ -48,6 +52,8 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	verbose := fs.Bool("verbose", false, "log info and above")
 	debug := fs.Bool("debug", false, "log everything")
 	stateDir := fs.String("state-dir", applier.DefaultStateDir(), "`directory` for pippet's state (the filebucket, the schedules' last runs)")
+	code := fs.String("e", "", "compile this manifest `code` with Puppet, then apply it")
+	forced := fs.String("delegate", "", "comma-separated resource `types` sent to Puppet even though pippet implements them")
 	var pf puppetFlags
 	addPuppetFlags(fs, &pf)
 	var fallback, modulePath string
@@ -59,7 +65,7 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if code, done := parseFlags(fs, args, "receiver apply", usage, stdout, stderr); done {
 		return code
 	}
-	if fs.NArg() != 1 {
+	if (*code == "") != (fs.NArg() == 1) || fs.NArg() > 1 {
 		usage(stderr)
 		return exitUsage
 	}
@@ -74,7 +80,13 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if *debug {
 		level = slog.LevelDebug
 	}
-	cat, err := readCatalog(fs.Arg(0), stdin)
+	var cat *catalog.Catalog
+	var err error
+	if *code != "" || strings.HasSuffix(fs.Arg(0), ".pp") {
+		cat, err = compileManifest(ctx, fs.Arg(0), *code, modulePath, stderr)
+	} else {
+		cat, err = readCatalog(fs.Arg(0), stdin)
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "receiver apply: %v\n", err)
 		return exitFailed
@@ -111,29 +123,37 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return exitUsage
 	}
 	defer closeFallback(ctx, fb, logger)
+	if d, ok := app.(*delegate.Applier); ok && *forced != "" {
+		force := map[string]bool{}
+		for _, t := range splitList(*forced) {
+			force[strings.ToLower(t)] = true
+		}
+		native := d.NativeKnow
+		d.NativeKnow = func(name string) bool { return !force[strings.ToLower(name)] && native(name) }
+	}
 	defer command.KillAll()
 	rep := catalog.Apply(ctx, g, app, catalog.Options{
 		Noop: *noop, Tags: splitList(*tags), SkipTags: splitList(*skipTags), Log: logh,
 		Schedules: filepath.Join(*stateDir, "schedules.json"),
 		Sources:   localSources(pf, modulePath),
 	})
-	code := exitOK
+	status := exitOK
 	if *report != "" {
 		if err := writeVia(*report, rep.WriteYAML); err != nil {
 			fmt.Fprintf(stderr, "receiver apply: %v\n", err)
-			code = exitFailed
+			status = exitFailed
 		}
 	}
 	if *summary != "" {
 		if err := writeVia(*summary, rep.WriteSummary); err != nil {
 			fmt.Fprintf(stderr, "receiver apply: %v\n", err)
-			code = exitFailed
+			status = exitFailed
 		}
 	}
 	if *detailed {
 		return rep.ExitCode()
 	}
-	return code
+	return status
 }
 
 // readCatalog reads the catalog from a file, or stdin for "-".
@@ -203,4 +223,23 @@ func localSources(pf puppetFlags, modulePath string) func(string) (string, bool)
 		mp = filepath.SplitList(modulePath)
 	}
 	return catalog.ModuleFiles(mp)
+}
+
+// compileManifest has Puppet compile a manifest file or code.
+func compileManifest(ctx context.Context, manifest, code, modulePath string, stderr io.Writer) (*catalog.Catalog, error) {
+	if manifest != "" {
+		abs, err := filepath.Abs(manifest)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return nil, err
+		}
+		manifest = abs
+	}
+	data, err := delegate.Compile(ctx, delegate.CompileOptions{Manifest: manifest, Code: code, ModulePath: modulePath, Stderr: stderr})
+	if err != nil {
+		return nil, err
+	}
+	return catalog.Parse(bytes.NewReader(data))
 }
