@@ -315,3 +315,115 @@ func TestRealCatalogs(t *testing.T) {
 		})
 	}
 }
+
+// handCatalog writes a catalog of resources (type, title, params) in
+// Class[main], as Puppet's JSON.
+func handCatalog(t *testing.T, rs ...[3]any) string {
+	t.Helper()
+	resources := []map[string]any{
+		{"type": "Stage", "title": "main", "tags": []string{"stage"}, "exported": false, "kind": "compilable_type"},
+		{"type": "Class", "title": "main", "tags": []string{"class"}, "exported": false, "kind": "class"},
+	}
+	edges := []map[string]string{{"source": "Stage[main]", "target": "Class[main]"}}
+	for _, r := range rs {
+		typ, title := r[0].(string), r[1].(string)
+		kind := "compilable_type"
+		if strings.Contains(typ, "::") {
+			kind = "defined_type"
+		}
+		resources = append(resources, map[string]any{"type": typ, "title": title, "tags": []string{strings.ToLower(typ)},
+			"exported": false, "kind": kind, "parameters": r[2]})
+		edges = append(edges, map[string]string{"source": "Class[main]", "target": typ + "[" + title + "]"})
+	}
+	data, err := json.Marshal(map[string]any{"name": "test", "version": 1, "environment": "production", "resources": resources, "edges": edges})
+	require.NoError(t, err)
+	p := filepath.Join(t.TempDir(), "catalog.json")
+	require.NoError(t, os.WriteFile(p, data, 0o644))
+	return p
+}
+
+func applyHand(t *testing.T, cat string, args ...string) (map[string]ourStatus, string) {
+	t.Helper()
+	report := filepath.Join(t.TempDir(), "report.yaml")
+	argv := append([]string{"apply", "--state-dir", t.TempDir(), "--lastrunreport", report, "--modulepath", "/usr/share/puppet/modules"}, args...)
+	cmd := exec.Command(receiverBin, append(argv, cat)...)
+	cmd.Env = append(os.Environ(), "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Run(), stderr.String())
+	data, err := os.ReadFile(report)
+	require.NoError(t, err)
+	var doc struct {
+		Statuses map[string]ourStatus `yaml:"resource_statuses"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &doc))
+	return doc.Statuses, stderr.String()
+}
+
+// A delegated concat_file goes to Puppet with its fragments as one
+// catalog: the target gets every fragment, the File Puppet generates is
+// reported, and its change refreshes what the concat notifies.
+func TestCatalogDelegatedConcat(t *testing.T) {
+	needPuppet(t)
+	if _, err := os.Stat("/usr/share/puppet/modules/concat"); err != nil {
+		t.Skip("puppet-module-puppetlabs-concat not installed")
+	}
+	dir := t.TempDir()
+	target := filepath.Join(dir, "motd")
+	log := filepath.Join(dir, "log")
+	cat := handCatalog(t,
+		[3]any{"Concat_fragment", "b", map[string]any{"target": target, "content": "second\n", "order": "20"}},
+		[3]any{"Concat_file", target, map[string]any{"path": target, "mode": "0640", "notify": "Exec[refreshed]"}},
+		[3]any{"Concat_fragment", "a", map[string]any{"target": target, "content": "first\n", "order": "10"}},
+		[3]any{"Exec", "refreshed", map[string]any{"command": "/bin/sh -c 'echo ran >> " + log + "'", "refreshonly": true}},
+	)
+	force := []string{"--delegate", "concat_file,concat_fragment"}
+	st, stderr := applyHand(t, cat, force...)
+	got, err := os.ReadFile(target)
+	require.NoError(t, err, stderr)
+	assert.Equal(t, "first\nsecond\n", string(got))
+	gen, ok := st["File["+target+"]"]
+	require.True(t, ok, "the generated File is reported: %v", st)
+	assert.True(t, gen.Changed)
+	assert.False(t, st["Concat_file["+target+"]"].Changed)
+	assert.True(t, st["Exec[refreshed]"].Changed)
+	data, _ := os.ReadFile(log)
+	assert.Equal(t, "ran\n", string(data))
+	assert.Contains(t, stderr, "/Stage[main]/Main/File["+target+"]/ensure: defined content as")
+
+	st, _ = applyHand(t, cat, force...)
+	for ref, s := range st {
+		assert.False(t, s.Changed, "second run: %s changed", ref)
+		assert.False(t, s.Failed, "second run: %s failed", ref)
+	}
+	data, _ = os.ReadFile(log)
+	assert.Equal(t, "ran\n", string(data), "nothing refreshed on the second run")
+}
+
+// resources { purge => true } goes to Puppet with the run's resources of
+// its type: Puppet removes what the catalog does not manage, and only that.
+func TestCatalogDelegatedResourcesPurge(t *testing.T) {
+	mayChangeMachine(t)
+	aliases, err := os.ReadFile("/etc/aliases")
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.WriteFile("/etc/aliases", aliases, 0o644) })
+	require.NoError(t, os.WriteFile("/etc/aliases", append(append([]byte{}, aliases...), []byte("pippetstray: root\npippetkept: root\n")...), 0o644))
+	var rs [][3]any
+	rs = append(rs, [3]any{"Resources", "mailalias", map[string]any{"purge": true}})
+	for _, line := range strings.Split(string(aliases), "\n") {
+		name, rest, ok := strings.Cut(line, ":")
+		if !ok || strings.HasPrefix(strings.TrimSpace(line), "#") || strings.TrimSpace(name) == "" {
+			continue
+		}
+		rs = append(rs, [3]any{"Mailalias", strings.TrimSpace(name), map[string]any{"recipient": strings.TrimSpace(rest)}})
+	}
+	rs = append(rs, [3]any{"Mailalias", "pippetkept", map[string]any{"recipient": "root"}})
+	st, stderr := applyHand(t, handCatalog(t, rs...))
+	after, err := os.ReadFile("/etc/aliases")
+	require.NoError(t, err)
+	assert.NotContains(t, string(after), "pippetstray", stderr)
+	assert.Contains(t, string(after), "pippetkept")
+	removed, ok := st["Mailalias[pippetstray]"]
+	require.True(t, ok, "the purged alias is reported: %v", st)
+	assert.True(t, removed.Changed)
+}
