@@ -118,19 +118,19 @@ func (r *Resource) IsContainer() bool {
 
 // wire is the JSON shape.
 type wire struct {
-	Name        string          `json:"name"`
-	Version     json.RawMessage `json:"version"`
-	Environment string          `json:"environment"`
-	UUID        string          `json:"catalog_uuid"`
+	Name        string `json:"name"`
+	Version     any    `json:"version"`
+	Environment string `json:"environment"`
+	UUID        string `json:"catalog_uuid"`
 	Resources   []struct {
-		Type       string                     `json:"type"`
-		Title      json.RawMessage            `json:"title"`
-		Tags       []string                   `json:"tags"`
-		File       string                     `json:"file"`
-		Line       int                        `json:"line"`
-		Exported   bool                       `json:"exported"`
-		Kind       string                     `json:"kind"`
-		Parameters map[string]json.RawMessage `json:"parameters"`
+		Type       string         `json:"type"`
+		Title      any            `json:"title"`
+		Tags       []string       `json:"tags"`
+		File       string         `json:"file"`
+		Line       int            `json:"line"`
+		Exported   bool           `json:"exported"`
+		Kind       string         `json:"kind"`
+		Parameters map[string]any `json:"parameters"`
 	} `json:"resources"`
 	Edges []Edge `json:"edges"`
 }
@@ -148,35 +148,29 @@ func Parse(r io.Reader) (*Catalog, error) {
 		return nil, fmt.Errorf("the catalog is over %d bytes", MaxSize)
 	}
 	var w wire
-	if err := json.Unmarshal(data, &w); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&w); err != nil {
 		return nil, fmt.Errorf("the catalog is not Puppet's catalog JSON: %w", err)
 	}
 	if w.Resources == nil {
 		return nil, fmt.Errorf("the catalog is not Puppet's catalog JSON: it has no resources")
 	}
 	c := &Catalog{Name: w.Name, Environment: w.Environment, UUID: w.UUID, Edges: w.Edges}
-	if len(w.Version) > 0 {
-		var v any
-		if err := json.Unmarshal(w.Version, &v); err == nil && v != nil {
-			c.Version = scalarString(w.Version, v)
-		}
+	if w.Version != nil {
+		c.Version = scalarString(w.Version)
 	}
 	for i, wr := range w.Resources {
 		if wr.Type == "" {
 			return nil, fmt.Errorf("resource %d of the catalog has no type", i+1)
 		}
-		var tv any
-		if err := json.Unmarshal(wr.Title, &tv); err != nil || tv == nil {
+		if wr.Title == nil {
 			return nil, fmt.Errorf("resource %d of the catalog (%s) has no title", i+1, wr.Type)
 		}
-		r := &Resource{Type: wr.Type, Title: scalarString(wr.Title, tv), Tags: wr.Tags, File: wr.File, Line: wr.Line,
+		r := &Resource{Type: wr.Type, Title: scalarString(wr.Title), Tags: wr.Tags, File: wr.File, Line: wr.Line,
 			Exported: wr.Exported, Kind: wr.Kind, index: i, Params: make(map[string]any, len(wr.Parameters))}
 		for name, raw := range wr.Parameters {
-			v, err := decodeValue(raw)
-			if err != nil {
-				return nil, fmt.Errorf("%s: parameter %s: %w", r.Ref(), name, err)
-			}
-			v, secret, deferred, err := unwrap(v)
+			v, secret, deferred, err := unwrap(numbers(raw))
 			if err != nil {
 				return nil, fmt.Errorf("%s: parameter %s: %w", r.Ref(), name, err)
 			}
@@ -195,25 +189,18 @@ func Parse(r io.Reader) (*Catalog, error) {
 
 // scalarString is a title or version as text: a string as it is, a
 // number as the JSON wrote it.
-func scalarString(raw json.RawMessage, v any) string {
-	if s, ok := v.(string); ok {
-		return s
+func scalarString(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case json.Number:
+		return x.String()
 	}
-	return string(bytes.TrimSpace(raw))
+	return fmt.Sprint(v)
 }
 
-// decodeValue decodes one parameter with numbers kept exact: integers
-// become int64, others float64, as the request's YAML reading gives them.
-func decodeValue(raw json.RawMessage) (any, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return nil, err
-	}
-	return numbers(v), nil
-}
-
+// numbers keeps numbers exact: integers become int64, others float64, as
+// the request's YAML reading gives them.
 func numbers(v any) any {
 	switch x := v.(type) {
 	case json.Number:
