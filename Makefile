@@ -5,7 +5,7 @@ RECEIVER := $(BIN)/receiver
 PKGS     := ./...
 FUZZTIME ?= 5m
 
-.PHONY: all build install static test unit fmt-check vet bench bench-quick bench-go bench-e2e bench-catalog fuzz demo clean oracle
+.PHONY: all build install static test unit fmt-check vet bench bench-quick bench-go bench-e2e bench-catalog test-catalogs fuzz demo clean oracle
 
 all: build
 
@@ -45,6 +45,12 @@ vet:
 # and the Puppet oracle cases).
 test: fmt-check vet
 	$(GO) test -race -count=1 $(PKGS)
+
+# test-catalogs: the six real catalogs (and a purging `resources`) applied
+# to this machine as Puppet applied them: packages installed and removed,
+# /etc and services changed. Root, on a machine that may be changed.
+test-catalogs:
+	PIPPET_CHANGE_MACHINE=1 $(GO) test -count=1 -timeout 30m -run 'TestRealCatalogs|TestCatalogDelegatedResourcesPurge' ./integration/
 
 unit:
 	$(GO) test -count=1 $(PKGS)
