@@ -50,7 +50,7 @@ test: fmt-check vet
 # to this machine as Puppet applied them: packages installed and removed,
 # /etc and services changed. Root, on a machine that may be changed.
 test-catalogs:
-	PIPPET_CHANGE_MACHINE=1 $(GO) test -count=1 -timeout 30m -run 'TestRealCatalogs|TestCatalogDelegatedResourcesPurge' ./integration/
+	PIPPET_CHANGE_MACHINE=1 $(GO) test -count=1 -timeout 30m -run 'TestRealCatalogs|TestCatalogDelegatedResourcesPurge|TestApplyManifest' ./integration/
 
 unit:
 	$(GO) test -count=1 $(PKGS)

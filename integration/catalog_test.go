@@ -429,3 +429,78 @@ func TestCatalogDelegatedResourcesPurge(t *testing.T) {
 	require.True(t, ok, "the purged alias is reported: %v", st)
 	assert.True(t, removed.Changed)
 }
+
+// receiver apply's command line: the catalog from stdin, detailed exit
+// codes, the run summary, noop, tags, a cycle refused.
+func TestApplyCommandLine(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f")
+	cat := handCatalog(t,
+		[3]any{"File", f, map[string]any{"ensure": "file", "content": "x\n", "tag": "web"}},
+		[3]any{"Exec", "after", map[string]any{"command": "/bin/true", "require": "File[" + f + "]", "refreshonly": true, "subscribe": "File[" + f + "]"}},
+	)
+	data, err := os.ReadFile(cat)
+	require.NoError(t, err)
+	apply := func(stdin []byte, args ...string) (int, string) {
+		cmd := exec.Command(receiverBin, append([]string{"apply", "--state-dir", dir}, args...)...)
+		cmd.Stdin = bytes.NewReader(stdin)
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		err := cmd.Run()
+		if ee, ok := err.(*exec.ExitError); ok {
+			return ee.ExitCode(), stderr.String()
+		}
+		require.NoError(t, err, stderr.String())
+		return 0, stderr.String()
+	}
+	code, out := apply(data, "--noop", "--detailed-exitcodes", "-")
+	assert.Equal(t, 0, code, out)
+	assert.NoFileExists(t, f)
+	assert.Contains(t, out, "current_value 'absent', should be 'file' (noop)")
+
+	code, out = apply(data, "--skip_tags", "web", "--detailed-exitcodes", "-")
+	assert.Equal(t, 0, code, out)
+	assert.NoFileExists(t, f)
+
+	summary := filepath.Join(dir, "summary.yaml")
+	code, out = apply(data, "--detailed-exitcodes", "--lastrunfile", summary, "-")
+	assert.Equal(t, 2, code, out)
+	assert.Contains(t, out, "/Stage[main]/Main/Exec[after]: Triggered 'refresh' from 1 event")
+	var sum struct {
+		Resources map[string]int `yaml:"resources"`
+	}
+	sdata, err := os.ReadFile(summary)
+	require.NoError(t, err)
+	require.NoError(t, yaml.Unmarshal(sdata, &sum))
+	assert.Equal(t, 2, sum.Resources["total"])
+	assert.Equal(t, 2, sum.Resources["changed"])
+
+	code, out = apply(data, "--detailed-exitcodes", "-")
+	assert.Equal(t, 0, code, out)
+
+	failing := handCatalog(t, [3]any{"Exec", "fails", map[string]any{"command": "/bin/false"}})
+	code, _ = apply(nil, "--detailed-exitcodes", failing)
+	assert.Equal(t, 4, code)
+
+	cycle := handCatalog(t,
+		[3]any{"Exec", "a", map[string]any{"command": "/bin/true", "require": "Exec[b]"}},
+		[3]any{"Exec", "b", map[string]any{"command": "/bin/true", "require": "Exec[a]"}})
+	code, out = apply(nil, cycle)
+	assert.Equal(t, 1, code)
+	assert.Contains(t, out, "Found 1 dependency cycle:")
+	assert.Contains(t, out, "(Exec[a] => Exec[b] => Exec[a])")
+}
+
+// A manifest compiled anew by Puppet from Debian's module packages, then
+// applied natively: the same file as the recorded catalog gives.
+func TestApplyManifest(t *testing.T) {
+	mayChangeMachine(t)
+	require.NoError(t, sh(t, "rm -f /etc/pippet-motd"))
+	st, stderr := applyHand(t, filepath.Join(catalogsDir, "manifests", "concat.pp"))
+	assert.True(t, st["File[/etc/pippet-motd]"].Changed, stderr)
+	assert.Equal(t, "63ff6b104b647848", headerlessSHA(t, "/etc/pippet-motd")[:16])
+	st, _ = applyHand(t, filepath.Join(catalogsDir, "manifests", "concat.pp"))
+	for ref, s := range st {
+		assert.False(t, s.Changed, ref)
+	}
+}
