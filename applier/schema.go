@@ -172,6 +172,12 @@ type Type struct {
 	// events along notify and subscribe edges only to such types, as
 	// Puppet does to the types that have a refresh method.
 	Refreshes bool
+	// ReportAs, when set, names the resource a catalog's report gives this
+	// one's events to, as Puppet reports them on the resource its type
+	// generates (a concat_file's changes belong to File[path]); the
+	// resource itself is then reported unchanged. title and params are
+	// the catalog's, not validated.
+	ReportAs func(title string, params map[string]any) string
 
 	// idx is computed once from the declaration (see Type.index).
 	idxOnce sync.Once

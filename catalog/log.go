@@ -35,6 +35,7 @@ type logState struct {
 	ref     string // "/File[/x]"
 	path    string // "/Stage[main]/Main/File[/x]"
 	parent  string // "/Stage[main]/Main"
+	as      string // the path its lines are given to (applier.Type.ReportAs), or ""
 	secrets []string
 	paths   map[string]string // ref → containment path, for the run's resources
 	heard   int               // events the resource heard (its refresh names them)
@@ -66,7 +67,9 @@ func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
 	source := "Puppet"
 	if ref := leadingRef(msg); ref != "" {
 		rest := msg[1+len(ref):]
-		if p, ok := st.paths[ref]; ok {
+		if st.as != "" && "/"+ref == st.ref {
+			msg = st.as + rest
+		} else if p, ok := st.paths[ref]; ok {
 			msg = p + rest
 		} else if st.path != "" {
 			// A resource Puppet generated for the one being applied: its
@@ -130,11 +133,15 @@ func (h *Log) current(v *vertex) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if v == nil {
-		st.ref, st.path, st.parent, st.secrets, st.heard = "", "", "", nil, 0
+		st.ref, st.path, st.parent, st.as, st.secrets, st.heard = "", "", "", "", nil, 0
 		return
 	}
 	st.ref, st.path = "/"+v.res.Ref(), v.path
 	st.parent = "/" + strings.Join(v.elems[:len(v.elems)-1], "/")
+	st.as = ""
+	if v.typ != nil && v.typ.ReportAs != nil {
+		st.as = st.parent + "/" + v.typ.ReportAs(v.res.Title, v.res.Params)
+	}
 	st.secrets = secretStrings(v.res)
 }
 

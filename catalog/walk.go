@@ -152,6 +152,17 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 		res := g.applyOne(runCtx, app, v, q, o.Sources, log)
 		status.EvaluationTime = time.Since(t0)
 		o.Log.current(nil)
+		if v.typ != nil && v.typ.ReportAs != nil {
+			// The events belong to the resource Puppet's type generates,
+			// reported even when it has none.
+			as := v.typ.ReportAs(v.res.Title, v.res.Params)
+			status.generated(as, v)
+			for i := range res.Events {
+				if _, _, gen := generatedEvent(res.Events[i].Property); !gen {
+					res.Events[i].Property = as + "/" + res.Events[i].Property
+				}
+			}
+		}
 		s.failed = g.record(status, v, res, len(q))
 		rep.Statuses = append(rep.Statuses, status.Generated...)
 		if res.Failed && !loggedFailure(res) {

@@ -74,6 +74,13 @@ func stringParam(name, what, doc string) *applier.Attr {
 // FileType is concat_file's declaration.
 var FileType = &applier.Type{
 	Name: "concat_file",
+	// Puppet reports the target's changes on the File the module generates.
+	ReportAs: func(title string, params map[string]any) string {
+		if p, ok := params["path"].(string); ok && p != "" {
+			return "File[" + p + "]"
+		}
+		return "File[" + title + "]"
+	},
 	Doc: "Generates a file with content from fragments (concat_fragment resources) whose " +
 		"target is its title or path, or that share its tag (puppetlabs-concat's concat_file).",
 	Attrs: []*applier.Attr{
@@ -123,6 +130,8 @@ var badOrder = regexp.MustCompile(`[:\n/]`)
 // FragmentType is concat_fragment's declaration.
 var FragmentType = &applier.Type{
 	Name: "concat_fragment",
+	// puppetlabs-concat's autobefore: a fragment before its concat_file.
+	Auto: []applier.AutoRel{{Type: "concat_file", Attr: "target", Before: true}},
 	Doc: "One fragment of a concat_file: applied, it does nothing; the concat_file it targets " +
 		"reads it from the run (puppetlabs-concat's concat_fragment).",
 	Attrs: []*applier.Attr{
