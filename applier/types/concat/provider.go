@@ -90,7 +90,12 @@ func fileEngine(env *applier.Env) *applier.Engine {
 	}
 	reg := applier.NewRegistry()
 	reg.Add(file.Type)
-	e, _ := engines.LoadOrStore(env, applier.NewEngine(reg, env))
+	// The target's File logs nothing of its own: Get's probe is noop
+	// (its "would change" lines are not this run's), and Set's events
+	// are the concat_file's, logged once by its own transaction.
+	quiet := *env
+	quiet.Log = slog.New(slog.DiscardHandler)
+	e, _ := engines.LoadOrStore(env, applier.NewEngine(reg, &quiet))
 	return e.(*applier.Engine)
 }
 
