@@ -2,14 +2,16 @@ package protocol
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"math"
-	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/pippet/pippet/protocol/internal/intern"
+	"github.com/pippet/pippet/protocol/internal/swar"
+	"github.com/pippet/pippet/protocol/yamlparams"
 )
 
 // DecodeError says why a request line was refused. Type and Title are set
@@ -21,7 +23,7 @@ type DecodeError struct {
 	ID []byte
 	// Msg says what is wrong and where.
 	Msg string
-	// Err is the underlying error, if any (a *ParamsError for params).
+	// Err is the underlying error, if any (a *yamlparams.Error for params).
 	Err error
 }
 
@@ -63,7 +65,7 @@ func DecodeLine(line []byte, req *Request) error {
 // Decoder decodes request lines as DecodeLine does, reusing its memory from
 // one line to the next: the Params mapping (cleared first) and ID of the
 // request it fills (and a DecodeError's ID), its scratch buffers, and a
-// small cache of short strings repeated from line to line (intern.go). So
+// small cache of short strings repeated from line to line (intern.Cache). So
 // what it puts in a Request is only valid until its next DecodeLine: the
 // caller, and the Applier it hands the request to, must not keep req.Params
 // or req.ID (values inside Params are not reused and may be kept). The
@@ -75,9 +77,9 @@ func DecodeLine(line []byte, req *Request) error {
 type Decoder struct {
 	params     map[string]any
 	id         []byte
-	buf, spare []byte    // the JSON scanner's string buffers
-	fast       fastState // the fast path's buffer and string cache
-	oneLine    bool      // DecodeLine's own: no cache for a single line
+	buf, spare []byte            // the JSON scanner's string buffers
+	reader     yamlparams.Reader // params: the fast path's buffer and the string cache
+	oneLine    bool              // DecodeLine's own: no cache for a single line
 }
 
 const (
@@ -89,8 +91,8 @@ const (
 // Decoder's rule on what req may be kept.
 func (d *Decoder) DecodeLine(line []byte, req *Request) error {
 	*req = Request{}
-	if d.fast.cache == nil && !d.oneLine {
-		d.fast.cache = new(valueCache)
+	if d.reader.Strings == nil && !d.oneLine {
+		d.reader.Strings = new(intern.Cache)
 	}
 	if len(d.params) > maxKeptEntries {
 		d.params = nil
@@ -123,33 +125,22 @@ func keptBuf(b []byte) []byte {
 	return b[:0]
 }
 
-// parseParams is ParseParams filling the Decoder's mapping on the fast path.
+// parseParams is yamlparams.Parse filling the Decoder's mapping on the
+// fast path.
 func (d *Decoder) parseParams(src []byte) (map[string]any, error) {
 	if d.params == nil {
 		d.params = make(map[string]any, 8)
 	}
-	m, ok := fastParamsInto(src, d.params, &d.fast)
-	d.fast.buf = keptBuf(d.fast.buf)
-	if ok {
-		return m, nil
-	}
-	clear(d.params)
-	return parseParamsYAML(src)
+	return d.reader.ParseInto(src, d.params)
 }
 
 // checkBytes refuses invalid UTF-8 and control characters (other than tab)
-// anywhere in the line, naming the first offending byte. Eight bytes at a
-// time: only non-ASCII and control bytes need a closer look.
+// anywhere in the line, naming the first offending byte. Only non-ASCII and
+// control bytes need a closer look (swar.SkipText finds them).
 func checkBytes(line []byte) error {
 	for i := 0; i < len(line); {
-		if i+8 <= len(line) {
-			w := binary.LittleEndian.Uint64(line[i:])
-			m := (w | hasBelow(w, 0x20)) & msb // non-ASCII or control bytes
-			if m == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(m) / 8 // the first of them
+		if i = swar.SkipText(line, i); i >= len(line) {
+			break
 		}
 		c := line[i]
 		if c < utf8.RuneSelf {
@@ -200,7 +191,7 @@ func (d *Decoder) decodeLegacy(line []byte, req *Request) error {
 	if sp2 < 0 {
 		return &DecodeError{Msg: "invalid request: legacy form TYPE TITLE YAML has no YAML after the title"}
 	}
-	typ, title, params := d.fast.str('t', line[:sp]), string(rest[:sp2]), rest[sp2+1:]
+	typ, title, params := d.reader.Strings.String(intern.TypeName, line[:sp]), string(rest[:sp2]), rest[sp2+1:]
 	if !validTypeName(typ) {
 		return &DecodeError{Msg: fmt.Sprintf("invalid request: %q is not a resource type name", typ)}
 	}
@@ -330,7 +321,7 @@ func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
 					return fail(err)
 				}
 				if bit == seenType {
-					req.Type = d.fast.str('t', v)
+					req.Type = d.reader.Strings.String(intern.TypeName, v)
 				} else {
 					req.Title = string(v)
 				}
@@ -442,16 +433,6 @@ func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
 	return nil
 }
 
-// strStop marks the bytes that end a run of plain bytes in a JSON string:
-// the closing quote, a backslash, a control character.
-var strStop = func() (t [256]bool) {
-	for c := range 0x20 {
-		t[c] = true
-	}
-	t['"'], t['\\'] = true, true
-	return t
-}()
-
 // str reads a JSON string at s.i (which is '"') and returns its decoded
 // bytes: a slice of the line when there is no escape, else s.buf (valid
 // until the next call).
@@ -461,7 +442,7 @@ func (s *jsonScanner) str() ([]byte, error) {
 	var buf []byte
 	escaped := false
 	for {
-		j := skipJSONPlain(s.b, s.i)
+		j := swar.SkipJSONPlain(s.b, s.i)
 		if escaped {
 			buf = append(buf, s.b[s.i:j]...)
 		}
@@ -559,12 +540,12 @@ func (s *jsonScanner) hex4() (rune, bool) {
 
 // value reads any JSON value into the Go values params use.
 func (s *jsonScanner) value(depth int) (any, error) {
-	if depth > MaxParamsDepth {
-		return nil, s.errf("nesting deeper than %d levels", MaxParamsDepth)
+	if depth > yamlparams.MaxDepth {
+		return nil, s.errf("nesting deeper than %d levels", yamlparams.MaxDepth)
 	}
 	s.n++
-	if s.n > MaxParamsValues {
-		return nil, s.errf("more than %d values", MaxParamsValues)
+	if s.n > yamlparams.MaxValues {
+		return nil, s.errf("more than %d values", yamlparams.MaxValues)
 	}
 	s.ws()
 	if s.i >= len(s.b) {

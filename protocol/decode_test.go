@@ -7,9 +7,12 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/protocol/internal/intern"
 )
 
 func TestDecodeLine(t *testing.T) {
@@ -281,7 +284,7 @@ func TestDecoderCache(t *testing.T) {
 		"www-data", "/srv/app", "'/srv/app'", "0x1F", "12.5", ".inf", "other"}
 	var d Decoder
 	var req Request
-	for i := range 3 * cacheSlots * len(values) {
+	for i := range 3 * intern.Slots * len(values) {
 		v := values[i%len(values)]
 		if i%7 == 0 {
 			v = fmt.Sprintf("v%d", i) // one-off values, pushing others out
@@ -313,7 +316,7 @@ func TestDecoderCacheKeepsRepeated(t *testing.T) {
 		d   Decoder
 		req Request
 	)
-	lines := make([][]byte, 4*cacheSlots)
+	lines := make([][]byte, 4*intern.Slots)
 	for i := range lines {
 		lines[i] = []byte(fmt.Sprintf(`{"type":"exec","title":"/bin/true %d","params":"{creates: /srv/d/f%d, cwd: /srv}"}`, i, i))
 	}
@@ -330,4 +333,53 @@ func TestDecoderCacheKeepsRepeated(t *testing.T) {
 	// The title, and the creates path as a string and as a value.
 	assert.Equal(t, 3.0, allocs)
 	assert.Equal(t, "exec", req.Type)
+}
+
+// checkBytes, which skips plain ASCII eight bytes at a time, agrees with
+// the byte-at-a-time definition wherever in a word, or across words, the
+// bytes it stops at are: every pair of them at every two places of a line.
+func TestCheckBytesAgreesWithBytewise(t *testing.T) {
+	special := []string{"\t", "\n", "\x00", "\x1f", "\x7f", "\x80", "\xff", "\u00e9", "\u65e5", "\U0001F600", "\xe2\x82", "\xc3"}
+	for i := range 18 {
+		for j := i; j < 18; j++ {
+			for _, a := range special {
+				for _, b := range special {
+					line := []byte(strings.Repeat("a", i) + a + strings.Repeat("b", j-i) + b + strings.Repeat("c", 18-j))
+					if got, want := errText(checkBytes(line)), errText(checkBytesBytewise(line)); got != want {
+						t.Fatalf("checkBytes(%q) = %q, bytewise %q", line, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// checkBytesBytewise is checkBytes one byte at a time.
+func checkBytesBytewise(line []byte) error {
+	for i := 0; i < len(line); {
+		c := line[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\t' {
+				if c == 0 {
+					return fmt.Errorf("invalid request: NUL byte at byte %d", i+1)
+				}
+				return fmt.Errorf("invalid request: control character 0x%02x at byte %d", c, i+1)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(line[i:])
+		if r == utf8.RuneError && n == 1 {
+			return fmt.Errorf("invalid request: not valid UTF-8 at byte %d (0x%02x)", i+1, c)
+		}
+		i += n
+	}
+	return nil
 }

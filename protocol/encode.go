@@ -8,6 +8,8 @@ import (
 	"unicode/utf8"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/pippet/pippet/protocol/internal/swar"
 )
 
 // Banner is the line the receiver writes before its first answer. It is
@@ -202,7 +204,7 @@ func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		if i = skipJSONSafe(s, i); i >= len(s) {
+		if i = swar.SkipJSONSafe(s, i); i >= len(s) {
 			break
 		}
 		c := s[i]

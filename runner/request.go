@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/pippet/pippet/protocol"
+	"github.com/pippet/pippet/protocol/yamlparams"
 )
 
 // Resource is one resource to converge, as a graph engine holds it.
@@ -33,7 +34,7 @@ import (
 //
 // Any other Go type (a struct, a channel) is refused with an error wrapping
 // ErrInvalidRequest, as is invalid UTF-8 in a key or a string, nesting
-// deeper than protocol.MaxParamsDepth, or both Params and Values set. Our
+// deeper than yamlparams.MaxDepth, or both Params and Values set. Our
 // receiver takes either form; Puppet's own receiver reads only a string,
 // so use Params with it.
 type Resource struct {
@@ -121,7 +122,7 @@ func encodeRequest(res *Resource, noop bool) ([]byte, error) {
 		// string are read here as the receiver reads them.
 		m := map[string]any{}
 		if !blank {
-			parsed, err := protocol.ParseParams([]byte(res.Params))
+			parsed, err := yamlparams.Parse([]byte(res.Params))
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w: params: %w", shortRef(res), ErrInvalidRequest, err)
 			}
@@ -171,8 +172,8 @@ func badByte(s string) int {
 // appendParam appends one Go value as JSON, following the table of
 // Resource.
 func appendParam(dst []byte, v reflect.Value, depth int) ([]byte, error) {
-	if depth > protocol.MaxParamsDepth {
-		return nil, fmt.Errorf("nested deeper than %d levels", protocol.MaxParamsDepth)
+	if depth > yamlparams.MaxDepth {
+		return nil, fmt.Errorf("nested deeper than %d levels", yamlparams.MaxDepth)
 	}
 	for v.IsValid() && (v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface) {
 		if v.IsNil() {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/protocol"
+	"github.com/pippet/pippet/protocol/yamlparams"
 )
 
 // resource is the command-line face of the read verbs, shaped after
@@ -186,7 +187,7 @@ func cliValue(v string) (any, error) {
 	if !strings.HasPrefix(v, "[") && !strings.HasPrefix(v, "{") {
 		return v, nil
 	}
-	m, err := protocol.ParseParams([]byte("v: " + v))
+	m, err := yamlparams.Parse([]byte("v: " + v))
 	if err != nil {
 		return nil, err
 	}

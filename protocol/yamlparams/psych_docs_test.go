@@ -1,4 +1,4 @@
-package protocol
+package yamlparams
 
 import (
 	"encoding/json"
@@ -88,7 +88,7 @@ func TestPsychDocuments(t *testing.T) {
 		var want map[string]any
 		json.Unmarshal(r[0], &doc)
 		json.Unmarshal(r[1], &want)
-		m, err := ParseParams([]byte(doc))
+		m, err := Parse([]byte(doc))
 		if _, isErr := want["error"]; isErr {
 			if err == nil {
 				bad++

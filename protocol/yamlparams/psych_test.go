@@ -1,4 +1,4 @@
-package protocol
+package yamlparams
 
 import (
 	"encoding/json"
@@ -35,7 +35,7 @@ func TestPsychScalars(t *testing.T) {
 		if known[s] {
 			continue
 		}
-		m, err := ParseParams([]byte("a: " + s + "\n"))
+		m, err := Parse([]byte("a: " + s + "\n"))
 		var got []string
 		if err != nil {
 			got = []string{"error", err.Error()}
