@@ -247,29 +247,50 @@ func (s *jsonScanner) describe() string {
 	return strconv.QuoteRune(r)
 }
 
+// A JSON request's members, each a bit of jsonMembers.seen.
+const (
+	memberType uint8 = 1 << iota
+	memberTitle
+	memberParams
+	memberID
+	memberRefresh
+	memberOp
+)
+
+// jsonMembers is what a JSON request's members gave that is checked only
+// once the whole object is read: the members seen, the params in their
+// three forms, an op not known.
+type jsonMembers struct {
+	seen       uint8
+	params     []byte         // a params string (YAML), parsed last
+	paramsObj  map[string]any // params as a JSON object
+	paramsNull bool
+	badOp      []byte // an unknown op, named once type and title are known
+}
+
+// decodeJSONRequest reads the request object, then checks what it gave and
+// reads its params. A request that cannot be read (bad JSON, a member
+// unknown, repeated or of the wrong kind, no type) is answered, as Puppet
+// answers it, without naming a resource; once type and title are known, an
+// error names them.
 func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
-	fail := func(err error) error {
-		// The line could not be read as a request: like Puppet, the answer
-		// names no resource.
-		return &DecodeError{Msg: "invalid request: " + err.Error(), Err: err}
+	var m jsonMembers
+	if err := d.readMembers(s, req, &m); err != nil {
+		return unnamed(err)
 	}
+	return d.finishJSONRequest(req, &m)
+}
+
+// unnamed is the error for a line that could not be read as a request.
+func unnamed(err error) error {
+	return &DecodeError{Msg: "invalid request: " + err.Error(), Err: err}
+}
+
+// readMembers reads the request object's members into req and m, and
+// nothing may follow the object.
+func (d *Decoder) readMembers(s *jsonScanner, req *Request, m *jsonMembers) error {
 	s.ws()
 	s.i++ // '{'
-	var (
-		params       []byte
-		paramsObj    map[string]any
-		paramsIsNull bool
-		seen         uint8
-	)
-	const (
-		seenType = 1 << iota
-		seenTitle
-		seenParams
-		seenID
-		seenRefresh
-		seenOp
-	)
-	var badOp []byte
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
 		s.i++
@@ -277,108 +298,42 @@ func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
 		for {
 			s.ws()
 			if s.i >= len(s.b) || s.b[s.i] != '"' {
-				return fail(s.errf("expected a member name in double quotes, found %s", s.describe()))
+				return s.errf("expected a member name in double quotes, found %s", s.describe())
 			}
 			keyPos := s.i + 1
 			key, err := s.str()
 			if err != nil {
-				return fail(err)
+				return err
 			}
 			s.ws()
 			if s.i >= len(s.b) || s.b[s.i] != ':' {
-				return fail(s.errf("expected ':' after member name %q, found %s", key, s.describe()))
+				return s.errf("expected ':' after member name %q, found %s", key, s.describe())
 			}
 			s.i++
 			s.ws()
 			var bit uint8
 			switch string(key) {
 			case "type":
-				bit = seenType
+				bit = memberType
 			case "title":
-				bit = seenTitle
+				bit = memberTitle
 			case "params":
-				bit = seenParams
+				bit = memberParams
 			case "id":
-				bit = seenID
+				bit = memberID
 			case "refresh":
-				bit = seenRefresh
+				bit = memberRefresh
 			case "op":
-				bit = seenOp
+				bit = memberOp
 			default:
-				return fail(&jsonError{pos: keyPos, msg: fmt.Sprintf("unknown member %q (expected type, title, params, id, refresh, op)", key)})
+				return &jsonError{pos: keyPos, msg: fmt.Sprintf("unknown member %q (expected type, title, params, id, refresh, op)", key)}
 			}
-			if seen&bit != 0 {
-				return fail(&jsonError{pos: keyPos, msg: fmt.Sprintf("member %q given twice", key)})
+			if m.seen&bit != 0 {
+				return &jsonError{pos: keyPos, msg: fmt.Sprintf("member %q given twice", key)}
 			}
-			seen |= bit
-			switch bit {
-			case seenType, seenTitle:
-				if s.i >= len(s.b) || s.b[s.i] != '"' {
-					return fail(s.errf("%q must be a string, found %s", key, s.describe()))
-				}
-				v, err := s.str()
-				if err != nil {
-					return fail(err)
-				}
-				if bit == seenType {
-					req.Type = d.reader.Strings.String(intern.TypeName, v)
-				} else {
-					req.Title = string(v)
-				}
-			case seenParams:
-				switch {
-				case s.i < len(s.b) && s.b[s.i] == '"':
-					v, err := s.str()
-					if err != nil {
-						return fail(err)
-					}
-					// v (perhaps in s.buf) is parsed before DecodeLine
-					// returns; a later string gets the other buffer.
-					params = v
-					s.buf, s.spare = s.spare, s.buf
-				case s.i < len(s.b) && s.b[s.i] == '{':
-					v, err := s.value(0)
-					if err != nil {
-						return fail(err)
-					}
-					paramsObj = v.(map[string]any)
-				case bytes.HasPrefix(s.b[s.i:], []byte("null")):
-					s.i += 4
-					paramsIsNull = true
-				default:
-					return fail(s.errf("\"params\" must be a YAML string or a JSON object, found %s", s.describe()))
-				}
-			case seenOp:
-				if s.i >= len(s.b) || s.b[s.i] != '"' {
-					return fail(s.errf("\"op\" must be a string, found %s", s.describe()))
-				}
-				v, err := s.str()
-				if err != nil {
-					return fail(err)
-				}
-				op, ok := ParseOp(string(v))
-				if !ok {
-					// Named below, once type and title are known.
-					badOp = append([]byte(nil), v...)
-				}
-				req.Op = op
-			case seenRefresh:
-				switch {
-				case bytes.HasPrefix(s.b[s.i:], []byte("true")):
-					s.i += 4
-					req.Refresh = true
-				case bytes.HasPrefix(s.b[s.i:], []byte("false")):
-					s.i += 5
-				default:
-					return fail(s.errf("\"refresh\" must be true or false, found %s", s.describe()))
-				}
-			case seenID:
-				start := s.i
-				if _, err := s.value(0); err != nil {
-					return fail(err)
-				}
-				req.ID = append(d.id[:0], s.b[start:s.i]...)
-				d.id = keptBuf(req.ID)
+			m.seen |= bit
+			if err := d.readMember(s, bit, key, req, m); err != nil {
+				return err
 			}
 			s.ws()
 			if s.i < len(s.b) && s.b[s.i] == ',' {
@@ -389,46 +344,125 @@ func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
 				s.i++
 				break
 			}
-			return fail(s.errf("expected ',' or '}' after a member, found %s", s.describe()))
+			return s.errf("expected ',' or '}' after a member, found %s", s.describe())
 		}
 	}
 	s.ws()
 	if s.i < len(s.b) {
-		return fail(s.errf("unexpected %s after the request object", s.describe()))
+		return s.errf("unexpected %s after the request object", s.describe())
 	}
-	if seen&seenType == 0 {
-		return fail(fmt.Errorf("missing member \"type\""))
+	return nil
+}
+
+// readMember reads the value of the member bit (named key) at s.i.
+func (d *Decoder) readMember(s *jsonScanner, bit uint8, key []byte, req *Request, m *jsonMembers) error {
+	switch bit {
+	case memberType, memberTitle:
+		if s.i >= len(s.b) || s.b[s.i] != '"' {
+			return s.errf("%q must be a string, found %s", key, s.describe())
+		}
+		v, err := s.str()
+		if err != nil {
+			return err
+		}
+		if bit == memberType {
+			req.Type = d.reader.Strings.String(intern.TypeName, v)
+		} else {
+			req.Title = string(v)
+		}
+	case memberParams:
+		switch {
+		case s.i < len(s.b) && s.b[s.i] == '"':
+			v, err := s.str()
+			if err != nil {
+				return err
+			}
+			// v (perhaps in s.buf) is parsed before DecodeLine returns; a
+			// later string gets the other buffer.
+			m.params = v
+			s.buf, s.spare = s.spare, s.buf
+		case s.i < len(s.b) && s.b[s.i] == '{':
+			v, err := s.value(0)
+			if err != nil {
+				return err
+			}
+			m.paramsObj = v.(map[string]any)
+		case bytes.HasPrefix(s.b[s.i:], []byte("null")):
+			s.i += 4
+			m.paramsNull = true
+		default:
+			return s.errf("\"params\" must be a YAML string or a JSON object, found %s", s.describe())
+		}
+	case memberOp:
+		if s.i >= len(s.b) || s.b[s.i] != '"' {
+			return s.errf("\"op\" must be a string, found %s", s.describe())
+		}
+		v, err := s.str()
+		if err != nil {
+			return err
+		}
+		op, ok := ParseOp(string(v))
+		if !ok {
+			m.badOp = append([]byte(nil), v...)
+		}
+		req.Op = op
+	case memberRefresh:
+		switch {
+		case bytes.HasPrefix(s.b[s.i:], []byte("true")):
+			s.i += 4
+			req.Refresh = true
+		case bytes.HasPrefix(s.b[s.i:], []byte("false")):
+			s.i += 5
+		default:
+			return s.errf("\"refresh\" must be true or false, found %s", s.describe())
+		}
+	case memberID:
+		start := s.i
+		if _, err := s.value(0); err != nil {
+			return err
+		}
+		req.ID = append(d.id[:0], s.b[start:s.i]...)
+		d.id = keptBuf(req.ID)
+	}
+	return nil
+}
+
+// finishJSONRequest checks the members together (a type, a title unless a
+// read verb, a known op, params unless a read verb) and reads the params.
+func (d *Decoder) finishJSONRequest(req *Request, m *jsonMembers) error {
+	if m.seen&memberType == 0 {
+		return unnamed(fmt.Errorf("missing member \"type\""))
 	}
 	if !validTypeName(req.Type) {
-		return fail(fmt.Errorf("%q is not a resource type name", req.Type))
+		return unnamed(fmt.Errorf("%q is not a resource type name", req.Type))
 	}
 	named := func(msg string) error {
 		return &DecodeError{Type: req.Type, Title: req.Title, ID: req.ID, Msg: "invalid request: " + msg}
 	}
-	if badOp != nil {
-		return named(fmt.Sprintf("unknown op %q (expected apply, find, search or describe)", badOp))
+	if m.badOp != nil {
+		return named(fmt.Sprintf("unknown op %q (expected apply, find, search or describe)", m.badOp))
 	}
-	if req.Op == OpApply && (seen&seenTitle == 0 || req.Title == "") {
-		return fail(fmt.Errorf("missing or empty \"title\" for type %s", req.Type))
+	if req.Op == OpApply && (m.seen&memberTitle == 0 || req.Title == "") {
+		return unnamed(fmt.Errorf("missing or empty \"title\" for type %s", req.Type))
 	}
 	if strings.IndexByte(req.Title, 0) >= 0 {
-		return fail(fmt.Errorf("title contains a NUL character"))
+		return unnamed(fmt.Errorf("title contains a NUL character"))
 	}
 	switch {
-	case paramsObj != nil:
-		req.Params = paramsObj
-	case seen&seenParams == 0 && req.Op != OpApply:
+	case m.paramsObj != nil:
+		req.Params = m.paramsObj
+	case m.seen&memberParams == 0 && req.Op != OpApply:
 		// The read verbs need no params.
-	case seen&seenParams == 0:
+	case m.seen&memberParams == 0:
 		return named("missing member \"params\" (use \"{}\" for none)")
-	case paramsIsNull:
+	case m.paramsNull:
 		return named("\"params\" is null; a mapping such as \"{ensure: file}\" is required")
 	default:
-		m, err := d.parseParams(params)
+		p, err := d.parseParams(m.params)
 		if err != nil {
 			return &DecodeError{Type: req.Type, Title: req.Title, ID: req.ID, Msg: err.Error(), Err: err}
 		}
-		req.Params = m
+		req.Params = p
 	}
 	return nil
 }
