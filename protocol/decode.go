@@ -200,11 +200,62 @@ func (d *Decoder) decodeLegacy(line []byte, req *Request) error {
 	}
 	req.Type, req.Title = typ, title
 	m, err := d.parseParams(params)
+	var (
+		hint   yamlparams.Hint
+		spaced bool
+	)
+	if len(params) > 0 && params[0] != '{' { // (the usual legacy params are a flow mapping)
+		hint, spaced = spacedTitle(typ, title, params)
+	}
 	if err != nil {
-		return &DecodeError{Type: typ, Title: title, Msg: err.Error(), Err: err}
+		msg := err.Error()
+		if spaced {
+			msg += "; " + hint.Text
+		}
+		return &DecodeError{Type: typ, Title: title, Msg: msg, Err: err}
 	}
 	req.Params = m
+	req.Hints = d.reader.Hints()
+	if spaced {
+		if _, named := m[hint.Key]; named {
+			req.Hints = append(req.Hints, hint)
+		}
+	}
 	return nil
+}
+
+// spacedTitle: the params of a legacy line whose first key has a space in
+// it, as in `exec run backup {command: /bin/true}`, where the title was
+// "run backup" and the first key became "backup {command". The hint shows
+// the request in the JSON form, which takes any title.
+func spacedTitle(typ, title string, src []byte) (yamlparams.Hint, bool) {
+	if len(src) == 0 || bytes.IndexByte([]byte("{[\"'#&*!|>%@`-?,"), src[0]) >= 0 {
+		return yamlparams.Hint{}, false
+	}
+	colon := bytes.IndexByte(src, ':')
+	if colon < 0 {
+		return yamlparams.Hint{}, false
+	}
+	key := bytes.TrimRight(src[:colon], " \t")
+	sp := bytes.LastIndex(key, []byte(" {")) // the params' flow mapping
+	if sp < 0 {
+		sp = bytes.LastIndexByte(key, ' ') // or their first key
+	}
+	if sp < 0 {
+		return yamlparams.Hint{}, false
+	}
+	line := []byte(`{"type":`)
+	line = AppendString(line, typ)
+	line = append(line, `,"title":`...)
+	full := title + " " + string(bytes.TrimRight(key[:sp], " \t"))
+	if q := full[0]; (q == '"' || q == '\'') && full[len(full)-1] == q {
+		full = full[1 : len(full)-1] // the title in quotes, as a shell would take it
+	}
+	line = AppendString(line, full)
+	line = append(line, `,"params":`...)
+	line = AppendString(line, string(src[sp+1:]))
+	line = append(line, '}')
+	return yamlparams.Hint{Key: string(key), Text: "a title with spaces needs the JSON form: " + string(line)}, true
 }
 
 // jsonScanner is a small strict JSON reader over one line. Positions in
@@ -463,6 +514,7 @@ func (d *Decoder) finishJSONRequest(req *Request, m *jsonMembers) error {
 			return &DecodeError{Type: req.Type, Title: req.Title, ID: req.ID, Msg: err.Error(), Err: err}
 		}
 		req.Params = p
+		req.Hints = d.reader.Hints()
 	}
 	return nil
 }

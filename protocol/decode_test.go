@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/protocol/internal/intern"
+	"github.com/pippet/pippet/protocol/yamlparams"
 )
 
 func TestDecodeLine(t *testing.T) {
@@ -43,9 +44,12 @@ func TestDecodeLine(t *testing.T) {
 		{"legacy block yaml", "notify spec message: hi",
 			Request{Type: "notify", Title: "spec", Params: map[string]any{"message": "hi"}}},
 		// Psych reads this as a mapping too; the type then refuses the
-		// attribute "/b /x what { ensure".
+		// attribute "/b /x what { ensure", and the hint shows the title
+		// with spaces in the JSON form.
 		{"legacy garbled is a mapping", "file /a /b /x what { ensure: file }",
-			Request{Type: "file", Title: "/a", Params: map[string]any{"/b /x what { ensure": "file }"}}},
+			Request{Type: "file", Title: "/a", Params: map[string]any{"/b /x what { ensure": "file }"},
+				Hints: []yamlparams.Hint{{Key: "/b /x what { ensure",
+					Text: `a title with spaces needs the JSON form: {"type":"file","title":"/a /b /x what","params":"{ ensure: file }"}`}}}},
 		{"namespaced type", `{"type":"foo::bar","title":"x","params":"{}"}`,
 			Request{Type: "foo::bar", Title: "x", Params: map[string]any{}}},
 	}
@@ -382,4 +386,46 @@ func checkBytesBytewise(line []byte) error {
 		i += n
 	}
 	return nil
+}
+
+// A legacy line whose title has spaces, and a flow value cut at a comma,
+// decode as Puppet reads them, with a hint for the parameter name they
+// make; Explain adds it to a failed answer that names that parameter.
+func TestDecodeHints(t *testing.T) {
+	for _, tt := range []struct {
+		line, key, hint string
+	}{
+		{"exec run backup {command: /bin/true}", "backup {command",
+			`a title with spaces needs the JSON form: {"type":"exec","title":"run backup","params":"{command: /bin/true}"}`},
+		{"exec 'run my backup' command: /bin/true", "my backup' command",
+			`a title with spaces needs the JSON form: {"type":"exec","title":"run my backup","params":"command: /bin/true"}`},
+		{`{"type":"file","title":"/x","params":"{mode: u=rw,go=r}"}`, "go=r",
+			"quote a value that holds a comma, as in mode: 'u=rw,go=r' (in a flow mapping a plain value ends at the first ',')"},
+		{"file /x {mode: u=rw,go=r}", "go=r",
+			"quote a value that holds a comma, as in mode: 'u=rw,go=r' (in a flow mapping a plain value ends at the first ',')"},
+	} {
+		var d Decoder
+		var req Request
+		require.NoError(t, d.DecodeLine([]byte(tt.line), &req), tt.line)
+		require.Contains(t, req.Params, tt.key, tt.line)
+		require.Equal(t, []yamlparams.Hint{{Key: tt.key, Text: tt.hint}}, req.Hints, tt.line)
+
+		puppets := "no parameter named '" + tt.key + "' on X[y]"
+		res := ErrorResult("X[y]", puppets)
+		req.Explain(&res)
+		assert.Equal(t, puppets+"; "+tt.hint, res.Exception)
+		other := ErrorResult("X[y]", "no parameter named 'bogus' on X[y]")
+		req.Explain(&other)
+		assert.Equal(t, "no parameter named 'bogus' on X[y]", other.Exception, "a hint only for its parameter")
+	}
+
+	// A refused document says it too; lines without the mistake have no hints.
+	err := DecodeLine([]byte("exec run backup {command: /bin/true, creates: /tmp}"), new(Request))
+	assert.ErrorContains(t, err, `a title with spaces needs the JSON form: {"type":"exec","title":"run backup","params":"{command: /bin/true, creates: /tmp}"}`)
+	assert.ErrorContains(t, DecodeLine([]byte("exec run "), new(Request)), "empty document")
+	for _, line := range []string{"exec run {command: /bin/true}", "exec run command: /bin/true", `{"type":"file","title":"/x","params":"{mode: 'u=rw,go=r'}"}`} {
+		var req Request
+		require.NoError(t, DecodeLine([]byte(line), &req), line)
+		assert.Nil(t, req.Hints, line)
+	}
 }

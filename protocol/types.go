@@ -46,6 +46,9 @@ package protocol
 import (
 	"context"
 	"strconv"
+	"strings"
+
+	"github.com/pippet/pippet/protocol/yamlparams"
 )
 
 // Request is one decoded request line.
@@ -80,6 +83,22 @@ type Request struct {
 	Stable bool
 	// Memo belongs to the Applier, for a Stable request; nil at first.
 	Memo any
+	// Hints say how a parameter name in Params was probably meant, when
+	// reading the line made it out of something else (the rest of a
+	// legacy line's title with spaces, a flow value cut at a comma); nil
+	// for nearly every request. See Explain.
+	Hints []yamlparams.Hint
+}
+
+// Explain adds to a failed answer the hints about the parameter its
+// exception names ('go=r', quoted as Puppet quotes an unknown parameter),
+// so that the error stays Puppet's and says what was probably meant.
+func (r *Request) Explain(res *Result) {
+	for _, h := range r.Hints {
+		if res.Failed && strings.Contains(res.Exception, "'"+h.Key+"'") && !strings.Contains(res.Exception, h.Text) {
+			res.Exception += "; " + h.Text
+		}
+	}
 }
 
 // Op is a request's verb.

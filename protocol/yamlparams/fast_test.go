@@ -97,7 +97,7 @@ func TestFastParamsAgreesOnRandomDocuments(t *testing.T) {
 			continue
 		}
 		took++
-		slow, err := parseYAML([]byte(doc))
+		slow, err := parseYAML([]byte(doc), nil)
 		require.NoError(t, err, "fast path took %q, yaml.v3 path refused it", doc)
 		require.True(t, equalValues(fast, slow), "%q: fast %#v, yaml.v3 %#v", doc, fast, slow)
 	}

@@ -30,7 +30,7 @@ func FuzzParse(f *testing.F) {
 		got, err := Parse(src)
 		checkEstimate(t, src)
 		if fast, ok := fastParams(src); ok {
-			slow, serr := parseYAML(src)
+			slow, serr := parseYAML(src, nil)
 			if serr != nil {
 				t.Fatalf("fast path accepted %q, yaml.v3 path refused: %v", src, serr)
 			}

@@ -68,7 +68,7 @@ func Parse(src []byte) (map[string]any, error) {
 	if m, ok := fastParams(src); ok {
 		return m, nil
 	}
-	return parseYAML(src)
+	return parseYAML(src, nil)
 }
 
 // Reader parses documents one after another as Parse does, reusing its
@@ -81,7 +81,21 @@ type Reader struct {
 	// kept.
 	Strings *intern.Cache
 	buf     []byte // where the fast path puts together quoted values with escapes
+	hints   []Hint // the last document's
 }
+
+// A Hint says how a top-level key was probably meant, when reading the
+// document made it out of something else: in {mode: u=rw,go=r} a plain
+// value ends at the comma, and go=r becomes a key of its own. A request
+// refused for that key (an unknown parameter) can say Text too.
+type Hint struct {
+	Key  string
+	Text string
+}
+
+// Hints returns the hints about the document ParseInto read last; nil for
+// nearly every document (none comes from the fast path's grammar).
+func (r *Reader) Hints() []Hint { return r.hints }
 
 // maxKeptBuf bounds the buffer a Reader keeps between documents: one left
 // bigger by an unusual document is dropped rather than reused.
@@ -91,6 +105,7 @@ const maxKeptBuf = 64 << 10
 // the document takes the fast path; otherwise it clears m and returns a new
 // map.
 func (r *Reader) ParseInto(src []byte, m map[string]any) (map[string]any, error) {
+	r.hints = nil
 	got, ok := r.fast(src, m)
 	if cap(r.buf) > maxKeptBuf {
 		r.buf = nil
@@ -99,11 +114,12 @@ func (r *Reader) ParseInto(src []byte, m map[string]any) (map[string]any, error)
 		return got, nil
 	}
 	clear(m)
-	return parseYAML(src)
+	return parseYAML(src, &r.hints)
 }
 
-// parseYAML is the general path through yaml.v3.
-func parseYAML(src []byte) (map[string]any, error) {
+// parseYAML is the general path through yaml.v3. With hints not nil, it
+// sets the hints about the document there.
+func parseYAML(src []byte, hints *[]Hint) (map[string]any, error) {
 	if len(src) > estimateAbove {
 		if n := estimateNodes(src, MaxValues); n > MaxValues {
 			return nil, &Error{Msg: fmt.Sprintf("document has more than %d values", MaxValues)}
@@ -145,7 +161,42 @@ func parseYAML(src []byte) (map[string]any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if hints != nil && root.Style&yaml.FlowStyle != 0 {
+		*hints = commaHints(root)
+	}
 	return m, nil
+}
+
+// commaHints finds, in a flow mapping, the keys without a value that
+// follow a plain value: {mode: u=rw,go=r} meant the mode u=rw,go=r, but a
+// plain value ends at the first comma. Each key of such a run gets the
+// hint to quote the whole value.
+func commaHints(n *yaml.Node) []Hint {
+	var hints []Hint
+	plain := func(s *yaml.Node) bool {
+		return s.Kind == yaml.ScalarNode && s.Style == 0 && s.Tag != "!!merge"
+	}
+	for i := 0; i+3 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		if !plain(k) || !plain(v) || v.Value == "" {
+			continue
+		}
+		value, j := v.Value, i+2
+		for ; j+1 < len(n.Content); j += 2 {
+			ck, cv := n.Content[j], n.Content[j+1]
+			if !plain(ck) || ck.Value == "" || !plain(cv) || cv.Value != "" {
+				break
+			}
+			value += "," + ck.Value
+		}
+		text := fmt.Sprintf("quote a value that holds a comma, as in %s: '%s' (in a flow mapping a plain value ends at the first ',')",
+			k.Value, strings.ReplaceAll(value, "'", "''"))
+		for e := i + 2; e < j; e += 2 {
+			hints = append(hints, Hint{Key: n.Content[e].Value, Text: text})
+		}
+		i = j - 2
+	}
+	return hints
 }
 
 func kindName(v any) string {

@@ -125,7 +125,7 @@ func TestFastParams(t *testing.T) {
 	for _, s := range takes {
 		fast, ok := fastParams([]byte(s))
 		require.True(t, ok, "fast path declined %q", s)
-		slow, err := parseYAML([]byte(s))
+		slow, err := parseYAML([]byte(s), nil)
 		require.NoError(t, err, s)
 		assert.True(t, equalValues(fast, slow), "%q: fast %#v, slow %#v", s, fast, slow)
 	}
@@ -195,7 +195,7 @@ func TestLiteralBlocks(t *testing.T) {
 		{"a: |\n  one\n\n   two\n", "one\n\n two\n"},
 	}
 	for _, tt := range tests {
-		for name, parse := range map[string]func([]byte) (map[string]any, error){"Parse": Parse, "yaml.v3": parseYAML} {
+		for name, parse := range map[string]func([]byte) (map[string]any, error){"Parse": Parse, "yaml.v3": func(b []byte) (map[string]any, error) { return parseYAML(b, nil) }} {
 			m, err := parse([]byte(tt.doc))
 			require.NoError(t, err, "%s %q", name, tt.doc)
 			assert.Equal(t, tt.want, m["a"], "%s %q", name, tt.doc)
@@ -217,5 +217,31 @@ func TestParseIntegerRangeNamesAttribute(t *testing.T) {
 		if assert.Error(t, err, c.doc) {
 			assert.Equal(t, c.want, err.Error(), c.doc)
 		}
+	}
+}
+
+// A plain value cut at a comma in a flow mapping leaves keys without a
+// value; each gets the hint to quote the whole value. Nothing else does.
+func TestCommaHints(t *testing.T) {
+	for _, tt := range []struct {
+		doc  string
+		want []Hint
+	}{
+		{"{mode: u=rw,go=r}", []Hint{{Key: "go=r", Text: "quote a value that holds a comma, as in mode: 'u=rw,go=r' (in a flow mapping a plain value ends at the first ',')"}}},
+		{"{ensure: file, mode: u=rw,g=r,o=r, owner: root}", []Hint{
+			{Key: "g=r", Text: "quote a value that holds a comma, as in mode: 'u=rw,g=r,o=r' (in a flow mapping a plain value ends at the first ',')"},
+			{Key: "o=r", Text: "quote a value that holds a comma, as in mode: 'u=rw,g=r,o=r' (in a flow mapping a plain value ends at the first ',')"},
+		}},
+		{"{message: it's,here}", []Hint{{Key: "here", Text: "quote a value that holds a comma, as in message: 'it''s,here' (in a flow mapping a plain value ends at the first ',')"}}},
+		{"{mode: 'u=rw,go=r'}", nil},
+		{"{a: b, c: d}", nil},
+		{"{a: 'b', c}", nil}, // the value before is quoted: not cut at a comma
+		{"{a: b, c: ~}", nil},
+		{"mode: u=rw\ngo=r:\n", nil}, // a block mapping
+	} {
+		var r Reader
+		_, err := r.ParseInto([]byte(tt.doc), nil)
+		require.NoError(t, err, tt.doc)
+		assert.Equal(t, tt.want, r.Hints(), tt.doc)
 	}
 }
