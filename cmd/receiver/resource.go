@@ -121,7 +121,7 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			out.Write(protocol.AppendResult(nil, &res, false))
 		case *asYAML && res.Instances != nil:
 			for _, in := range res.Instances {
-				b := applier.AppendYAML(nil, in.Title)
+				b := protocol.AppendYAML(nil, in.Title)
 				out.WriteString(string(b) + ": " + applier.ParamsYAML(t, in.State) + "\n")
 			}
 		case *asYAML:
