@@ -1,7 +1,7 @@
 package protocol
 
 import (
-	"encoding/json"
+	"encoding/json" // the standard decoder is the reference here
 	"errors"
 	"fmt"
 	"reflect"

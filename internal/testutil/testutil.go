@@ -4,13 +4,14 @@ package testutil
 
 import (
 	"bytes"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	json "github.com/goccy/go-json"
 )
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writers, such as a log

@@ -1,7 +1,6 @@
 package yamlparams
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -9,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+
+	json "github.com/goccy/go-json"
 )
 
 // encPsych renders a value the way testdata/psych-docs.rb renders Psych's.

@@ -1,12 +1,13 @@
 package yamlparams
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"strconv"
 	"testing"
+
+	json "github.com/goccy/go-json"
 )
 
 // TestPsychScalars compares how 5,000 scalars (YAML 1.1 edge cases and
