@@ -131,7 +131,8 @@ type Options struct {
 	MaxRedirects int
 	// MaxSize bounds the bytes one HTTP body may bring, decoded (0:
 	// DefaultMaxSize): a body that promises more fails before it is read,
-	// one that sends more fails when it passes the bound.
+	// one that sends more fails when it passes the bound. It bounds what
+	// is read of a local source too.
 	MaxSize int64
 	// Puppet, when set, adds the puppet:// backend.
 	Puppet *PuppetOptions
@@ -155,7 +156,7 @@ func New(opts Options) (*Fetcher, error) {
 		return nil, err
 	}
 	f := &Fetcher{backends: map[string]Backend{}}
-	f.Register("file", Local{})
+	f.Register("file", Local{MaxSize: opts.MaxSize})
 	f.Register("http", h)
 	f.Register("https", h)
 	if opts.Puppet != nil {

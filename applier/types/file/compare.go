@@ -232,7 +232,7 @@ func (p *posix) logNoopDiff(ctx context.Context, nw []byte) {
 	if !p.r.Bool("show_diff") || p.fi == nil || p.fi.Size() > maxDiffInput {
 		return
 	}
-	old, whole, err := readChecked(p.path, p.fi, p.follow(), maxDiffInput)
+	old, whole, err := readChecked(ctx, p.path, p.fi, p.follow(), maxDiffInput)
 	if err != nil || !whole {
 		return
 	}

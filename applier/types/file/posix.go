@@ -51,7 +51,7 @@ func instances(ctx context.Context, env *applier.Env, scope *applier.Resource, a
 		cur := add(p.path)
 		cur.Set("ensure", kindValue(p.kind))
 		cur.Set("type", kindValue(p.kind))
-		if err := p.reportAll(cur); err != nil {
+		if err := p.reportAll(ctx, cur); err != nil {
 			return err
 		}
 	}

@@ -180,7 +180,7 @@ func (p *posix) treePlan(ctx context.Context) ([]treeAction, error) {
 			continue
 		}
 		a := treeAction{rel: rel, want: want[rel], have: have[rel]}
-		if err := p.planEntry(&a); err != nil {
+		if err := p.planEntry(ctx, &a); err != nil {
 			return nil, err
 		}
 		if a.want.Type == source.TypeDirectory && a.have != nil && !a.have.IsDir() &&
@@ -258,7 +258,7 @@ func under(rel string, plan []treeAction) bool {
 }
 
 // planEntry compares one source entry with what is there.
-func (p *posix) planEntry(a *treeAction) error {
+func (p *posix) planEntry(ctx context.Context, a *treeAction) error {
 	w, h := a.want, a.have
 	if h == nil {
 		a.ops = []string{"create"}
@@ -278,7 +278,7 @@ func (p *posix) planEntry(a *treeAction) error {
 	switch w.Type {
 	case source.TypeFile:
 		if p.r.Bool("replace") && w.Checksum != "" {
-			cur, err := sumChecked(w.ChecksumType, filepath.Join(p.path, a.rel), h, false)
+			cur, err := sumChecked(ctx, w.ChecksumType, filepath.Join(p.path, a.rel), h, false)
 			if err != nil {
 				return err
 			}

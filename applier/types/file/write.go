@@ -460,7 +460,7 @@ func (p *posix) setContent(ctx context.Context, c *applier.Change) error {
 	var old []byte
 	showDiff := p.r.Bool("show_diff")
 	if showDiff && p.fi != nil && p.fi.Size() <= maxDiffInput {
-		b, whole, err := readChecked(p.path, p.fi, p.follow(), maxDiffInput)
+		b, whole, err := readChecked(ctx, p.path, p.fi, p.follow(), maxDiffInput)
 		if err != nil {
 			return fmt.Errorf("could not read %s for its diff: %w", p.path, err)
 		}
