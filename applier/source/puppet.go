@@ -102,13 +102,14 @@ func (p *Puppet) httpClient() (*http.Client, error) {
 		TLSClientConfig:     cfg,
 		DialContext:         (&net.Dialer{Timeout: p.timeout, KeepAlive: 30 * time.Second}).DialContext,
 		TLSHandshakeTimeout: p.timeout,
+		// Idle time only (idle.go): the headers' wait, then each read.
+		ResponseHeaderTimeout: p.timeout,
 		MaxIdleConnsPerHost: 4,
 		IdleConnTimeout:     90 * time.Second,
 		ForceAttemptHTTP2:   false,
 	}
 	p.client = &http.Client{
 		Transport: tr,
-		Timeout:   p.timeout,
 		// As the agent: 301, 302 and 307 are followed (at most 10), any
 		// other redirect is an error answer; never to plain http.
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -328,7 +329,7 @@ func (p *Puppet) get(ctx context.Context, e *url.URL, accept string) (*http.Resp
 	req.Header.Set("Accept-Encoding", "identity")
 	req.Header.Set("User-Agent", "pippet")
 	start := time.Now()
-	resp, err := c.Do(req)
+	resp, err := idleRequest(c, req, p.timeout)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {

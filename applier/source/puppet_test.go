@@ -365,7 +365,7 @@ func TestPuppetTimeout(t *testing.T) {
 	_, err := f.Stat(context.Background(), "puppet:///modules/m/motd", source.Query{})
 	require.Error(t, err)
 	assert.Less(t, time.Since(start), 5*time.Second)
-	assert.Contains(t, err.Error(), "Client.Timeout")
+	assert.Contains(t, err.Error(), "timeout awaiting response headers")
 }
 
 func TestPuppetServerDownThenBack(t *testing.T) {

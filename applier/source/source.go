@@ -122,7 +122,9 @@ var ErrTooManyFiles = errors.New("too many files")
 
 // Options configure a Fetcher's network backends.
 type Options struct {
-	// HTTPTimeout bounds one HTTP request, body included (0: 60s).
+	// HTTPTimeout bounds idle time in HTTP and puppet:// requests (0:
+	// 60s): connecting, the TLS handshake, the wait for the headers and
+	// every wait for more of the body; not a whole transfer (idle.go).
 	HTTPTimeout time.Duration
 	// CAFile is a PEM bundle HTTPS servers are verified against instead
 	// of the system roots.

@@ -366,13 +366,6 @@ func (p *posix) fetcher() (*source.Fetcher, error) {
 	return f, nil
 }
 
-func (p *posix) httpTimeout() time.Duration {
-	if p.env != nil && p.env.Options.HTTPTimeout > 0 {
-		return p.env.Options.HTTPTimeout
-	}
-	return 60 * time.Second
-}
-
 // sourceMeta finds the first source that exists.
 func (p *posix) sourceMeta(ctx context.Context) (*source.Metadata, error) {
 	if p.meta != nil || p.metaErr != nil {

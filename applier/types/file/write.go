@@ -373,8 +373,6 @@ func (p *posix) copySource(ctx context.Context, w io.Writer, m *source.Metadata,
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.httpTimeout())
-	defer cancel()
 	rc, err := f.Open(ctx, m.Source)
 	if err != nil {
 		return fmt.Errorf("fetch %s: %w", m.Source, err)
