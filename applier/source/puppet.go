@@ -104,9 +104,9 @@ func (p *Puppet) httpClient() (*http.Client, error) {
 		TLSHandshakeTimeout: p.timeout,
 		// Idle time only (idle.go): the headers' wait, then each read.
 		ResponseHeaderTimeout: p.timeout,
-		MaxIdleConnsPerHost: 4,
-		IdleConnTimeout:     90 * time.Second,
-		ForceAttemptHTTP2:   false,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+		ForceAttemptHTTP2:     false,
 	}
 	p.client = &http.Client{
 		Transport: tr,
