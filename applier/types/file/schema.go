@@ -167,9 +167,11 @@ var Type = &applier.Type{
 			Validate: atLeastMinusOne("max_files"),
 			Doc: "Fail a recursion that would manage more than this many entries. 0: no bound, but a " +
 				"warning when a tree holds more than 1000 entries (as Puppet); -1: no bound and no warning."},
-		{Name: "show_diff", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: true,
-			Doc: "Put a unified diff (bounded in size) of a content change in its event " +
-				"and on the notice log. false: no content ever appears in answers or logs."},
+		{Name: "show_diff", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: false,
+			Doc: "true: put a unified diff (bounded in size) of a content change in its event " +
+				"and on the log (in noop, the diff a change would make). By default (false, as " +
+				"Puppet's show_diff setting is off by default) no content ever appears in answers " +
+				"or logs, only checksums."},
 		{Name: "validate_cmd", Behaviour: applier.Parameter, Kind: applier.KindString, Accepts: applier.AcceptString,
 			Doc: "A command (fully qualified) that checks new content before it replaces " +
 				"the file; validate_replacement in it stands for the temp file's path. " +

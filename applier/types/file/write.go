@@ -106,13 +106,17 @@ func (p *posix) describe(c *Content) string {
 		return c.String()
 	}
 	d := *c
+	kind := p.r.String("checksum")
 	switch m := p.meta; {
 	case p.r.String("checksum_value") != "":
-		d.Kind, d.Sum = p.r.String("checksum"), p.r.String("checksum_value")
+		d.Kind, d.Sum = kind, p.r.String("checksum_value")
+	case (kind == source.MTime || kind == source.CTime) && !sourceTime(m, kind).IsZero():
+		// As Puppet: {ctime}2026-11-26 14:24:26 +0000.
+		d.Kind, d.Sum = kind, rubyTime(sourceTime(m, kind))
 	case m.Checksum != "":
 		d.Kind, d.Sum = m.ChecksumType, m.Checksum
 	case !m.ModTime.IsZero():
-		d.Kind, d.Sum = source.MTime, m.ModTime.UTC().Format(time.RFC3339)
+		d.Kind, d.Sum = source.MTime, rubyTime(m.ModTime)
 	case p.copied != "":
 		return p.copied // what the copy hashed: the source offered nothing
 	}
@@ -619,7 +623,12 @@ func (p *posix) setOwnership(c *applier.Change) error {
 	if err := chown(p.path, uid, gid); err != nil {
 		return fmt.Errorf("chown %s: %w", p.path, err)
 	}
-	c.Message = fmt.Sprintf("%s changed '%v' to '%s'", c.Property, c.Is, want)
+	// Named as Puppet names them: owner changed 'root' to 'puppet'.
+	name := want
+	if _, numeric, _ := applier.ParseID(want); numeric {
+		name = idName(p.env, id, group)
+	}
+	c.Message = fmt.Sprintf("%s changed '%v' to '%s'", c.Property, c.Is, name)
 	return nil
 }
 
