@@ -137,8 +137,9 @@ func (p *posix) follow() bool { return p.r.String("links") == "follow" }
 //   - replace: false on a file that exists leaves its kind, content and
 //     link target unmanaged (Puppet: in sync whatever they are; a
 //     recursion still creates the entries that are missing);
-//   - without ensure, a source's kind is the desired kind (as Puppet's
-//     source does on retrieve);
+//   - a source is always asked for its metadata (so a missing one fails
+//     the resource, in noop too), and without ensure its kind is the
+//     desired kind (as Puppet's source does on retrieve);
 //   - source_permissions copies the source's mode, owner and group;
 //   - a source's content is described by what will be compared: its
 //     checksum (from checksum_value, the source's metadata, or a download
@@ -166,12 +167,17 @@ func (p *posix) Resolve(ctx context.Context) error {
 			c, p.content = nil, nil
 		}
 	}
-	if hasSource && p.r.Has("ensure") && !p.r.Given("ensure") && p.r.String("ensure") == "present" {
+	if hasSource {
+		// The source is always asked, as Puppet's retrieve does, whatever
+		// ensure says and in noop too: a missing source or a server that
+		// cannot be reached fails the resource rather than answering a
+		// clean noop (or a clean "in sync") that a real run would not.
 		m, err := p.sourceMeta(ctx)
 		if err != nil {
 			return err
 		}
-		if m.Type == source.TypeFile || m.Type == source.TypeDirectory {
+		if p.r.Has("ensure") && !p.r.Given("ensure") && p.r.String("ensure") == "present" &&
+			(m.Type == source.TypeFile || m.Type == source.TypeDirectory) {
 			p.r.Set("ensure", m.Type)
 		}
 	}
