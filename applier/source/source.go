@@ -172,9 +172,16 @@ func (f *Fetcher) Register(scheme string, b Backend) { f.backends[strings.ToLowe
 
 // Parse turns a source as written (an absolute path or a URI) into a URL.
 // Absolute paths become file URLs. A relative path is an error.
+//
+// A puppet:// source's path is taken literally, as Puppet takes it: '#',
+// '?', '%' and spaces are part of a file's name, never a fragment, a
+// query or an escape (the request to the server escapes them).
 func Parse(src string) (*url.URL, error) {
 	if strings.HasPrefix(src, "/") {
 		return &url.URL{Scheme: "file", Path: src}, nil
+	}
+	if len(src) >= len("puppet://") && strings.EqualFold(src[:len("puppet://")], "puppet://") {
+		return parsePuppet(src)
 	}
 	u, err := url.Parse(src)
 	if err != nil {
@@ -191,6 +198,20 @@ func Parse(src string) (*url.URL, error) {
 		return nil, fmt.Errorf("file source %s names a host; only local files are supported", src)
 	}
 	return u, nil
+}
+
+// parsePuppet splits puppet://HOST[:PORT]/PATH without interpreting the
+// path; the authority is checked as a URL's would be.
+func parsePuppet(src string) (*url.URL, error) {
+	rest := src[len("puppet://"):]
+	host, path, _ := strings.Cut(rest, "/")
+	if host != "" {
+		h, err := url.Parse("puppet://" + host)
+		if err != nil || h.Host != host || h.User != nil {
+			return nil, fmt.Errorf("could not understand source %s: invalid host %q", src, host)
+		}
+	}
+	return &url.URL{Scheme: "puppet", Host: host, Path: "/" + path}, nil
 }
 
 // Backend returns the backend for src and its parsed URL.

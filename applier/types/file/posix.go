@@ -89,9 +89,14 @@ type posix struct {
 	// written holds the start of the source content Set installed, for
 	// its diff (show_diff).
 	written *capture
-	// copied is the {kind}digest of the source content Set installed,
+	// copiedSum is the {kind}digest of the source content Set installed,
 	// when the source offered no checksum (for the event's message).
-	copied string
+	copiedSum string
+	// copied says which of mode, owner and group copySourcePermissions
+	// took from the source (the top directory's, for a recursion): they
+	// are not the request's, so a recursion's entries take their own
+	// source's instead.
+	copied struct{ mode, owner, group bool }
 }
 
 // properties in the order the engine syncs them (ensure first).
@@ -118,13 +123,16 @@ func (p *posix) copySourcePermissions(ctx context.Context) error {
 	}
 	if !p.r.Has("mode") {
 		p.r.Set("mode", formatMode(uint32(m.Mode.Perm())|modeSetid(m.Mode)))
+		p.copied.mode = true
 	}
 	if os.Geteuid() == 0 {
 		if !p.r.Has("owner") {
 			p.r.Set("owner", strconv.Itoa(m.UID))
+			p.copied.owner = true
 		}
 		if !p.r.Has("group") {
 			p.r.Set("group", strconv.Itoa(m.GID))
+			p.copied.group = true
 		}
 	}
 	return nil

@@ -134,3 +134,22 @@ func TestEnsureSpecialKinds(t *testing.T) {
 	assert.Equal(t, "changed", typetest.Summary(res), typetest.Events(res))
 	assert.Equal(t, "file", kindOf(t, nodes["fifo"]))
 }
+
+// A recursion's purge removes a FIFO but never a device node: that entry
+// fails, the others are purged.
+func TestPurgeKeepsDeviceNodes(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to make a device node")
+	}
+	dir := t.TempDir()
+	require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600))
+	require.NoError(t, syscall.Mknod(filepath.Join(dir, "null"), syscall.S_IFCHR|0o666, 1<<8|3))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "file"), nil, 0o644))
+	e := typetest.New(t, []*applier.Type{file.Type})
+	res := e.Apply("file", dir, "{ensure: directory, recurse: true, purge: true}")
+	assert.True(t, res.Failed, typetest.Events(res))
+	assert.Contains(t, typetest.Events(res), "Could not remove files of type characterSpecial")
+	assert.Equal(t, "characterSpecial", kindOf(t, filepath.Join(dir, "null")))
+	assert.Equal(t, "absent", kindOf(t, filepath.Join(dir, "fifo")))
+	assert.Equal(t, "absent", kindOf(t, filepath.Join(dir, "file")))
+}

@@ -117,8 +117,8 @@ func (p *posix) describe(c *Content) string {
 		d.Kind, d.Sum = m.ChecksumType, m.Checksum
 	case !m.ModTime.IsZero():
 		d.Kind, d.Sum = source.MTime, rubyTime(m.ModTime)
-	case p.copied != "":
-		return p.copied // what the copy hashed: the source offered nothing
+	case p.copiedSum != "":
+		return p.copiedSum // what the copy hashed: the source offered nothing
 	}
 	return d.String()
 }
@@ -419,7 +419,7 @@ func (p *posix) copySource(ctx context.Context, w io.Writer, m *source.Metadata,
 		got := fmt.Sprintf("%x", h.Sum(nil))
 		if want == "" {
 			if pinned {
-				p.copied = source.Format(kind, got)
+				p.copiedSum = source.Format(kind, got)
 			}
 			return nil
 		}
