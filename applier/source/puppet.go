@@ -395,6 +395,20 @@ func (m *puppetMeta) convert() (*Metadata, error) {
 		return nil, fmt.Errorf("unknown file type %q", m.Type)
 	}
 	if m.Owner != nil && m.Group != nil && m.Mode != nil {
+		// Checked, never truncated: chown takes 32 bits (2^32 would be
+		// root) and -1 or 4294967295 means "unchanged"; the server
+		// reports the twelve permission bits only.
+		for _, id := range []struct {
+			name string
+			v    int64
+		}{{"owner", *m.Owner}, {"group", *m.Group}} {
+			if id.v < 0 || id.v > 4294967294 {
+				return nil, fmt.Errorf("%s %d is not a valid id", id.name, id.v)
+			}
+		}
+		if *m.Mode < 0 || *m.Mode > 0o7777 {
+			return nil, fmt.Errorf("mode %d is not a file mode", *m.Mode)
+		}
 		out.UID, out.GID, out.HasOwner = int(*m.Owner), int(*m.Group), true
 		mode := *m.Mode
 		out.Mode = fs.FileMode(mode & 0o777)

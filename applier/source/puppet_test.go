@@ -149,6 +149,13 @@ func TestPuppetBadMetadata(t *testing.T) {
 		"nochecksum":  `{"path":"/x","type":"file","owner":0,"group":0,"mode":420}`,
 		"badtype":     `{"path":"/x","type":"socket","checksum":{"type":"none","value":"{none}"}}`,
 		"linknodest":  `{"path":"/x","type":"link","checksum":{"type":"none","value":"{none}"}}`,
+		// Ids past uid_t, which chown would truncate (2^32 is root), or
+		// that mean "unchanged"; a mode past the twelve bits.
+		"bigowner":  strings.Replace(fileMeta("sha256", "{sha256}"+motdSum), `"owner":0`, `"owner":4294967296`, 1),
+		"negowner":  strings.Replace(fileMeta("sha256", "{sha256}"+motdSum), `"owner":0`, `"owner":-1`, 1),
+		"maxgroup":  strings.Replace(fileMeta("sha256", "{sha256}"+motdSum), `"group":0`, `"group":4294967295`, 1),
+		"hugemode":  strings.Replace(fileMeta("sha256", "{sha256}"+motdSum), `"mode":420`, `"mode":2147483648`, 1),
+		"floatmode": strings.Replace(fileMeta("sha256", "{sha256}"+motdSum), `"mode":420`, `"mode":4.2`, 1),
 	}
 	srv := ca.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := strings.TrimPrefix(r.URL.Path, "/puppet/v3/file_metadata/modules/m/")
