@@ -516,13 +516,57 @@ func (p *Puppet) Stat(ctx context.Context, u *url.URL, q Query) (*Metadata, erro
 	return m, nil
 }
 
-// decodeJSON reads one JSON document (at most 256 MiB).
+// decodeJSON reads one JSON document of at most 1 MiB (one entry's
+// metadata is a few hundred bytes): a server answering garbage costs no
+// more.
 func decodeJSON(r io.Reader, v any) error {
-	raw, err := io.ReadAll(io.LimitReader(r, 256<<20))
+	raw, err := io.ReadAll(io.LimitReader(r, 1<<20+1))
 	if err != nil {
 		return err
 	}
+	if len(raw) > 1<<20 {
+		return errors.New("an answer of more than 1 MiB")
+	}
 	return json.Unmarshal(raw, v)
+}
+
+// MaxWalkEntries bounds the entries of a file_metadatas answer without
+// max_files (the entries are held in memory: about 200 bytes each).
+const MaxWalkEntries = 1 << 20
+
+// maxListBytes bounds the bytes of a file_metadatas answer.
+const maxListBytes = 512 << 20
+
+// decodeList reads a JSON array of entries one at a time, so that an
+// answer listing more than max entries is refused (ErrTooManyFiles) as
+// soon as it does, before it fills memory.
+func decodeList(r io.Reader, max int) ([]puppetMeta, error) {
+	lr := &io.LimitedReader{R: r, N: maxListBytes + 1}
+	dec := json.NewDecoder(lr)
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return nil, fmt.Errorf("expected a list of entries, got %v", tok)
+	}
+	var list []puppetMeta
+	for dec.More() {
+		if len(list) >= max {
+			return nil, ErrTooManyFiles
+		}
+		list = append(list, puppetMeta{})
+		if err := dec.Decode(&list[len(list)-1]); err != nil {
+			if lr.N <= 0 {
+				return nil, fmt.Errorf("an answer of more than %d bytes", maxListBytes)
+			}
+			return nil, err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	return list, nil
 }
 
 // Walk asks file_metadatas with recurse.
@@ -547,15 +591,22 @@ func (p *Puppet) Walk(ctx context.Context, u *url.URL, q Query, opts WalkOptions
 		return err
 	}
 	defer resp.Body.Close()
-	var list []puppetMeta
-	if err := decodeJSON(resp.Body, &list); err != nil {
+	limit := MaxWalkEntries
+	if opts.MaxFiles > 0 {
+		limit = opts.MaxFiles
+	}
+	list, err := decodeList(resp.Body, limit+1)
+	if errors.Is(err, ErrTooManyFiles) {
+		if opts.MaxFiles > 0 {
+			return fmt.Errorf("%s lists more than max_files (%d) entries: %w", u.Redacted(), opts.MaxFiles, ErrTooManyFiles)
+		}
+		return fmt.Errorf("%s lists more than %d entries: %w", u.Redacted(), limit, ErrTooManyFiles)
+	}
+	if err != nil {
 		return fmt.Errorf("bad metadata from %s: %w", e.Redacted(), err)
 	}
 	if len(list) == 0 {
 		return fmt.Errorf("%s: no entries: %w", e.Redacted(), ErrNotFound)
-	}
-	if opts.MaxFiles > 0 && len(list)-1 > opts.MaxFiles {
-		return fmt.Errorf("%s lists %d entries, more than max_files (%d): %w", u.Redacted(), len(list)-1, opts.MaxFiles, ErrTooManyFiles)
 	}
 	seenRoot := false
 	for i := range list {

@@ -394,3 +394,44 @@ func TestPuppetServerDownThenBack(t *testing.T) {
 	_, err = f.Stat(ctx, "puppet:///modules/m/motd", source.Query{})
 	require.NoError(t, err, "the next request works once the server is back")
 }
+
+// A Puppet Server answering garbage without end: a file_metadatas answer
+// is refused as soon as it lists more entries than max_files (or
+// MaxWalkEntries), and a file_metadata answer past 1 MiB, before either
+// fills memory.
+func TestPuppetEndlessAnswersBounded(t *testing.T) {
+	ca := sourcetest.NewPuppetCA(t, false)
+	var written atomic.Int64
+	srv := ca.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		open, item := "[", `{"relative_path":"x","type":"file"},`
+		if strings.HasPrefix(r.URL.Path, "/puppet/v3/file_metadata/") {
+			open, item = `{"path":"`, strings.Repeat("a", 1000)
+		}
+		chunk := []byte(strings.Repeat(item, 64<<10/len(item)))
+		n, _ := io.WriteString(w, open)
+		written.Add(int64(n))
+		for written.Load() < 1<<30 {
+			n, err := w.Write(chunk)
+			written.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}), "")
+	f := puppetFetcher(t, ca, srv.URL, 5*time.Second)
+	nop := func(string, *source.Metadata) error { return nil }
+
+	err := f.Walk(context.Background(), "puppet:///modules/m/d", source.Query{}, source.WalkOptions{MaxFiles: 10}, nop)
+	assert.ErrorIs(t, err, source.ErrTooManyFiles)
+	assert.ErrorContains(t, err, "max_files (10)")
+
+	written.Store(0)
+	err = f.Walk(context.Background(), "puppet:///modules/m/d", source.Query{}, source.WalkOptions{}, nop)
+	assert.ErrorIs(t, err, source.ErrTooManyFiles)
+	assert.Less(t, written.Load(), int64(source.MaxWalkEntries*64), "read no further than the bound")
+
+	written.Store(0)
+	_, err = f.Stat(context.Background(), "puppet:///modules/m/f", source.Query{})
+	assert.ErrorContains(t, err, "more than 1 MiB")
+	assert.Less(t, written.Load(), int64(32<<20))
+}

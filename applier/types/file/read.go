@@ -271,6 +271,13 @@ func sameFile(fd int, fi fs.FileInfo) error {
 // examined; a /proc file that reports 0 bytes is not read at all) and
 // ends with ctx, a read that waits included (source.Reader).
 func openChecked(ctx context.Context, path string, fi fs.FileInfo, follow bool) (io.ReadCloser, error) {
+	return openCheckedLimit(ctx, path, fi, follow, fi.Size())
+}
+
+// openCheckedLimit is openChecked reading at most limit bytes (< 0: to
+// the end, which a backup needs: the file it keeps may have grown since
+// it was examined, and is about to be replaced).
+func openCheckedLimit(ctx context.Context, path string, fi fs.FileInfo, follow bool, limit int64) (io.ReadCloser, error) {
 	f, st, err := source.OpenFile(path, follow)
 	if err != nil {
 		return nil, err
@@ -279,7 +286,7 @@ func openChecked(ctx context.Context, path string, fi fs.FileInfo, follow bool) 
 		f.Close()
 		return nil, &os.PathError{Op: "open", Path: path, Err: errSwapped}
 	}
-	return source.Reader(ctx, f, fi.Size()), nil
+	return source.Reader(ctx, f, limit), nil
 }
 
 // sumChecked is the digest of the file at path, opened by openChecked.
