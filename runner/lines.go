@@ -61,6 +61,10 @@ type LineReader struct {
 	mu      sync.Mutex
 	partial []byte       // a line begun when a read was interrupted
 	ended   atomic.Value // errBox: why the input ended, once it has
+
+	// seq is the last id given to a request to this child (withID),
+	// under the apply lock.
+	seq uint64
 }
 
 // errBox holds an error in an atomic.Value.
