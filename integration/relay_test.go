@@ -1,11 +1,16 @@
 package integration
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -67,4 +72,29 @@ func TestRelayExtraAnswerIsTheChildsFailure(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestRelayEndlessLineIsBounded: a fallback child writing a line that
+// never ends is refused at the relay's limit on an answer line (128 MiB)
+// with about that much held: the receiver's peak RSS stays under the
+// limit plus 64 MiB (it was 450 MB when the line grew by append).
+func TestRelayEndlessLineIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	child := filepath.Join(dir, "child")
+	require.NoError(t, os.WriteFile(child, []byte(`#!/bin/sh
+echo '{"ready":true}'
+read -r line
+head -c 300000000 /dev/zero | tr '\0' x
+`), 0o755))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, receiverBin, "--state-dir", t.TempDir(), "--no-banner", "--fallback", child)
+	cmd.Stdin = strings.NewReader(`{"type":"thing","title":"a","params":{}}` + "\n")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	require.NoError(t, cmd.Run(), errOut.String())
+	assert.Contains(t, out.String(), "line too long (more than 134217728 bytes)")
+	peak := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss << 10 // KiB
+	t.Logf("receiver peak RSS: %d MiB", peak>>20)
+	assert.Less(t, peak, int64(128+64)<<20, "peak RSS %d MiB", peak>>20)
 }
