@@ -3,9 +3,9 @@ package user
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
-	"errors"
 	"regexp"
 	"strings"
 	"syscall"
