@@ -39,3 +39,21 @@ func TestExecFindRunsNothing(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, entries, "a read verb ran a command")
 }
+
+// TestReturnsFloatRefused: Puppet runs a command with `returns: 0.0` and
+// then fails it ("returned 0 instead of one of [0.0]": an exit code is
+// never a float), so the receiver refuses a float in returns up front,
+// as it refuses 1.5, and runs nothing (README, compatibility).
+func TestReturnsFloatRefused(t *testing.T) {
+	dir := t.TempDir()
+	e, _ := newEngine(t)
+	for _, returns := range []any{0.0, []any{int64(1), 0.0}, 2.5} {
+		res := apply(t, e, "/bin/touch "+filepath.Join(dir, "ran"), map[string]any{"returns": returns})
+		assert.True(t, res.Error, "%v: %+v", returns, res)
+		assert.Contains(t, res.Exception, "Parameter returns failed on Exec[", "%v", returns)
+		assert.Contains(t, res.Exception, "got a float", "%v", returns)
+	}
+	assert.NoFileExists(t, filepath.Join(dir, "ran"))
+	res := apply(t, e, "/bin/true", map[string]any{"returns": []any{"0", int64(2)}})
+	assert.False(t, res.Failed || res.Error, "%+v", res)
+}
