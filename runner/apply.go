@@ -284,13 +284,25 @@ func withID(r Runner, lines *LineReader, line []byte) ([]byte, []byte) {
 	return append(out, '}', '\n'), id
 }
 
-// check is nil when result answers the request k stands for.
-func (k *answerKey) check(result *Result) error {
+// check is nil when result answers the request k stands for. Whether
+// the child echoes ids is learnt from its first answer to a request that
+// had one (lines.ids): a receiver run with --compat leaves the id out of
+// every answer, and is then checked by resource alone; once a child has
+// echoed an id, an answer without one is out of step.
+func (k *answerKey) check(lines *LineReader, result *Result) error {
 	if result.Resource != "" && !sameRef(result.Resource, k.ref) {
 		return fmt.Errorf("%w: the answer names %s where the answer to %s was due (the receiver's answers are out of step with the requests)",
 			ErrBadAnswer, clip(result.Resource, maxRefInError), clip(k.ref, maxRefInError))
 	}
-	if k.id != nil && !bytes.Equal(bytes.TrimSpace(result.ID), k.id) {
+	if k.id == nil {
+		return nil
+	}
+	if len(result.ID) == 0 && lines.ids <= 0 {
+		lines.ids = -1 // it echoes none
+		return nil
+	}
+	lines.ids = 1
+	if !bytes.Equal(bytes.TrimSpace(result.ID), k.id) {
 		got := "no id"
 		if len(result.ID) > 0 {
 			got = "id " + clip(string(result.ID), 64)
@@ -340,7 +352,7 @@ func readAnswerWatched(ctx context.Context, lines *LineReader, res *Resource, ke
 			lines.Break(err)
 			return Result{}, fmt.Errorf("%s: %w", shortRef(res), err)
 		}
-		if err := key.check(&result); err != nil {
+		if err := key.check(lines, &result); err != nil {
 			lines.Break(err)
 			return Result{}, fmt.Errorf("%s: %w", shortRef(res), err)
 		}

@@ -63,8 +63,11 @@ type LineReader struct {
 	ended   atomic.Value // errBox: why the input ended, once it has
 
 	// seq is the last id given to a request to this child (withID),
-	// under the apply lock.
+	// under the apply lock; ids is whether the child echoes them, learnt
+	// from its first answer (answerKey.check): 0 not known yet, 1 it
+	// does, -1 it does not (--compat).
 	seq uint64
+	ids int8
 }
 
 // errBox holds an error in an atomic.Value.

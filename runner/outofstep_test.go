@@ -100,3 +100,24 @@ func TestPipelineExtraAnswerIsTheChildsFailure(t *testing.T) {
 		})
 	}
 }
+
+// TestCompatReceiverEchoesNoID: a receiver run with --compat answers
+// Puppet's six fields only, the id left out: the runner learns from the
+// child's first answer that it echoes no id and checks its answers by
+// resource alone, instead of taking every answer for one out of step.
+func TestCompatReceiverEchoesNoID(t *testing.T) {
+	r := runner.New(runner.Options{Command: []string{receiverBin, "--compat", "--state-dir", t.TempDir()}})
+	require.NoError(t, r.Register())
+	defer r.Unregister()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for _, title := range []string{"a", "b", "c"} {
+		res, err := runner.ApplyResult(ctx, r, &runner.Resource{Type: "notify", Title: title})
+		require.NoError(t, err)
+		assert.Equal(t, "Notify["+title+"]", res.Resource)
+	}
+	pid := r.Pid()
+	_, err := runner.ApplyResult(ctx, r, &runner.Resource{Type: "notify", Title: "d"})
+	require.NoError(t, err)
+	assert.Equal(t, pid, r.Pid(), "the same child answered every request")
+}
