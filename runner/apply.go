@@ -276,12 +276,14 @@ func withID(r Runner, lines *LineReader, line []byte) ([]byte, []byte) {
 		return line, nil
 	}
 	lines.seq++
-	id := strconv.AppendUint(nil, lines.seq, 10)
-	out := make([]byte, 0, len(line)+len(id)+8)
-	out = append(out, line[:len(line)-2]...)
-	out = append(out, `,"id":`...)
-	out = append(out, id...)
-	return append(out, '}', '\n'), id
+	// In place when the line has room (encodeRequest leaves it); the id
+	// returned is a slice of the line.
+	out := append(line[:len(line)-2], `,"id":`...)
+	start := len(out)
+	out = strconv.AppendUint(out, lines.seq, 10)
+	end := len(out)
+	out = append(out, '}', '\n')
+	return out, out[start:end:end]
 }
 
 // check is nil when result answers the request k stands for. Whether
