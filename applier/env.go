@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/pippet/pippet/applier/dirsync"
 	"github.com/pippet/pippet/applier/source"
 )
 
@@ -46,11 +47,11 @@ type Env struct {
 	// Cache is for providers' safe-to-cache lookups (user and group ids,
 	// prefetched instances). Keys should be prefixed by the type name.
 	Cache *Cache
-	// Dirs makes changes to directory entries durable (see DirSync): a
+	// Dirs makes changes to directory entries durable (see dirsync.Syncer): a
 	// provider that renames, links, unlinks or makes an entry calls
 	// Dirs.Mark(parent). nil is immediate mode: each Mark fsyncs at once.
 	// The receiver sets a deferred one and flushes it.
-	Dirs *DirSync
+	Dirs *dirsync.Syncer
 }
 
 // SystemStateDir is root's state directory, as Puppet's vardir is

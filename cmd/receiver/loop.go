@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/dirsync"
 	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/protocol"
 )
@@ -44,7 +45,7 @@ type loopConfig struct {
 	Decode func(line []byte, req *protocol.Request) error
 	// Dirs, when deferred, is flushed after answers (see durability.go)
 	// and before the loop returns.
-	Dirs *applier.DirSync
+	Dirs *dirsync.Syncer
 	// Tally, when not nil, counts the answers (summary.go).
 	Tally *tally
 }

@@ -11,10 +11,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/dirsync"
 	"github.com/pippet/pippet/applier/types/file"
 )
 
-// Every change to a directory's entries is marked in the env's DirSync
+// Every change to a directory's entries is marked in the env's dirsync.Syncer
 // (which the receiver flushes later); changes that leave the entries
 // alone mark nothing.
 func TestDirectoryChangesAreMarked(t *testing.T) {
@@ -55,7 +56,7 @@ func TestDirectoryChangesAreMarked(t *testing.T) {
 				mkTree(t, root, strings.Fields(c.setup)...)
 			}
 			var flushed int
-			dirs := applier.NewDirSync(applier.DirSyncOptions{Deferred: true, Report: func(n, _ int, err error) {
+			dirs := dirsync.New(dirsync.Options{Deferred: true, Report: func(n, _ int, err error) {
 				assert.NoError(t, err)
 				flushed += n
 			}})
