@@ -4,10 +4,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/pippet/pippet/applier/dirsync"
-	"github.com/pippet/pippet/applier/source"
 )
 
 // LevelNotice is Puppet's notice level, between info and warning.
@@ -19,22 +17,15 @@ const LevelNotice = slog.Level(2)
 // names osfamily, operatingsystem, operatingsystemrelease).
 type Facts map[string]string
 
-// Options are the process-wide settings that types and providers read.
+// Options are the process-wide settings that every type may read. What
+// only one type reads (where the file type's sources come from) is that
+// type's, in Env.TypeOptions.
 type Options struct {
 	// Noop: evaluate every resource without changing anything.
 	Noop bool
 	// StateDir holds pippet's own state (the filebucket); NewEngine sets
 	// DefaultStateDir() when empty.
 	StateDir string
-	// CAFile, when set, is the PEM bundle HTTPS sources are verified against
-	// instead of the system roots.
-	CAFile string
-	// HTTPTimeout bounds one HTTP source request (0: 60s).
-	HTTPTimeout time.Duration
-	// MaxSourceSize bounds the bytes one HTTP source may send (0: 4 GiB).
-	MaxSourceSize int64
-	// Puppet, when set, is how puppet:// sources reach a Puppet Server.
-	Puppet *source.PuppetOptions
 }
 
 // Env is what a provider may use besides its resource: facts, settings,
@@ -52,6 +43,11 @@ type Env struct {
 	// Dirs.Mark(parent). nil is immediate mode: each Mark fsyncs at once.
 	// The receiver sets a deferred one and flushes it.
 	Dirs *dirsync.Syncer
+	// TypeOptions holds settings that only one type reads, under the
+	// type's name; the type says what it takes there and offers a setter
+	// (file: a source.Options, see file.SetSourceOptions). The engine
+	// never looks at it.
+	TypeOptions map[string]any
 }
 
 // SystemStateDir is root's state directory, as Puppet's vardir is

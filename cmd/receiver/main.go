@@ -36,7 +36,9 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/command"
+	"github.com/pippet/pippet/applier/source"
 	_ "github.com/pippet/pippet/applier/types/all"
+	"github.com/pippet/pippet/applier/types/file"
 	"github.com/pippet/pippet/delegate"
 )
 
@@ -159,18 +161,18 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	handler := newPuppetHandler(stderr, level)
 	logger := slog.New(handler)
 	dirs := newDirSync(logger, !o.sync)
-	engine := applier.NewEngine(applier.Default, &applier.Env{
-		Options: applier.Options{
-			Noop:          o.noop,
-			StateDir:      o.stateDir,
-			CAFile:        o.caFile,
-			HTTPTimeout:   o.httpTimeout,
-			MaxSourceSize: o.maxSourceSize,
-			Puppet:        puppetOpts,
-		},
-		Log:  logger,
-		Dirs: dirs,
+	env := &applier.Env{
+		Options: applier.Options{Noop: o.noop, StateDir: o.stateDir},
+		Log:     logger,
+		Dirs:    dirs,
+	}
+	file.SetSourceOptions(env, source.Options{
+		CAFile:      o.caFile,
+		HTTPTimeout: o.httpTimeout,
+		MaxSize:     o.maxSourceSize,
+		Puppet:      puppetOpts,
 	})
+	engine := applier.NewEngine(applier.Default, env)
 
 	app, fallback, err := withFallback(engine, delegate.Options{
 		Fallback:   o.fallback,

@@ -15,20 +15,23 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/applier/types/file"
 	"github.com/pippet/pippet/protocol"
 )
 
 // newEngine is an engine over a registry holding only the file type, with
 // its state directory in a temp dir.
-func newEngine(t *testing.T, opts ...func(*applier.Options)) *applier.Engine {
+func newEngine(t *testing.T, opts ...func(*source.Options)) *applier.Engine {
 	t.Helper()
 	reg := applier.NewRegistry()
 	reg.Add(file.Type)
-	env := &applier.Env{Options: applier.Options{StateDir: t.TempDir(), HTTPTimeout: 5 * time.Second}}
+	env := &applier.Env{Options: applier.Options{StateDir: t.TempDir()}}
+	so := source.Options{HTTPTimeout: 5 * time.Second}
 	for _, o := range opts {
-		o(&env.Options)
+		o(&so)
 	}
+	file.SetSourceOptions(env, so)
 	return applier.NewEngine(reg, env)
 }
 
@@ -98,8 +101,8 @@ func listDir(t *testing.T, dir string) []string {
 	return out
 }
 
-func withTimeout(d time.Duration) func(*applier.Options) {
-	return func(o *applier.Options) { o.HTTPTimeout = d }
+func withTimeout(d time.Duration) func(*source.Options) {
+	return func(o *source.Options) { o.HTTPTimeout = d }
 }
 
 func sha256hex(s string) string {
