@@ -184,11 +184,7 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 
 	if t.Validate != nil {
 		if err := t.Validate(r); err != nil {
-			var pe *ParamError
-			if errors.As(err, &pe) {
-				if pe.Resource == "" {
-					pe.Resource = r.Ref()
-				}
+			if err, ok := named(r, err); ok {
 				return nil, err
 			}
 			return nil, fmt.Errorf("Validation of %s failed: %w", r.Ref(), err)

@@ -23,7 +23,7 @@ type Facts map[string]string
 type Options struct {
 	// Noop: evaluate every resource without changing anything.
 	Noop bool
-	// StateDir holds pippet's own state (the filebucket); NewEngine sets
+	// StateDir holds pippet's own state (the filebucket); engine.New sets
 	// DefaultStateDir() when empty.
 	StateDir string
 }
@@ -77,4 +77,25 @@ func stateDirFor(euid int, getenv func(string) string) string {
 		return filepath.Join(h, ".local", "state", "pippet")
 	}
 	return SystemStateDir
+}
+
+// DefaultFeatures are the features of this process: "posix", and "root"
+// when running with effective uid 0.
+func DefaultFeatures() map[string]bool {
+	f := map[string]bool{"posix": true}
+	if os.Geteuid() == 0 {
+		f["root"] = true
+	}
+	return f
+}
+
+var discardLogger = slog.New(slog.DiscardHandler)
+
+// Logger returns the environment's logger, or one that discards when the
+// Env or its Log is nil.
+func (env *Env) Logger() *slog.Logger {
+	if env == nil || env.Log == nil {
+		return discardLogger
+	}
+	return env.Log
 }

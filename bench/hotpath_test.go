@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	_ "github.com/pippet/pippet/applier/types/all"
 	"github.com/pippet/pippet/protocol"
 )
@@ -70,16 +71,16 @@ func reportCPU(b *testing.B) {
 	})
 }
 
-func newEngine(b *testing.B) *applier.Engine {
+func newEngine(b *testing.B) *engine.Engine {
 	b.Helper()
-	return applier.NewEngine(applier.Default, &applier.Env{Options: applier.Options{StateDir: b.TempDir()}})
+	return engine.New(applier.Default, &applier.Env{Options: applier.Options{StateDir: b.TempDir()}})
 }
 
 // dec decodes the lines of every benchmark, reused as the receiver loop
 // reuses its own (benchmarks run one at a time).
 var dec protocol.Decoder
 
-func apply(b *testing.B, e *applier.Engine, line []byte, wantChanged bool) {
+func apply(b *testing.B, e *engine.Engine, line []byte, wantChanged bool) {
 	var req protocol.Request
 	if err := dec.DecodeLine(line, &req); err != nil {
 		b.Fatal(err)

@@ -210,7 +210,7 @@ type Instance struct {
 // Applier evaluates one request. The receiver loop depends only on this.
 //
 // Apply answers every request itself, a panic of its own included (the
-// loop recovers only around decoding and encoding; applier.Engine turns a
+// loop recovers only around decoding and encoding; engine.Engine turns a
 // panic in a type or provider into an error answer). It need not copy
 // req.ID into the answer: the loop echoes the id, for every Applier.
 //

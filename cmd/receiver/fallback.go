@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/protocol"
 )
@@ -20,14 +21,14 @@ func addFallbackFlags(fs *flag.FlagSet, fallback, modulePath *string) {
 
 // withFallback wraps the engine with the fallback the options describe;
 // without one the engine is returned as it is.
-func withFallback(engine *applier.Engine, o delegate.Options) (protocol.Applier, *delegate.Fallback, error) {
+func withFallback(eng *engine.Engine, o delegate.Options) (protocol.Applier, *delegate.Fallback, error) {
 	fb, err := delegate.New(o)
 	if err != nil || fb == nil {
-		return engine, nil, err
+		return eng, nil, err
 	}
-	reg := engine.Registry()
+	reg := eng.Registry()
 	return &delegate.Applier{
-		Native:     engine,
+		Native:     eng,
 		NativeKnow: func(name string) bool { _, ok := reg.Lookup(name); return ok },
 		Fallback:   fb,
 	}, fb, nil

@@ -85,7 +85,7 @@ type lineItem struct {
 // finish and be answered and then ends the loop with status 0; a second one
 // cancels the context of the resource in progress. A panic while decoding
 // or encoding becomes an error answer; one in app is app's to answer
-// (applier.Engine does). A signal ends an idle loop (waiting for input) at
+// (engine.Engine does). A signal ends an idle loop (waiting for input) at
 // once.
 func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Reader, out io.Writer, sigs <-chan os.Signal) int {
 	if cfg.MaxLine <= 0 {
@@ -552,7 +552,7 @@ func (l *loop) encode(dst []byte, res *protocol.Result, lineNo int) (out []byte)
 
 // answered echoes the request's id in its answer (the one place that
 // does) and names the resource where the applier did not. A panic in the
-// applier is the applier's to answer: applier.Engine turns one into an
+// applier is the applier's to answer: engine.Engine turns one into an
 // error answer naming the resource.
 func (l *loop) answered(req *protocol.Request, res protocol.Result) protocol.Result {
 	if res.Resource == "" {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/internal/testutil"
 	"github.com/pippet/pippet/mock"
@@ -206,7 +207,7 @@ func TestLoopPanicBecomesErrorAnswer(t *testing.T) {
 	reg.Add(typ)
 	var logs bytes.Buffer
 	log := slog.New(newPuppetHandler(&logs, slog.LevelError))
-	eng := applier.NewEngine(reg, &applier.Env{Log: log})
+	eng := engine.New(reg, &applier.Env{Log: log})
 	in := `{"type":"gadget::widget","title":"boom","params":"{ensure: present}","id":"r1"}` + "\n" +
 		`{"type":"notify","title":"fine","params":"{}","id":"r2"}` + "\n"
 	out, code := runString(t, loopConfig{Log: log}, eng, in)

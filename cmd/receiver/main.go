@@ -3,7 +3,7 @@
 // and answers with one JSON line on stdout.
 //
 // The loop (loop.go) depends only on protocol.Applier; main wires in the
-// real applier.Engine with every registered type. Subcommands (describe,
+// real engine.Engine with every registered type. Subcommands (describe,
 // facts, filebucket, ...) register themselves in the subcommands map from
 // their own files and are dispatched on the first argument.
 //
@@ -36,6 +36,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/command"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/source"
 	_ "github.com/pippet/pippet/applier/types/all"
 	"github.com/pippet/pippet/applier/types/file"
@@ -172,9 +173,9 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		MaxSize:     o.maxSourceSize,
 		Puppet:      puppetOpts,
 	})
-	engine := applier.NewEngine(applier.Default, env)
+	eng := engine.New(applier.Default, env)
 
-	app, fallback, err := withFallback(engine, delegate.Options{
+	app, fallback, err := withFallback(eng, delegate.Options{
 		Fallback:   o.fallback,
 		ModulePath: o.modulePath,
 		Noop:       o.noop,

@@ -12,7 +12,7 @@ import (
 // Such a request is handed to the Applier marked Stable: the same
 // *protocol.Request, unchanged, comes back for every copy of the line, so
 // the Applier may keep in its Memo what it worked out from the request
-// alone (applier.Engine keeps the validated resource; see
+// alone (engine.Engine keeps the validated resource; see
 // protocol.Request.Stable for what may be kept). The current state is read
 // afresh for every request, so nothing an answer depends on can be stale.
 //

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -110,7 +111,7 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	logger := slog.New(newPuppetHandler(stderr, level))
-	engine := applier.NewEngine(applier.Default, &applier.Env{
+	eng := engine.New(applier.Default, &applier.Env{
 		Options: applier.Options{Noop: *noop, StateDir: applier.DefaultStateDir()},
 		Log:     logger,
 	})
@@ -120,8 +121,8 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			out.Write(protocol.AppendResult(nil, &res, false))
 		case *asYAML && res.Instances != nil:
 			for _, in := range res.Instances {
-				b := applier.AppendYAML(nil, in.Title)
-				out.WriteString(string(b) + ": " + applier.ParamsYAML(t, in.State) + "\n")
+				b := engine.AppendYAML(nil, in.Title)
+				out.WriteString(string(b) + ": " + engine.ParamsYAML(t, in.State) + "\n")
 			}
 		case *asYAML:
 			out.WriteString(res.Params + "\n")
@@ -139,12 +140,12 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return exitOK
 	}
 	if name == "" {
-		res := engine.Search(ctx, &protocol.Request{Op: protocol.OpSearch, Type: t.Name, Params: params})
+		res := eng.Apply(ctx, &protocol.Request{Op: protocol.OpSearch, Type: t.Name, Params: params})
 		return print(res)
 	}
 	code := exitOK
 	if len(params) > 0 {
-		res := engine.Apply(ctx, &protocol.Request{Type: t.Name, Title: name, Params: params})
+		res := eng.Apply(ctx, &protocol.Request{Type: t.Name, Title: name, Params: params})
 		if *asJSON {
 			out.Write(protocol.AppendResult(nil, &res, false))
 		} else {
@@ -173,7 +174,7 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			find[k] = v
 		}
 	}
-	res := engine.Find(ctx, &protocol.Request{Op: protocol.OpFind, Type: t.Name, Title: name, Params: find})
+	res := eng.Apply(ctx, &protocol.Request{Op: protocol.OpFind, Type: t.Name, Title: name, Params: find})
 	if c := print(res); c != exitOK {
 		return c
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/dirsync"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/types/file"
 )
 
@@ -62,7 +63,7 @@ func TestDirectoryChangesAreMarked(t *testing.T) {
 			}})
 			reg := applier.NewRegistry()
 			reg.Add(file.Type)
-			e := applier.NewEngine(reg, &applier.Env{Options: applier.Options{StateDir: t.TempDir()}, Dirs: dirs})
+			e := engine.New(reg, &applier.Env{Options: applier.Options{StateDir: t.TempDir()}, Dirs: dirs})
 
 			res := apply(t, e, filepath.Join(root, c.path), strings.ReplaceAll(c.params, "@ROOT@", root))
 			require.Equal(t, c.want, outcomeOf(res), "%+v", res)

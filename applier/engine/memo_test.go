@@ -1,4 +1,4 @@
-package applier_test
+package engine_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -140,7 +141,7 @@ func TestMemoBelongsToItsEngine(t *testing.T) {
 	e1, _ := newEngine(t, ty)
 	reg := applier.NewRegistry()
 	reg.Add(ty)
-	e2 := applier.NewEngine(reg, &applier.Env{Facts: applier.Facts{}, Features: map[string]bool{"posix": true},
+	e2 := engine.New(reg, &applier.Env{Facts: applier.Facts{}, Features: map[string]bool{"posix": true},
 		Options: applier.Options{Noop: true}})
 	rq := &protocol.Request{Type: "memo_widget", Title: "w", Stable: true, Params: map[string]any{"ensure": "absent"}}
 	assert.False(t, e1.Apply(context.Background(), rq).Noop)
