@@ -142,12 +142,16 @@ func (e *Engine) answer(ctx context.Context, req *protocol.Request, kept *any) (
 	return protocol.ErrorResult(protocol.Ref(req.Type, req.Title), fmt.Sprintf("unknown op %q (expected apply, find, search or describe)", req.Op.String()))
 }
 
-// lookup finds the request's type, or answers that it is unknown (errRef
-// names the request in the answer).
-func (e *Engine) lookup(name, errRef string) (*applier.Type, *protocol.Result) {
-	t, ok := e.reg.Lookup(name)
+// lookup finds the request's type, or answers that it is unknown (the
+// answer names the request's resource, or with typeOnly its type).
+func (e *Engine) lookup(req *protocol.Request, typeOnly bool) (*applier.Type, *protocol.Result) {
+	t, ok := e.reg.Lookup(req.Type)
 	if !ok {
-		res := protocol.ErrorResult(errRef, fmt.Sprintf("unknown resource type '%s'%s", name, suggest(e.reg, name)))
+		ref := protocol.RefType(req.Type)
+		if !typeOnly {
+			ref = protocol.Ref(req.Type, req.Title)
+		}
+		res := protocol.ErrorResult(ref, fmt.Sprintf("unknown resource type '%s'%s", req.Type, suggest(e.reg, req.Type)))
 		return nil, &res
 	}
 	return t, nil
@@ -186,12 +190,17 @@ func (e *Engine) build(t *applier.Type, reuse *applier.Resource, title string, p
 // chosen, and bound unless bind is false (a search's scope): the steps
 // every verb but describe takes first. fail is the answer when it can't.
 func (e *Engine) prepare(t *applier.Type, title string, params map[string]any, read, bind bool, kept *any) (r *applier.Resource, p applier.Provider, fail *protocol.Result) {
-	errRef := protocol.Ref(t.Name, title)
-	if read && title == "" {
-		errRef = protocol.RefType(t.Name)
-	}
+	// The answer names the resource (once built, as it names itself), or
+	// for a search the type.
 	failed := func(msg string) (*applier.Resource, applier.Provider, *protocol.Result) {
-		res := protocol.ErrorResult(errRef, msg)
+		ref := protocol.Ref(t.Name, title)
+		switch {
+		case r != nil && title != "":
+			ref = r.Ref()
+		case read && title == "":
+			ref = protocol.RefType(t.Name)
+		}
+		res := protocol.ErrorResult(ref, msg)
 		return nil, nil, &res
 	}
 	var reuse *applier.Resource
@@ -202,12 +211,9 @@ func (e *Engine) prepare(t *applier.Type, title string, params map[string]any, r
 	if err != nil {
 		return failed(err.Error())
 	}
-	if title != "" {
-		errRef = r.Ref()
-	}
 	if !read {
 		for _, m := range r.Ignored {
-			e.env.Log.Debug(errRef + ": metaparameter '" + m + "' ignored; ordering and tagging belong to the caller")
+			e.env.Log.Debug(r.Ref() + ": metaparameter '" + m + "' ignored; ordering and tagging belong to the caller")
 		}
 	}
 	spec, err := e.SelectProvider(r)
@@ -223,7 +229,7 @@ func (e *Engine) prepare(t *applier.Type, title string, params map[string]any, r
 		if err, ok := named(r, err); ok {
 			return failed(err.Error())
 		}
-		return failed(fmt.Sprintf("%s: provider %s: %v", errRef, spec.Name, err))
+		return failed(fmt.Sprintf("%s: provider %s: %v", r.Ref(), spec.Name, err))
 	}
 	return r, p, nil
 }
@@ -254,7 +260,7 @@ func couldNotEvaluate(res *protocol.Result, err error) {
 }
 
 func (e *Engine) apply(ctx context.Context, req *protocol.Request, kept *any) protocol.Result {
-	t, fail := e.lookup(req.Type, protocol.Ref(req.Type, req.Title))
+	t, fail := e.lookup(req, false)
 	if fail != nil {
 		return *fail
 	}

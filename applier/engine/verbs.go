@@ -27,7 +27,7 @@ import (
 // is the same as a YAML flow mapping, read-only attributes left out, that
 // applied leaves the resource unchanged.
 func (e *Engine) find(ctx context.Context, req *protocol.Request) protocol.Result {
-	t, fail := e.lookup(req.Type, protocol.Ref(req.Type, req.Title))
+	t, fail := e.lookup(req, false)
 	if fail != nil {
 		return *fail
 	}
@@ -104,7 +104,7 @@ func withScope(ly *hook.Layout[*applier.Attr], st protocol.State, given map[stri
 // resource` lists them. A type whose provider cannot list answers an error
 // naming the type and the provider.
 func (e *Engine) search(ctx context.Context, req *protocol.Request) (res protocol.Result) {
-	t, fail := e.lookup(req.Type, protocol.RefType(req.Type))
+	t, fail := e.lookup(req, true)
 	if fail != nil {
 		return *fail
 	}
@@ -421,7 +421,7 @@ func AppendYAML(b []byte, v any) []byte {
 
 // describe answers a type's declaration as JSON (see DescribeJSON).
 func (e *Engine) describe(req *protocol.Request) protocol.Result {
-	t, fail := e.lookup(req.Type, protocol.RefType(req.Type))
+	t, fail := e.lookup(req, true)
 	if fail != nil {
 		return *fail
 	}
