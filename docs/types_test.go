@@ -16,6 +16,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	_ "github.com/pippet/pippet/applier/types/all"
+	"github.com/pippet/pippet/applier/engine"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated attribute tables of docs/types/*.md from the code")
@@ -83,7 +84,7 @@ func code(vals []string) string {
 // declaration.
 func reference(t *testing.T, typ *applier.Type) string {
 	t.Helper()
-	raw, err := applier.NewEngine(applier.Default, nil).DescribeJSON(typ)
+	raw, err := engine.New(applier.Default, nil).DescribeJSON(typ)
 	require.NoError(t, err)
 	var d declaration
 	require.NoError(t, json.Unmarshal(raw, &d))
