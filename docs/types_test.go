@@ -15,8 +15,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
-	_ "github.com/pippet/pippet/applier/types/all"
 	"github.com/pippet/pippet/applier/engine"
+	_ "github.com/pippet/pippet/applier/types/all"
 )
 
 var update = flag.Bool("update", false, "rewrite the generated attribute tables of docs/types/*.md from the code")
