@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/pippet/pippet/applier/dirsync"
+	"github.com/pippet/pippet/protocol"
 )
 
 // LevelNotice is Puppet's notice level, between info and warning.
@@ -48,6 +49,11 @@ type Env struct {
 	// (file: a source.Options, see file.SetSourceOptions). The engine
 	// never looks at it.
 	TypeOptions map[string]any
+	// Engine, set by the engine this Env serves, is an engine over reg
+	// sharing this Env: how a type composed of others applies their
+	// requests (concat_file applies its target as a file) without
+	// importing the engine. nil outside an engine.
+	Engine func(reg *Registry) protocol.Applier
 }
 
 // SystemStateDir is root's state directory, as Puppet's vardir is

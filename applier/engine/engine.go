@@ -77,6 +77,7 @@ func New(reg *applier.Registry, env *applier.Env) *Engine {
 	if env.Options.StateDir == "" {
 		env.Options.StateDir = applier.DefaultStateDir()
 	}
+	env.Engine = func(reg *applier.Registry) protocol.Applier { return New(reg, env) }
 	return &Engine{reg: reg, env: env}
 }
 
