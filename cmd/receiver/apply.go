@@ -14,6 +14,9 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/command"
+	"github.com/pippet/pippet/applier/engine"
+	"github.com/pippet/pippet/applier/source"
+	"github.com/pippet/pippet/applier/types/file"
 	"github.com/pippet/pippet/catalog"
 	"github.com/pippet/pippet/delegate"
 )
@@ -104,17 +107,19 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	logger := slog.New(logh)
 	dirs := newDirSync(logger, true)
 	defer dirs.Flush(context.WithoutCancel(ctx))
-	engine := applier.NewEngine(applier.Default, &applier.Env{
-		Options: applier.Options{Noop: *noop, StateDir: *stateDir, Puppet: puppetOpts},
+	env := &applier.Env{
+		Options: applier.Options{Noop: *noop, StateDir: *stateDir},
 		Log:     logger,
 		Dirs:    dirs,
-	})
+	}
+	file.SetSourceOptions(env, source.Options{Puppet: puppetOpts})
+	eng := engine.New(applier.Default, env)
 	g, err := catalog.Build(cat, applier.Default)
 	if err != nil {
 		fmt.Fprintf(stderr, "receiver apply: %v\n", err)
 		return exitFailed
 	}
-	app, fb, err := withFallback(engine, delegate.Options{
+	app, fb, err := withFallback(eng, delegate.Options{
 		Fallback: fallback, ModulePath: modulePath, Noop: *noop, LogLevel: puppetLevel(level),
 		Logger: slog.New(delegate.RelayHandler(logh, applier.LevelNotice)),
 	})

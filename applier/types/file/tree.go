@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/atomicfile"
 	"github.com/pippet/pippet/applier/dirsync"
 	"github.com/pippet/pippet/applier/source"
