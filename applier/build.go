@@ -128,52 +128,11 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 		}
 	}
 
-	// The title fills what the request left out.
-	for _, tp := range t.TitlePatterns {
-		m := tp.Re.FindStringSubmatch(title)
-		if m == nil {
-			continue
-		}
-		for i, name := range tp.Re.SubexpNames() {
-			if name == "" || i >= len(m) {
-				continue
-			}
-			s := ix.names.find(name)
-			if s < 0 || r.flags[s]&slotGiven != 0 {
-				continue
-			}
-			if err := r.setRaw(s, m[i], false); err != nil {
-				return nil, err
-			}
-		}
-		break
+	if err := r.fromTitle(ix, title, mode); err != nil {
+		return nil, err
 	}
-	if s := ix.namevarSlot; s >= 0 && r.flags[s]&slotSet == 0 && (title != "" || mode == buildApply) {
-		if err := r.setRaw(s, title, false); err != nil {
-			return nil, err
-		}
-	}
-
-	// Defaults: static ones first, then computed ones (which may read them).
-	for i, s := range ix.staticSlots {
-		if r.flags[s]&slotSet == 0 {
-			r.vals[s], r.flags[s] = ix.staticVals[i], r.flags[s]|slotSet
-		}
-	}
-	for _, s := range ix.defaultSlots {
-		if r.flags[s]&slotSet != 0 {
-			continue
-		}
-		a := ix.attrs[s]
-		raw := a.DefaultFunc(r)
-		if raw == nil {
-			continue
-		}
-		v, err := mungeAttr(a, raw)
-		if err != nil {
-			return nil, &ParamError{Resource: r.Ref(), Param: a.Name, Err: fmt.Errorf("default: %w", err)}
-		}
-		r.vals[s], r.flags[s] = v, r.flags[s]|slotSet
+	if err := r.defaults(ix); err != nil {
+		return nil, err
 	}
 
 	for _, s := range ix.requiredSlots {
@@ -194,6 +153,63 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 		r.ref = ix.display + "[" + t.RefTitle(r) + "]"
 	}
 	return r, nil
+}
+
+// fromTitle fills from the title what the request left out: the
+// attributes of the first of the type's TitlePatterns that matches, then
+// the namevar (unless a search's scope, whose title is empty, is built).
+func (r *Resource) fromTitle(ix *typeIndex, title string, mode buildMode) error {
+	for _, tp := range r.Type.TitlePatterns {
+		m := tp.Re.FindStringSubmatch(title)
+		if m == nil {
+			continue
+		}
+		for i, name := range tp.Re.SubexpNames() {
+			if name == "" || i >= len(m) {
+				continue
+			}
+			s := ix.names.find(name)
+			if s < 0 || r.flags[s]&slotGiven != 0 {
+				continue
+			}
+			if err := r.setRaw(s, m[i], false); err != nil {
+				return err
+			}
+		}
+		break
+	}
+	if s := ix.namevarSlot; s >= 0 && r.flags[s]&slotSet == 0 && (title != "" || mode == buildApply) {
+		if err := r.setRaw(s, title, false); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// defaults fills what is still unset with the declared defaults: static
+// ones first, then computed ones (which may read them).
+func (r *Resource) defaults(ix *typeIndex) error {
+	for i, s := range ix.staticSlots {
+		if r.flags[s]&slotSet == 0 {
+			r.vals[s], r.flags[s] = ix.staticVals[i], r.flags[s]|slotSet
+		}
+	}
+	for _, s := range ix.defaultSlots {
+		if r.flags[s]&slotSet != 0 {
+			continue
+		}
+		a := ix.attrs[s]
+		raw := a.DefaultFunc(r)
+		if raw == nil {
+			continue
+		}
+		v, err := mungeAttr(a, raw)
+		if err != nil {
+			return &ParamError{Resource: r.Ref(), Param: a.Name, Err: fmt.Errorf("default: %w", err)}
+		}
+		r.vals[s], r.flags[s] = v, r.flags[s]|slotSet
+	}
+	return nil
 }
 
 // givenAttr is a declared attribute a request gives, by slot.

@@ -23,6 +23,11 @@ func init() {
 		}
 		return &ix.layout, nil
 	}
+	// View is what the transaction walks: the layout of r's type and r's
+	// values and flags by slot.
+	hook.View = func(r *Resource) (*hook.Layout[*Attr], []any, []uint8) {
+		return &r.ix.layout, r.vals, r.flags
+	}
 	// Slots are a Resource's values and flags by slot, StateSlots a
 	// State's.
 	hook.Slots = func(r *Resource) ([]any, []uint8) { return r.vals, r.flags }
@@ -33,11 +38,12 @@ func init() {
 		return State{ix: scope.ix, ref: scope.ix.display, vals: vals, flags: flags}
 	}
 	// Freeze settles r's desired values (setting one panics from now on)
-	// and returns the emptied State its provider's Get reports into.
-	hook.Freeze = func(r *Resource) *State {
+	// and returns the emptied State its provider's Get reports into, and
+	// that State's values by slot.
+	hook.Freeze = func(r *Resource) (*State, []any) {
 		r.frozen = true
 		r.cur.reset(r.ix, r.Ref())
-		return &r.cur
+		return &r.cur, r.cur.vals
 	}
 	// Choose records the provider chosen for r, and whether r is read
 	// for find or search (see Resource.ReadAll).

@@ -86,14 +86,6 @@ type Request struct {
 	// OpApply (the default, and the only verb of a legacy line), OpFind,
 	// OpSearch or OpDescribe. The read verbs change nothing.
 	Op Op
-	// Stable: the request is one the receiver kept from an earlier,
-	// identical line, and the same *Request, unchanged, comes back for
-	// every later copy of that line, one Apply at a time. An Applier may
-	// keep in Memo what it worked out from the request alone (the engine
-	// keeps the validated resource), and must change nothing else in it.
-	Stable bool
-	// Memo belongs to the Applier, for a Stable request; nil at first.
-	Memo any
 }
 
 // Op is a request's verb.
@@ -214,11 +206,10 @@ type Instance struct {
 // panic in a type or provider into an error answer). It need not copy
 // req.ID into the answer: the loop echoes the id, for every Applier.
 //
-// Apply must not keep req, its Params or its ID after it returns: the
-// receiver reuses them for the next line (see Decoder). The values inside
-// Params are never reused and may be kept, but not changed: a Stable
-// request's come back with it. Apply changes nothing in req but, when it
-// is Stable, its Memo.
+// Apply must not keep or change req, its Params or its ID: the receiver
+// reuses them for the next line (see Decoder), or hands the same request
+// again for a line sent again. The values inside Params are never reused
+// and may be kept, but not changed.
 type Applier interface {
 	Apply(ctx context.Context, req *Request) Result
 }

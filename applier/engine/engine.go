@@ -93,28 +93,11 @@ func (e *Engine) Registry() *applier.Registry { return e.reg }
 // the receiver loop relies on it). The request's id is not copied into
 // the answer: the loop echoes it, for any Applier.
 func (e *Engine) Apply(ctx context.Context, req *protocol.Request) protocol.Result {
-	if !req.Stable {
-		return e.answer(ctx, req, nil)
-	}
-	m, _ := req.Memo.(*memoCell)
-	if m == nil || m.e != e {
-		m = &memoCell{e: e}
-	}
-	res := e.answer(ctx, req, &m.k)
-	if m.k != nil {
-		req.Memo = m
-	}
-	return res
+	return e.answer(ctx, req, nil)
 }
 
-// memoCell is a Stable request's Memo: what this engine kept of it.
-type memoCell struct {
-	e *Engine
-	k any
-}
-
-// answer is Apply with where the request's built resource is kept (nil:
-// nowhere, see build).
+// answer is Apply with where what building the request's resource gave
+// is kept (nil: nowhere; see build and Session).
 func (e *Engine) answer(ctx context.Context, req *protocol.Request, kept *any) (res protocol.Result) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -190,27 +173,14 @@ func (e *Engine) build(t *applier.Type, reuse *applier.Resource, title string, p
 // prepare makes a request of type t into a resource with its provider
 // chosen, and bound unless bind is false (a search's scope): the steps
 // every verb but describe takes first. fail is the answer when it can't.
-func (e *Engine) prepare(t *applier.Type, title string, params map[string]any, read, bind bool, kept *any) (r *applier.Resource, p applier.Provider, fail *protocol.Result) {
-	// The answer names the resource (once built, as it names itself), or
-	// for a search the type.
-	failed := func(msg string) (*applier.Resource, applier.Provider, *protocol.Result) {
-		ref := protocol.Ref(t.Name, title)
-		switch {
-		case r != nil && title != "":
-			ref = r.Ref()
-		case read && title == "":
-			ref = protocol.RefType(t.Name)
-		}
-		res := protocol.ErrorResult(ref, msg)
-		return nil, nil, &res
-	}
+func (e *Engine) prepare(t *applier.Type, title string, params map[string]any, read, bind bool, kept *any) (*applier.Resource, applier.Provider, *protocol.Result) {
 	var reuse *applier.Resource
 	if !read {
 		reuse, _ = e.spare.Get().(*applier.Resource)
 	}
 	r, err := e.build(t, reuse, title, params, read, kept)
 	if err != nil {
-		return failed(err.Error())
+		return nil, nil, failure(t, title, nil, read, err.Error())
 	}
 	if !read {
 		for _, m := range r.Ignored {
@@ -219,38 +189,52 @@ func (e *Engine) prepare(t *applier.Type, title string, params map[string]any, r
 	}
 	spec, err := e.SelectProvider(r)
 	if err != nil {
-		return failed(err.Error())
+		return nil, nil, failure(t, title, r, read, err.Error())
 	}
 	choose(r, spec, read)
 	if !bind {
 		return r, nil, nil
 	}
-	p, err = spec.New(r, e.env)
+	p, err := spec.New(r, e.env)
 	if err != nil {
 		if err, ok := named(r, err); ok {
-			return failed(err.Error())
+			return nil, nil, failure(t, title, r, read, err.Error())
 		}
-		return failed(fmt.Sprintf("%s: provider %s: %v", r.Ref(), spec.Name, err))
+		return nil, nil, failure(t, title, r, read, fmt.Sprintf("%s: provider %s: %v", r.Ref(), spec.Name, err))
 	}
 	return r, p, nil
+}
+
+// failure is prepare's error answer: it names the resource (as it names
+// itself once built), or for a search the type.
+func failure(t *applier.Type, title string, r *applier.Resource, read bool, msg string) *protocol.Result {
+	ref := protocol.Ref(t.Name, title)
+	switch {
+	case r != nil && title != "":
+		ref = r.Ref()
+	case read && title == "":
+		ref = protocol.RefType(t.Name)
+	}
+	res := protocol.ErrorResult(ref, msg)
+	return &res
 }
 
 // read settles r's desired values (the provider's Resolve, when it is a
 // Resolver), freezes them and reads the current state (Get) into the
 // State the engine owns for r: the steps apply and find share. An error
 // is the resource's failure: Could not evaluate ...
-func read(ctx context.Context, r *applier.Resource, p applier.Provider) (*applier.State, error) {
+func read(ctx context.Context, r *applier.Resource, p applier.Provider) (cur *applier.State, curVals []any, err error) {
 	if rs, ok := p.(applier.Resolver); ok {
 		if err := rs.Resolve(ctx); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	// From here on desired values are settled: Get only reads.
-	cur := freeze(r)
+	cur, curVals = freeze(r)
 	if err := p.Get(ctx, cur); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return cur, nil
+	return cur, curVals, nil
 }
 
 // couldNotEvaluate is the failure of a resource whose state could not be
@@ -283,20 +267,15 @@ func (e *Engine) apply(ctx context.Context, req *protocol.Request, kept *any) pr
 // property in declaration order. Noop records the events only.
 func (e *Engine) Converge(ctx context.Context, r *applier.Resource, p applier.Provider) protocol.Result {
 	ref := r.Ref()
-	ly, err := layoutOf(r.Type)
-	if err != nil {
-		return protocol.ErrorResult(ref, err.Error())
-	}
+	ly, vals, flags := view(r)
 	// t (and the Result in it) stays on the stack: no allocation per request.
 	t := &txn{e: e, ctx: ctx, r: r, p: p, res: protocol.Result{Resource: ref, Noop: r.Noop}}
 	res := &t.res
-	cur, err := read(ctx, r, p)
+	_, curVals, err := read(ctx, r, p)
 	if err != nil {
 		couldNotEvaluate(res, err)
 		return *res
 	}
-	vals, flags := slots(r)
-	curVals, _ := stateSlots(cur)
 	spec := r.Provider()
 	synced := false
 	if s := ly.Ensure; s >= 0 {

@@ -1,152 +1,116 @@
-package engine_test
+package engine
 
 import (
-	"context"
-	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/protocol"
 )
 
-// box is a non-scalar munged value, as file's content is.
-type box struct{ n int }
-
-func (b *box) Clone() any { c := *b; return &c }
-
-// memoType counts how often its requests are built (munged) and records
-// what its provider saw; the provider's Resolve changes its resource's
-// values in place, as a provider may, to show that no request sees
-// another's changes.
-type memoType struct {
-	builds int
-	seen   []string
+// A line is kept on its second sighting, as a copy that the decoder's
+// next lines (which reuse its map and buffers) do not change.
+func TestReqMemoKeepsOnSecondSighting(t *testing.T) {
+	m := newReqMemo()
+	var dec protocol.Decoder
+	var req protocol.Request
+	line := []byte(`{"type":"file","title":"/x","id":7,"params":"{ensure: file, mode: '0644'}"}`)
+	for i := range 2 {
+		got, h := m.find(line)
+		require.Nil(t, got, "sighting %d", i+1)
+		require.NoError(t, dec.DecodeLine(line, &req))
+		m.offer(line, h, &req)
+	}
+	other := []byte(`{"type":"notify","title":"n","id":8,"params":"{message: other}"}`)
+	require.NoError(t, dec.DecodeLine(other, &req))
+	got, _ := m.find(line)
+	require.NotNil(t, got)
+	assert.Equal(t, protocol.Request{Type: "file", Title: "/x", ID: []byte("7"),
+		Params: map[string]any{"ensure": "file", "mode": "0644"}}, *got.req)
+	notKept, _ := m.find(other)
+	assert.Nil(t, notKept, "seen once")
 }
 
-func (m *memoType) typ() *applier.Type {
-	count := func(v any) (any, error) { m.builds++; return v, nil }
-	return &applier.Type{
-		Name: "memo_widget",
-		Attrs: []*applier.Attr{
-			{Name: "name", Behaviour: applier.Namevar, Kind: applier.KindString, Munge: count},
-			{Name: "ensure", Behaviour: applier.Property, Kind: applier.KindEnum, Values: []string{"present", "absent"}},
-			{Name: "tags", Behaviour: applier.Property, Kind: applier.KindString, Array: true},
-			{Name: "box", Behaviour: applier.Parameter, Kind: applier.KindInteger,
-				Munge: func(v any) (any, error) { return &box{n: int(v.(int64))}, nil }},
-			{Name: "probe", Behaviour: applier.Parameter, Kind: applier.KindString, Volatile: true},
-			{Name: "size", Behaviour: applier.Parameter, Kind: applier.KindInteger, Munge: count,
-				Validate: func(v any) error {
-					if v.(int64) < 0 {
-						return errors.New("negative")
-					}
-					return nil
-				}},
-		},
-		Providers: []*applier.ProviderSpec{{Name: "p", New: func(r *applier.Resource, _ *applier.Env) (applier.Provider, error) {
-			return &memoProvider{m: m, r: r}, nil
-		}}},
+// Requests with a mapping among their params (or in a list), and long
+// lines, are never kept.
+func TestReqMemoKeepsOnlyScalars(t *testing.T) {
+	m := newReqMemo()
+	var dec protocol.Decoder
+	var req protocol.Request
+	for _, line := range [][]byte{
+		[]byte(`{"type":"file","title":"/x","params":"{ensure: file, tag: {a: b}}"}`),
+		[]byte(`{"type":"file","title":"/x","params":"{ensure: file, tag: [a, {b: c}]}"}`),
+		[]byte(`{"type":"notify","title":"` + strings.Repeat("n", memoMaxLine) + `","params":"{}"}`),
+	} {
+		for range 3 {
+			got, h := m.find(line)
+			require.Nil(t, got)
+			require.NoError(t, dec.DecodeLine(line, &req))
+			m.offer(line, h, &req)
+		}
 	}
 }
 
-type memoProvider struct {
-	m *memoType
-	r *applier.Resource
-}
-
-func (p *memoProvider) Resolve(context.Context) error {
-	tags, _ := p.r.Value("tags").([]any)
-	b, _ := p.r.Value("box").(*box)
-	p.m.seen = append(p.m.seen, fmt.Sprintf("%s tags=%v box=%v", p.r.Name(), tags, b))
-	if len(tags) > 0 {
-		tags[0] = "changed by resolve"
-	}
-	if b != nil {
-		b.n++
-	}
-	return nil
-}
-
-func (p *memoProvider) Get(_ context.Context, cur *applier.State) error {
-	cur.Set("ensure", "present")
-	cur.Set("tags", p.r.Value("tags"))
-	return nil
-}
-
-func (p *memoProvider) Set(context.Context, *applier.Change) error { return nil }
-
-// A Stable request is built once; every apply after the first takes the
-// kept resource, each with its own copy of the values a provider may change.
-func TestStableRequestBuiltOnce(t *testing.T) {
-	m := &memoType{}
-	e, _ := newEngine(t, m.typ())
-	rq := &protocol.Request{Type: "memo_widget", Title: "w", Stable: true,
-		Params: map[string]any{"ensure": "present", "tags": []any{"a", "b"}, "box": int64(7)}}
-	for range 3 {
-		res := e.Apply(context.Background(), rq)
-		require.False(t, res.Failed, res.Exception)
-		assert.Equal(t, "Memo_widget[w]", res.Resource)
-	}
-	assert.Equal(t, 1, m.builds)
-	assert.Equal(t, []string{"w tags=[a b] box=&{7}", "w tags=[a b] box=&{7}", "w tags=[a b] box=&{7}"}, m.seen)
-	assert.Equal(t, []any{"a", "b"}, rq.Params["tags"], "the request's params are unchanged")
-}
-
-// A request not marked Stable is built every time, and its Memo is left alone.
-func TestUnstableRequestBuiltEachTime(t *testing.T) {
-	m := &memoType{}
-	e, _ := newEngine(t, m.typ())
-	rq := req("memo_widget", "w", map[string]any{"ensure": "present"})
-	for range 3 {
-		require.False(t, e.Apply(context.Background(), rq).Failed)
-	}
-	assert.Equal(t, 3, m.builds)
-	assert.Nil(t, rq.Memo)
-}
-
-// A request that gives a Volatile attribute is built every time.
-func TestVolatileAttributeBuiltEachTime(t *testing.T) {
-	m := &memoType{}
-	e, _ := newEngine(t, m.typ())
-	rq := &protocol.Request{Type: "memo_widget", Title: "w", Stable: true, Params: map[string]any{"probe": "x"}}
-	for range 3 {
-		require.False(t, e.Apply(context.Background(), rq).Failed)
-	}
-	assert.Equal(t, 3, m.builds)
-}
-
-// An invalid Stable request is answered afresh, and the same, every time.
-func TestInvalidStableRequestNotKept(t *testing.T) {
-	m := &memoType{}
-	e, _ := newEngine(t, m.typ())
-	rq := &protocol.Request{Type: "memo_widget", Title: "w", Stable: true, Params: map[string]any{"size": int64(-1)}}
+// A list of scalars is kept, as a copy of its own.
+func TestReqMemoKeepsAListOfScalars(t *testing.T) {
+	m := newReqMemo()
+	var dec protocol.Decoder
+	var req protocol.Request
+	line := []byte(`{"type":"user","title":"u","params":"{groups: [a, b]}"}`)
 	for range 2 {
-		res := e.Apply(context.Background(), rq)
-		assert.True(t, res.Error)
-		assert.Contains(t, res.Exception, "negative")
+		sight(t, m, &dec, &req, line)
 	}
-	assert.Equal(t, 2, m.builds, "size munged each time")
-	assert.Nil(t, rq.Memo)
+	req.Params["groups"].([]any)[0] = "changed"
+	got, _ := m.find(line)
+	require.NotNil(t, got)
+	assert.Equal(t, []any{"a", "b"}, got.req.Params["groups"])
 }
 
-// What one engine kept is not another's: each builds its own (an engine's
-// global noop is part of the build).
-func TestMemoBelongsToItsEngine(t *testing.T) {
-	m := &memoType{}
-	ty := m.typ()
-	e1, _ := newEngine(t, ty)
-	reg := applier.NewRegistry()
-	reg.Add(ty)
-	e2 := engine.New(reg, &applier.Env{Facts: applier.Facts{}, Features: map[string]bool{"posix": true},
-		Options: applier.Options{Noop: true}})
-	rq := &protocol.Request{Type: "memo_widget", Title: "w", Stable: true, Params: map[string]any{"ensure": "absent"}}
-	assert.False(t, e1.Apply(context.Background(), rq).Noop)
-	assert.True(t, e2.Apply(context.Background(), rq).Noop)
-	assert.True(t, e2.Apply(context.Background(), rq).Noop)
-	assert.False(t, e1.Apply(context.Background(), rq).Noop)
-	assert.Equal(t, 3, m.builds, "e1, e2, then e1 again")
+// sight is the session's use of the memo for one line: a line not
+// found is decoded and offered.
+func sight(t *testing.T, m *reqMemo, dec *protocol.Decoder, req *protocol.Request, line []byte) {
+	t.Helper()
+	if got, h := m.find(line); got == nil {
+		require.NoError(t, dec.DecodeLine(line, req))
+		m.offer(line, h, req)
+	}
+}
+
+// A converging engine's set of resources, each re-sent, stays kept: the
+// table's ways absorb the hash collisions a direct-mapped table loses.
+func TestReqMemoKeepsARepeatedSet(t *testing.T) {
+	m := newReqMemo()
+	var dec protocol.Decoder
+	var req protocol.Request
+	const n = 1000
+	line := func(i int) []byte {
+		return []byte(fmt.Sprintf(`{"type":"file","title":"/srv/f%d","params":"{ensure: file, content: x}"}`, i))
+	}
+	for range 2 {
+		for i := range n {
+			sight(t, m, &dec, &req, line(i))
+		}
+	}
+	kept := 0
+	for i := range n {
+		if got, _ := m.find(line(i)); got != nil {
+			kept++
+			assert.Equal(t, fmt.Sprintf("/srv/f%d", i), got.req.Title)
+		}
+	}
+	assert.GreaterOrEqual(t, kept, 990)
+	// One-off lines after it do not push the set out.
+	for i := range 4 * n {
+		sight(t, m, &dec, &req, []byte(fmt.Sprintf(`{"type":"notify","title":"once%d","params":"{}"}`, i)))
+	}
+	still := 0
+	for i := range n {
+		if got, _ := m.find(line(i)); got != nil {
+			still++
+		}
+	}
+	assert.GreaterOrEqual(t, still, 990, "seen-once lines are not kept, so they evict nothing")
 }

@@ -12,10 +12,11 @@ var (
 	build = hook.Build.(func(t *applier.Type, reuse *applier.Resource, title string, params map[string]any, noop, read bool) (*applier.Resource, error))
 	// layoutOf is the type's slots as the transaction and find walk them.
 	layoutOf   = hook.LayoutOf.(func(t *applier.Type) (*hook.Layout[*applier.Attr], error))
+	view       = hook.View.(func(r *applier.Resource) (*hook.Layout[*applier.Attr], []any, []uint8))
 	slots      = hook.Slots.(func(r *applier.Resource) ([]any, []uint8))
 	stateSlots = hook.StateSlots.(func(s *applier.State) ([]any, []uint8))
 	newState   = hook.NewState.(func(scope *applier.Resource, vals []any, flags []uint8) applier.State)
-	freeze     = hook.Freeze.(func(r *applier.Resource) *applier.State)
+	freeze     = hook.Freeze.(func(r *applier.Resource) (*applier.State, []any))
 	choose     = hook.Choose.(func(r *applier.Resource, spec *applier.ProviderSpec, readAll bool))
 	named      = hook.Named.(func(r *applier.Resource, err error) (error, bool))
 	keep       = hook.Keep.(func(r *applier.Resource) any)

@@ -39,7 +39,7 @@ func (e *Engine) find(ctx context.Context, req *protocol.Request) protocol.Resul
 		return *fail
 	}
 	res := protocol.Result{Resource: r.Ref()}
-	cur, err := read(ctx, r, p)
+	cur, _, err := read(ctx, r, p)
 	if err != nil {
 		couldNotEvaluate(&res, err)
 		return res

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier/dirsync"
+	"github.com/pippet/pippet/internal/puppetlog"
 	"github.com/pippet/pippet/internal/testutil"
 	"github.com/pippet/pippet/mock"
 	"github.com/pippet/pippet/protocol"
@@ -149,7 +150,7 @@ func TestDirSyncLogging(t *testing.T) {
 	for _, deferred := range []bool{true, false} {
 		t.Run(fmt.Sprint("deferred=", deferred), func(t *testing.T) {
 			var logs bytes.Buffer
-			ds := newDirSync(slog.New(newPuppetHandler(&logs, slog.LevelDebug)), deferred)
+			ds := newDirSync(slog.New(puppetlog.New(&logs, slog.LevelDebug)), deferred)
 			dir := t.TempDir()
 			gone := dir + "/gone"
 			require.NoError(t, ds.Mark(dir))

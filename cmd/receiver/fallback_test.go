@@ -24,7 +24,7 @@ func TestDelegateFlag(t *testing.T) {
 	require.NoError(t, os.WriteFile(script, []byte(`echo '{"ready":true}'
 while read -r l; do echo '{"resource":"Anchor[from-fallback]","failed":false,"changed":false,"noop":false,"error":false,"exception":null}'; done
 `), 0o755))
-	eng := engine.New(applier.Default, nil)
+	eng := engine.New(applier.Default, nil).NewSession()
 	ctx := context.Background()
 
 	app, fb, err := withFallback(eng, delegate.Options{Fallback: "sh " + script, Types: delegatedTypes(" Anchor, ")})

@@ -39,10 +39,10 @@ type loopConfig struct {
 	Banner bool
 	// Log receives Puppet-style log records.
 	Log *slog.Logger
-	// Decode decodes one line; nil means the loop's own protocol.Decoder,
-	// which reuses the request's Params from line to line (tests replace
-	// it).
-	Decode func(line []byte, req *protocol.Request) error
+	// Decode makes one line into its request, valid until the next line
+	// (an engine session's Decode, which remembers lines sent again); nil
+	// means a protocol.Decoder of the loop's own.
+	Decode func(line []byte) (*protocol.Request, error)
 	// Dirs, when deferred, is flushed after answers (see durability.go)
 	// and before the loop returns.
 	Dirs *dirsync.Syncer
@@ -126,8 +126,10 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 
 	l := &loop{cfg: cfg, app: app}
 	if l.cfg.Decode == nil {
-		l.cfg.Decode = l.dec.DecodeLine
-		l.memo = newReqMemo() // only for our own decoder
+		l.cfg.Decode = func(line []byte) (*protocol.Request, error) {
+			err := l.dec.DecodeLine(line, &l.req)
+			return &l.req, err
+		}
 	}
 	// Whatever ends the loop, the changes answered are made durable first
 	// (an abandoned serve is in a read: it has nothing pending).
@@ -417,13 +419,11 @@ type loop struct {
 	lineNo int
 	// state is serve's: stateBusy, stateReading or stateAbandoned.
 	state atomic.Int32
-	// req and dec are reused from line to line: the Applier must not keep
-	// req or its Params (protocol.Applier says so).
+	// req and dec are reused from line to line when no Decode is given:
+	// the Applier must not keep req or its Params (protocol.Applier says
+	// so).
 	req protocol.Request
 	dec protocol.Decoder
-	// memo holds requests decoded from lines seen again (memo.go); nil
-	// when a test's decoder replaces ours.
-	memo *reqMemo
 	// out receives the answers, ans is the buffer they are encoded in,
 	// outFailed is set once a write failed.
 	out       io.Writer
@@ -456,48 +456,19 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 	if protocol.Skip(it.line) {
 		return res, false
 	}
-	req := &l.req
-	var hash uint64
-	if l.memo != nil {
-		var seen *protocol.Request
-		if seen, hash = l.memo.find(it.line); seen != nil {
-			req = seen
-			goto decoded
-		}
-	}
-	if p, err := l.decode(it.line, req); p != nil {
+	req, p, err := l.decode(it.line)
+	if p != nil {
 		// A panic while decoding: answer, go on.
 		ref := ""
-		if req.Type != "" && req.Title != "" {
+		if req != nil && req.Type != "" && req.Title != "" {
 			ref = protocol.Ref(req.Type, req.Title)
 		}
 		msg := fmt.Sprintf("request line %d: internal error (panic) while decoding: %v", l.lineNo, *p)
 		l.cfg.Log.Error(msg)
 		return protocol.ErrorResult(ref, msg), true
 	} else if err != nil {
-		var de *protocol.DecodeError
-		ref := ""
-		var id []byte
-		if errors.As(err, &de) {
-			if de.Type != "" && de.Title != "" {
-				ref = protocol.Ref(de.Type, de.Title)
-			}
-			id = de.ID
-		}
-		msg := fmt.Sprintf("request line %d: %s", l.lineNo, err.Error())
-		if ref != "" {
-			l.cfg.Log.Error(msg, "resource", ref)
-		} else {
-			l.cfg.Log.Error(msg)
-		}
-		res = protocol.ErrorResult(ref, msg)
-		res.ID = id
-		return res, true
+		return l.decodeError(err), true
 	}
-	if l.memo != nil {
-		l.memo.offer(it.line, hash, req)
-	}
-decoded:
 	switch {
 	case l.pipe == nil:
 		res = l.answered(req, l.app.Apply(ctx, req))
@@ -525,14 +496,38 @@ decoded:
 }
 
 // decode runs the decoder, returning what it panicked with, if it did.
-func (l *loop) decode(line []byte, req *protocol.Request) (panicked *any, err error) {
+func (l *loop) decode(line []byte) (req *protocol.Request, panicked *any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			l.cfg.Log.Debug(string(debug.Stack()))
 			panicked = &p
 		}
 	}()
-	return nil, l.cfg.Decode(line, req)
+	req, err = l.cfg.Decode(line)
+	return req, nil, err
+}
+
+// decodeError is the answer to a line the decoder refused, naming the
+// resource and echoing the id when the line got that far.
+func (l *loop) decodeError(err error) protocol.Result {
+	var de *protocol.DecodeError
+	ref := ""
+	var id []byte
+	if errors.As(err, &de) {
+		if de.Type != "" && de.Title != "" {
+			ref = protocol.Ref(de.Type, de.Title)
+		}
+		id = de.ID
+	}
+	msg := fmt.Sprintf("request line %d: %s", l.lineNo, err.Error())
+	if ref != "" {
+		l.cfg.Log.Error(msg, "resource", ref)
+	} else {
+		l.cfg.Log.Error(msg)
+	}
+	res := protocol.ErrorResult(ref, msg)
+	res.ID = id
+	return res
 }
 
 // encode appends the answer line; should encoding panic (an event value it

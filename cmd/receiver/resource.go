@@ -14,6 +14,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/engine"
+	"github.com/pippet/pippet/internal/puppetlog"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -110,7 +111,7 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
-	logger := slog.New(newPuppetHandler(stderr, level))
+	logger := slog.New(puppetlog.New(stderr, level))
 	eng := engine.New(applier.Default, &applier.Env{
 		Options: applier.Options{Noop: *noop, StateDir: applier.DefaultStateDir()},
 		Log:     logger,

@@ -17,6 +17,7 @@ package hook
 var (
 	Build       any
 	LayoutOf    any
+	View        any
 	Slots       any
 	StateSlots  any
 	NewState    any
