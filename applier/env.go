@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 
 	"github.com/pippet/pippet/applier/dirsync"
 	"github.com/pippet/pippet/protocol"
@@ -105,3 +107,29 @@ func (env *Env) Logger() *slog.Logger {
 	}
 	return env.Log
 }
+
+// Cache is a process-wide map for providers' safe-to-cache lookups.
+type Cache struct{ m sync.Map }
+
+// Get returns the cached value for key.
+func (c *Cache) Get(key string) (any, bool) { return c.m.Load(key) }
+
+// Put stores v under key.
+func (c *Cache) Put(key string, v any) { c.m.Store(key, v) }
+
+// Drop forgets key (call it when a change invalidates what was cached).
+func (c *Cache) Drop(key string) { c.m.Delete(key) }
+
+// DropPrefix forgets every key starting with prefix.
+func (c *Cache) DropPrefix(prefix string) {
+	c.m.Range(func(k, _ any) bool {
+		if s, ok := k.(string); ok && strings.HasPrefix(s, prefix) {
+			c.m.Delete(k)
+		}
+		return true
+	})
+}
+
+// Clear forgets everything: for a change that may invalidate anything
+// cached, such as an arbitrary command having run.
+func (c *Cache) Clear() { c.m.Clear() }

@@ -1,11 +1,15 @@
 package applier
 
 import (
+	"fmt"
 	"reflect"
+	"strconv"
+	"strings"
 )
 
-// The in-sync helpers: the default comparison of a desired value with a
-// current one, and the usual Attr.InSync variants.
+// Values as the transaction compares and prints them: the default
+// in-sync test (ValuesEqual) and the default rendering in messages
+// (FormatValue).
 
 // ValuesEqual is the default in-sync test: equality of munged values;
 // arrays element by element, in order unless unordered. Integers compare
@@ -70,4 +74,35 @@ func toList(v any) ([]any, bool) {
 		return out, true
 	}
 	return nil, false
+}
+
+// FormatValue renders a munged value the way event messages and describe
+// print it: strings as they are, arrays as ['a', 'b'].
+func FormatValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "absent"
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int:
+		return strconv.Itoa(x)
+	case []string:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = "'" + e + "'"
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = "'" + FormatValue(e) + "'"
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	default:
+		return fmt.Sprint(x)
+	}
 }
