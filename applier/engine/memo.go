@@ -2,6 +2,7 @@ package engine
 
 import (
 	"hash/maphash"
+	"slices"
 
 	"github.com/pippet/pippet/protocol"
 )
@@ -117,7 +118,7 @@ func (m *reqMemo) offer(line []byte, hash uint64, req *protocol.Request) {
 	if !keepable(req) {
 		return
 	}
-	kept := &protocol.Request{Type: req.Type, Title: req.Title, Refresh: req.Refresh, Op: req.Op}
+	kept := &protocol.Request{Type: req.Type, Title: req.Title, Refresh: req.Refresh, Op: req.Op, Hints: slices.Clone(req.Hints)}
 	if req.ID != nil {
 		kept.ID = append([]byte(nil), req.ID...) // the decoder reuses its buffer
 	}

@@ -3,9 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/pippet/pippet/applier"
@@ -324,99 +322,24 @@ func ParamsYAML(t *applier.Type, st protocol.State) string {
 			b = append(b, ", "...)
 		}
 		n++
-		b = AppendYAMLKey(b, p.Name)
+		b = appendYAMLKey(b, p.Name)
 		b = append(b, ": "...)
-		b = AppendYAML(b, p.Value)
+		b = protocol.AppendYAML(b, p.Value)
 	}
 	return string(append(b, '}'))
 }
 
-func AppendYAMLKey(b []byte, k string) []byte {
+func appendYAMLKey(b []byte, k string) []byte {
 	for i := 0; i < len(k); i++ {
 		c := k[i]
 		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9') {
-			return AppendYAML(b, k)
+			return protocol.AppendYAML(b, k)
 		}
 	}
 	if k == "" {
 		return append(b, "''"...)
 	}
 	return append(b, k...)
-}
-
-// AppendYAML appends v as a YAML flow value the receiver's params reader
-// reads back as v: strings quoted (single quotes, or double quotes with
-// escapes when they hold control characters), integers, floats and
-// booleans plain, lists and maps in flow style.
-func AppendYAML(b []byte, v any) []byte {
-	switch x := v.(type) {
-	case nil:
-		return append(b, '~')
-	case string:
-		for i := 0; i < len(x); i++ {
-			if x[i] < 0x20 || x[i] == 0x7f {
-				return protocol.AppendString(b, x) // JSON's escapes are YAML's
-			}
-		}
-		b = append(b, '\'')
-		b = append(b, strings.ReplaceAll(x, "'", "''")...)
-		return append(b, '\'')
-	case bool:
-		return strconv.AppendBool(b, x)
-	case int64:
-		return strconv.AppendInt(b, x, 10)
-	case int:
-		return strconv.AppendInt(b, int64(x), 10)
-	case float64:
-		switch {
-		case math.IsNaN(x):
-			return append(b, ".nan"...)
-		case math.IsInf(x, 1):
-			return append(b, ".inf"...)
-		case math.IsInf(x, -1):
-			return append(b, "-.inf"...)
-		}
-		s := strconv.FormatFloat(x, 'g', -1, 64)
-		if !strings.ContainsAny(s, ".eE") {
-			s += ".0"
-		}
-		return append(b, s...)
-	case []any:
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ", "...)
-			}
-			b = AppendYAML(b, e)
-		}
-		return append(b, ']')
-	case []string:
-		b = append(b, '[')
-		for i, e := range x {
-			if i > 0 {
-				b = append(b, ", "...)
-			}
-			b = AppendYAML(b, e)
-		}
-		return append(b, ']')
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		b = append(b, '{')
-		for i, k := range keys {
-			if i > 0 {
-				b = append(b, ", "...)
-			}
-			b = AppendYAML(b, k)
-			b = append(b, ": "...)
-			b = AppendYAML(b, x[k])
-		}
-		return append(b, '}')
-	}
-	return AppendYAML(b, fmt.Sprint(v))
 }
 
 // describe answers a type's declaration as JSON (see DescribeJSON).

@@ -16,6 +16,7 @@ import (
 	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/internal/puppetlog"
 	"github.com/pippet/pippet/protocol"
+	"github.com/pippet/pippet/protocol/yamlparams"
 )
 
 // resource is the command-line face of the read verbs, shaped after
@@ -122,7 +123,7 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			out.Write(protocol.AppendResult(nil, &res, false))
 		case *asYAML && res.Instances != nil:
 			for _, in := range res.Instances {
-				b := engine.AppendYAML(nil, in.Title)
+				b := protocol.AppendYAML(nil, in.Title)
 				out.WriteString(string(b) + ": " + engine.ParamsYAML(t, in.State) + "\n")
 			}
 		case *asYAML:
@@ -188,7 +189,7 @@ func cliValue(v string) (any, error) {
 	if !strings.HasPrefix(v, "[") && !strings.HasPrefix(v, "{") {
 		return v, nil
 	}
-	m, err := protocol.ParseParams([]byte("v: " + v))
+	m, err := yamlparams.Parse([]byte("v: " + v))
 	if err != nil {
 		return nil, err
 	}
