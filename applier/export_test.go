@@ -5,11 +5,6 @@ import (
 	"strings"
 )
 
-// MungeValue converts a raw request value for attribute a into its
-// canonical form exactly as a request would: kind conversion, aliases,
-// values and patterns, Munge, Validate. Arrays become []any.
-func MungeValue(a *Attr, raw any) (any, error) { return mungeAttr(a, raw) }
-
 // FoldInSync is an Attr.InSync for values compared case-insensitively
 // (host names, hex digests): strings by strings.EqualFold, arrays element
 // by element in order.

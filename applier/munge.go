@@ -77,6 +77,11 @@ func InvalidValueError(a *Attr, v string) error {
 	return errors.New(b.String())
 }
 
+// MungeValue converts a raw request value for attribute a into its
+// canonical form exactly as a request would: kind conversion, aliases,
+// values and patterns, Munge, Validate. Arrays become []any.
+func MungeValue(a *Attr, raw any) (any, error) { return mungeAttr(a, raw) }
+
 func mungeAttr(a *Attr, raw any) (any, error) {
 	if !a.Array {
 		if l, isList := raw.([]any); isList && a.Accepts&(AcceptFirstOfList|AcceptLastOfList) != 0 {

@@ -141,7 +141,7 @@ func resent(b *testing.B, e *engine.Engine, line []byte) (*engine.Session, *prot
 	var req *protocol.Request
 	for range 3 {
 		var err error
-		if req, err = s.Decode(line); err != nil {
+		if req, _, err = s.Decode(line); err != nil {
 			b.Fatal(err)
 		}
 		s.Apply(context.Background(), req)

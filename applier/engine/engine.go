@@ -517,7 +517,7 @@ func quoteValue(a *applier.Attr, v any) string {
 		s = applier.FormatValue(v)
 	}
 	switch v.(type) {
-	case []any, []string:
+	case []any, []string, map[string]any:
 		return s
 	}
 	return "'" + s + "'"

@@ -85,7 +85,7 @@ func send(t *testing.T, s *engine.Session, line string, n int) []protocol.Result
 	t.Helper()
 	var out []protocol.Result
 	for range n {
-		req, err := s.Decode([]byte(line))
+		req, _, err := s.Decode([]byte(line))
 		require.NoError(t, err)
 		out = append(out, s.Apply(context.Background(), req))
 	}

@@ -114,3 +114,20 @@ func TestReqMemoKeepsARepeatedSet(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, still, 990, "seen-once lines are not kept, so they evict nothing")
 }
+
+// A line's memo key is the line without a trailing numeric id member,
+// and the id its digits.
+func TestMemoKey(t *testing.T) {
+	for _, tc := range []struct{ line, key, id string }{
+		{`{"type":"a","title":"b","params":"{}","id":12}`, `{"type":"a","title":"b","params":"{}"`, "12"},
+		{`{"type":"a","title":"b","params":"{}"}`, `{"type":"a","title":"b","params":"{}"}`, ""},
+		{`{"type":"a","title":"b","id":"12"}`, `{"type":"a","title":"b","id":"12"}`, ""},
+		{`{"type":"a","title":"b","id":}`, `{"type":"a","title":"b","id":}`, ""},
+		{`{"id":7}`, `{"id":7}`, ""},
+		{`"id":7}`, `"id":7}`, ""},
+	} {
+		key, id := memoKey([]byte(tc.line))
+		assert.Equal(t, tc.key, string(key), tc.line)
+		assert.Equal(t, tc.id, string(id), tc.line)
+	}
+}

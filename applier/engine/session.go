@@ -36,20 +36,27 @@ func (e *Engine) NewSession() *Session {
 // Decode makes line into its request: the request kept for it when the
 // line was sent before, else the line decoded afresh (the decoder's
 // errors, a *protocol.DecodeError among them, are returned as they are).
-// The request is the session's: the caller may read it and hand it to
-// Apply, and must not change or keep it past the next Decode.
-func (s *Session) Decode(line []byte) (*protocol.Request, error) {
-	e, hash := s.memo.find(line)
+// A line is kept without a trailing numeric id (memoKey: runner numbers
+// its requests), so copies that differ only in it share one request; id
+// is the one the answer echoes, this line's own. The request is the
+// session's: the caller may read it and hand it to Apply, and must not
+// change or keep it past the next Decode.
+func (s *Session) Decode(line []byte) (req *protocol.Request, id []byte, err error) {
+	key, keyID := memoKey(line)
+	e, hash := s.memo.find(key)
 	s.cur = e
 	if e != nil {
-		return e.req, nil
+		if keyID == nil {
+			keyID = e.req.ID
+		}
+		return e.req, keyID, nil
 	}
-	req := &s.req
+	req = &s.req
 	if err := s.dec.DecodeLine(line, req); err != nil {
-		return req, err
+		return req, req.ID, err
 	}
-	s.memo.offer(line, hash, req)
-	return req, nil
+	s.memo.offer(key, hash, req)
+	return req, req.ID, nil
 }
 
 // Apply answers req through the engine (Engine.Apply): a request Decode

@@ -39,10 +39,11 @@ type loopConfig struct {
 	Banner bool
 	// Log receives Puppet-style log records.
 	Log *slog.Logger
-	// Decode makes one line into its request, valid until the next line
-	// (an engine session's Decode, which remembers lines sent again); nil
-	// means a protocol.Decoder of the loop's own.
-	Decode func(line []byte) (*protocol.Request, error)
+	// Decode makes one line into its request, valid until the next line,
+	// and the id its answer echoes (an engine session's Decode, which
+	// remembers lines sent again: a kept request may carry another copy's
+	// id); nil means a protocol.Decoder of the loop's own.
+	Decode func(line []byte) (req *protocol.Request, id []byte, err error)
 	// Dirs, when deferred, is flushed after answers (see durability.go)
 	// and before the loop returns.
 	Dirs *dirsync.Syncer
@@ -126,9 +127,9 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 
 	l := &loop{cfg: cfg, app: app}
 	if l.cfg.Decode == nil {
-		l.cfg.Decode = func(line []byte) (*protocol.Request, error) {
+		l.cfg.Decode = func(line []byte) (*protocol.Request, []byte, error) {
 			err := l.dec.DecodeLine(line, &l.req)
-			return &l.req, err
+			return &l.req, l.req.ID, err
 		}
 	}
 	// Whatever ends the loop, the changes answered are made durable first
@@ -264,7 +265,7 @@ func (l *loop) send(ctx context.Context, req *protocol.Request) (res protocol.Re
 		st, res := l.pipe.Send(ctx, req)
 		switch {
 		case st == delegate.Sent:
-			l.owed = append(l.owed, owedAnswer{id: bytes.Clone(req.ID), lineNo: l.lineNo, start: l.start})
+			l.owed = append(l.owed, owedAnswer{id: bytes.Clone(l.idOf(req)), lineNo: l.lineNo, start: l.start})
 			return res, true
 		case st == delegate.Full && len(l.owed) > 0:
 			if !l.finishOne(ctx) || l.stopped() {
@@ -282,7 +283,7 @@ func (l *loop) send(ctx context.Context, req *protocol.Request) (res protocol.Re
 		if res.Resource == "" {
 			res.Resource = protocol.Ref(req.Type, req.Title)
 		}
-		res.ID = req.ID
+		res.ID = l.idOf(req)
 		return res, false
 	}
 }
@@ -437,6 +438,10 @@ type loop struct {
 	owed []owedAnswer
 	// stop is closed by the first signal (serve's).
 	stop <-chan struct{}
+	// lineID is the current line's id as Decode gave it: a request the
+	// session kept from a copy of the line with another id answers with
+	// this one (idOf).
+	lineID []byte
 }
 
 // handle turns one line into its answer; answer is false for blank and
@@ -456,7 +461,8 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 	if protocol.Skip(it.line) {
 		return res, false
 	}
-	req, p, err := l.decode(it.line)
+	req, id, p, err := l.decode(it.line)
+	l.lineID = id
 	if p != nil {
 		// A panic while decoding: answer, go on.
 		ref := ""
@@ -496,15 +502,15 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 }
 
 // decode runs the decoder, returning what it panicked with, if it did.
-func (l *loop) decode(line []byte) (req *protocol.Request, panicked *any, err error) {
+func (l *loop) decode(line []byte) (req *protocol.Request, id []byte, panicked *any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			l.cfg.Log.Debug(string(debug.Stack()))
 			panicked = &p
 		}
 	}()
-	req, err = l.cfg.Decode(line)
-	return req, nil, err
+	req, id, err = l.cfg.Decode(line)
+	return req, id, nil, err
 }
 
 // decodeError is the answer to a line the decoder refused, naming the
@@ -554,11 +560,21 @@ func (l *loop) answered(req *protocol.Request, res protocol.Result) protocol.Res
 	if res.Resource == "" {
 		res.Resource = protocol.Ref(req.Type, req.Title)
 	}
-	res.ID = req.ID
+	res.ID = l.idOf(req)
 	if req.Hints != nil {
 		req.Explain(&res)
 	}
 	return res
+}
+
+// idOf is the id of the line being handled: the line's own, which differs
+// from req's when the session kept req from a copy of the line with
+// another id.
+func (l *loop) idOf(req *protocol.Request) []byte {
+	if l.lineID != nil {
+		return l.lineID
+	}
+	return req.ID
 }
 
 // inputWaiting reports whether more input is at hand: a whole line in r's

@@ -431,11 +431,12 @@ func TestLoopLogsErrorsNotFailures(t *testing.T) {
 // A panic in the decoder is answered too, and the next line is read.
 func TestLoopDecoderPanic(t *testing.T) {
 	var req protocol.Request
-	decode := func(line []byte) (*protocol.Request, error) {
+	decode := func(line []byte) (*protocol.Request, []byte, error) {
 		if strings.Contains(string(line), "boom") {
 			panic("decoder bug")
 		}
-		return &req, protocol.DecodeLine(line, &req)
+		err := protocol.DecodeLine(line, &req)
+		return &req, req.ID, err
 	}
 	out, code := runString(t, loopConfig{Decode: decode}, &mock.Applier{}, "notify boom {}\nnotify fine {}\n")
 	assert.Equal(t, exitOK, code)

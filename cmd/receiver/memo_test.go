@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,7 +14,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/internal/testutil"
+	"github.com/pippet/pippet/mock"
+	"github.com/pippet/pippet/protocol"
 )
 
 // The receiver's use of the engine session's memo of lines sent again
@@ -97,4 +102,30 @@ func TestMemoVolatileSource(t *testing.T) {
 	assert.False(t, as[2].Failed)
 	assert.True(t, as[3].Error, "%v", as[3])
 	assert.Contains(t, *as[3].Exception, "Could not retrieve information from source(s)")
+}
+
+// TestMemoKeysWithoutTheRunnersID: lines that differ only in a trailing
+// numeric id (runner numbers every request so) share one kept request,
+// and each answer carries its own line's id.
+func TestMemoKeysWithoutTheRunnersID(t *testing.T) {
+	sess := engine.New(applier.Default, nil).NewSession()
+	var seen []*protocol.Request
+	app := &mock.Applier{Func: func(ctx context.Context, req *protocol.Request) protocol.Result {
+		seen = append(seen, req)
+		return sess.Apply(ctx, req)
+	}}
+	var in strings.Builder
+	for i := 1; i <= 4; i++ {
+		fmt.Fprintf(&in, `{"type":"notify","title":"n","params":"{message: hi}","id":%d}`+"\n", i)
+	}
+	out, code := runString(t, loopConfig{Decode: sess.Decode}, app, in.String())
+	require.Equal(t, exitOK, code)
+	require.Len(t, seen, 4)
+	assert.NotSame(t, seen[1], seen[2], "kept on the second sighting")
+	assert.Same(t, seen[2], seen[3], "found on the third and after")
+	_, as := testutil.DecodeAnswers(t, out)
+	require.Len(t, as, 4)
+	for i, a := range as {
+		assert.Equal(t, fmt.Sprint(i+1), string(a.ID), "answer %d carries its own line's id", i)
+	}
 }
