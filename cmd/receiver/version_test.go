@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/pippet/pippet/protocol"
 )
 
 func TestBuildSource(t *testing.T) {
@@ -32,4 +34,12 @@ func TestBuildSource(t *testing.T) {
 			assert.Equal(t, tt.want, buildSource(tt.described, tt.info))
 		})
 	}
+}
+
+// TestVersionNamesTheBannersProtocol: --version and the banner name the
+// same protocol level (--version said "protocol 1" while the banner said 2).
+func TestVersionNamesTheBannersProtocol(t *testing.T) {
+	line := versionLine()
+	assert.Contains(t, line, "(protocol "+protocol.ProtocolLevel+")")
+	assert.Contains(t, protocol.Banner, `"protocol":`+protocol.ProtocolLevel+",")
 }
