@@ -26,7 +26,7 @@ func init() {
 // resource exits 1).
 const exitFailed = 1
 
-const resourceUsage = `usage: receiver resource [--json | --yaml] [--noop] [--debug] TYPE [NAME [ATTR=VALUE ...]]
+const resourceUsage = `usage: receiver resource [--json | --yaml] [--noop] [--debug] [--state-dir DIR] TYPE [NAME [ATTR=VALUE ...]]
 
 Shows resources as Puppet's DSL, as ` + "`puppet resource`" + ` does:
   receiver resource TYPE                 every instance (search)
@@ -48,22 +48,31 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	asYAML := fs.Bool("yaml", false, "print the protocol's params (a YAML flow mapping; for a listing, one `TITLE: {params}` line each) instead of the DSL")
 	noop := fs.Bool("noop", false, "with attributes: show what would change, change nothing")
 	debug := fs.Bool("debug", false, "log everything to stderr")
+	stateDir := fs.String("state-dir", applier.DefaultStateDir(), "`directory` for pippet's own state (the filebucket that keeps a replaced file's content), as the receiver's --state-dir")
 	usage := func(w io.Writer) {
 		fmt.Fprint(w, resourceUsage)
 		printFlags(w, fs)
 	}
 	// Flags may come anywhere, as puppet resource takes them: those
 	// before a "--" are moved to the front.
+	// A flag that takes a value (--state-dir DIR) brings the next
+	// argument with it.
 	var flags, pos []string
-	for i, a := range args {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		if a == "--" {
 			pos = append(pos, args[i:]...)
 			break
 		}
-		if strings.HasPrefix(a, "-") {
-			flags = append(flags, a)
-		} else {
+		if !strings.HasPrefix(a, "-") {
 			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if f := fs.Lookup(name); f != nil && !isBoolFlag(f) && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
 		}
 	}
 	args = append(flags, pos...)
@@ -111,11 +120,15 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	defer out.Flush()
 	logger := slog.New(newPuppetHandler(stderr, level))
 	engine := applier.NewEngine(applier.Default, &applier.Env{
-		Options: applier.Options{Noop: *noop, StateDir: applier.DefaultStateDir()},
+		Options: applier.Options{Noop: *noop, StateDir: *stateDir},
 		Log:     logger,
 	})
 	print := func(res protocol.Result) int {
+		failed := res.Error || res.Failed
 		switch {
+		case failed && !*asJSON:
+			// Nothing was read: an empty manifest on stdout would read
+			// as a resource with no properties.
 		case *asJSON:
 			out.Write(protocol.AppendResult(nil, &res, false))
 		case *asYAML && res.Instances != nil:
@@ -132,7 +145,7 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		default:
 			out.WriteString(Manifest(t.Name, name, res.State))
 		}
-		if res.Error || res.Failed {
+		if failed {
 			fmt.Fprintf(stderr, "Error: %s\n", res.Exception)
 			return exitFailed
 		}
@@ -178,6 +191,12 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return c
 	}
 	return code
+}
+
+// isBoolFlag reports whether f is given without a value (--json).
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // cliValue reads ATTR=VALUE's value: YAML for a list or a mapping, else
