@@ -65,7 +65,7 @@ func describeMain(_ context.Context, args []string, stdout, stderr io.Writer) in
 			continue
 		}
 		if !ok {
-			fmt.Fprintf(stderr, "receiver describe: unknown resource type '%s' (known: %s)\n", name, typeNames())
+			fmt.Fprintf(stderr, "receiver describe: unknown resource type '%s' (%s)\n", name, knownTypes(fb))
 			return exitUsage
 		}
 		types = append(types, t)
@@ -143,6 +143,28 @@ func typeNames() string {
 		s += t.Name
 	}
 	return s
+}
+
+// knownTypes names the types describe knows: pippet's own, then those
+// the fallback delegates, or why there are none.
+func knownTypes(fb *delegate.Fallback) string {
+	s := "pippet's own: " + typeNames()
+	switch {
+	case fb == nil:
+		return s + "; no type is delegated: Puppet is not installed or --fallback is none"
+	case fb.Types() == nil:
+		return s + "; any other type is delegated to " + fb.String()
+	}
+	var names []string
+	for _, t := range fb.Types() {
+		if _, native := applier.Default.Lookup(t.Name); !native {
+			names = append(names, t.Name)
+		}
+	}
+	if len(names) == 0 {
+		return s
+	}
+	return s + "; delegated to " + fb.String() + ": " + strings.Join(names, ", ")
 }
 
 // factsMain prints the facts providers are chosen by: every fact as

@@ -45,7 +45,7 @@ Flags:
 func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("receiver resource", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the protocol's answer line (with \"state\" and \"params\", or \"instances\") instead of the DSL")
-	asYAML := fs.Bool("yaml", false, "print the protocol's params (a YAML flow mapping; for a listing, one `TITLE: {params}` line each) instead of the DSL")
+	asYAML := fs.Bool("yaml", false, "print the protocol's params (a YAML flow mapping; for a listing, one line each: the title, a colon, the params) instead of the DSL")
 	noop := fs.Bool("noop", false, "with attributes: show what would change, change nothing")
 	debug := fs.Bool("debug", false, "log everything to stderr")
 	stateDir := fs.String("state-dir", applier.DefaultStateDir(), "`directory` for pippet's own state (the filebucket that keeps a replaced file's content), as the receiver's --state-dir")
