@@ -41,6 +41,8 @@ import (
 )
 
 func main() {
+	// As Puppet does at start: the sbin directories join the PATH.
+	os.Setenv("PATH", withSbin(os.Getenv("PATH")))
 	os.Exit(realMain(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 

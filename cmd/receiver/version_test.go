@@ -43,3 +43,14 @@ func TestVersionNamesTheBannersProtocol(t *testing.T) {
 	assert.Contains(t, line, "(protocol "+protocol.ProtocolLevel+")")
 	assert.Contains(t, protocol.Banner, `"protocol":`+protocol.ProtocolLevel+",")
 }
+
+func TestWithSbin(t *testing.T) {
+	for _, tt := range []struct{ path, want string }{
+		{"/usr/bin:/bin", "/usr/bin:/bin:/usr/sbin:/sbin"},
+		{"/usr/local/bin:/usr/sbin:/usr/bin", "/usr/local/bin:/usr/sbin:/usr/bin:/sbin"},
+		{"/usr/sbin:/sbin:/usr/bin", "/usr/sbin:/sbin:/usr/bin"},
+		{"", "/usr/sbin:/sbin"},
+	} {
+		assert.Equal(t, tt.want, withSbin(tt.path), tt.path)
+	}
+}
