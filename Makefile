@@ -28,16 +28,16 @@ vet:
 # test: format, vet, every unit test under the race detector (the
 # integration package builds the real binary and runs the fixture streams
 # and the Puppet oracle cases).
-# The tests must leave pippet's own state on this machine (the default
-# filebucket, internal/testutil/footprint) as they found it: make test
-# fails, naming what changed, when a test wrote there.
+# The tests run with a TMPDIR of their own, and must not leave anything
+# of it in pippet's own state on this machine (the default filebucket):
+# internal/testutil/footprint finds it by its path, and make test fails
+# naming the test files that a test backed up there.
 test: fmt-check vet
-	@before=$$(mktemp); internal/testutil/footprint > $$before; \
-	$(GO) test -race -count=1 $(PKGS); rc=$$?; \
-	if ! internal/testutil/footprint | diff -u $$before - > $$before.diff; then \
-	  echo "FAIL: the tests wrote to pippet's own state on this machine (a test must use its own directories):"; \
-	  cat $$before.diff; rc=1; \
-	fi; rm -f $$before $$before.diff; exit $$rc
+	@tmp=$$(mktemp -d /tmp/pippet-test.XXXXXX) && chmod 755 $$tmp; \
+	TMPDIR=$$tmp $(GO) test -race -count=1 $(PKGS); rc=$$?; \
+	if ! internal/testutil/footprint $$tmp; then \
+	  echo "FAIL: the tests wrote to pippet's own state on this machine (a test must use its own state directory)"; rc=1; \
+	fi; rm -rf $$tmp; exit $$rc
 
 unit:
 	$(GO) test -count=1 $(PKGS)
