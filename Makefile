@@ -5,7 +5,7 @@ RECEIVER := $(BIN)/receiver
 PKGS     := ./...
 FUZZTIME ?= 5m
 
-.PHONY: all build test unit fmt-check vet bench bench-quick bench-go bench-e2e fuzz demo clean oracle
+.PHONY: all build install static test unit fmt-check vet bench bench-quick bench-go bench-e2e bench-catalog fuzz demo clean oracle
 
 all: build
 
@@ -17,6 +17,21 @@ LDFLAGS := -X main.commit=$(COMMIT)
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o $(RECEIVER) ./cmd/receiver
+
+# install: the receiver into $(DESTDIR)$(PREFIX)/bin, /usr/local/bin by
+# default (`make install PREFIX=~/.local` for a user's own ~/.local/bin).
+PREFIX ?= /usr/local
+install: build
+	install -d '$(DESTDIR)$(PREFIX)/bin'
+	install -m 0755 $(RECEIVER) '$(DESTDIR)$(PREFIX)/bin/receiver'
+
+# static: a receiver without cgo, statically linked, to copy to hosts that
+# have no Go (and whatever C library): `scp bin/receiver-static
+# HOST:/usr/local/bin/receiver`. Accounts and DNS are then read by Go's own
+# code (the files, /etc/resolv.conf), as the receiver reads accounts anyway.
+STATIC ?= $(BIN)/receiver-static
+static:
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(STATIC) ./cmd/receiver
 
 fmt-check:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
@@ -60,28 +75,42 @@ oracle: build
 BENCH_N      ?= 10000
 BENCH_RUNS   ?= 5
 BENCH_PUPPET ?= 0
-bench: bench-go bench-e2e
+bench: bench-go bench-e2e bench-catalog
 
 bench-go:
-	$(GO) test -run '^$$' -bench . -benchmem ./bench/ ./protocol/ ./applier/
+	$(GO) test -run '^$$' -bench . -benchmem ./bench/ ./protocol/ ./applier/ ./catalog/
+
+# bench-catalog: receiver apply on whole catalogs (the real ones change the
+# machine: root only; BENCH_PUPPET=1 adds puppet apply --catalog rows).
+bench-catalog: build
+	$(GO) run ./bench/catalog -receiver $(RECEIVER) -runs $(BENCH_RUNS) $(if $(filter 1,$(BENCH_PUPPET)),-puppet)
 
 bench-e2e: build
 	$(GO) run ./bench/e2e -receiver $(RECEIVER) -n $(BENCH_N) -runs $(BENCH_RUNS) $(if $(filter 1,$(BENCH_PUPPET)),-puppet)
 
-# bench-quick: a first look in seconds, not figures to quote: each Go
-# benchmark 200 times, then the end-to-end run with 200 resources per
-# scenario, one run each, without the account scenarios (making their
-# 2,000 accounts alone takes minutes).
+# bench-quick: a first look in about a minute, not figures to quote: each
+# Go benchmark 200 times (the tidy ones, a walk of 100,000 files each, 3
+# times), then the end-to-end run with 200 resources per scenario, one run
+# each, without the account scenarios (making their 2,000 accounts alone
+# takes minutes). Each part says what it starts.
 bench-quick: build
-	$(GO) test -run '^$$' -bench . -benchtime 200x -benchmem ./bench/ ./protocol/ ./applier/
+	@echo "bench-quick: 1/3 the Go benchmarks, 200 iterations each (compiling the test binaries first)" >&2
+	$(GO) test -run '^$$' -bench . -skip '^BenchmarkTidy' -benchtime 200x -benchmem ./bench/ ./protocol/ ./applier/
+	@echo "bench-quick: 2/3 the tidy benchmarks, 3 walks of 100,000 files each (the tree is made first)" >&2
+	$(GO) test -run '^$$' -bench '^BenchmarkTidy' -benchtime 3x -benchmem ./bench/
+	@echo "bench-quick: 3/3 end to end, 200 resources per scenario, one run each (progress on stderr)" >&2
 	$(GO) run ./bench/e2e -receiver $(RECEIVER) -n 200 -runs 1 -rss-n 2000 -skip '^(user|group) '
 
 # demo: pipe examples/demo.ndjson through the receiver; answers on stdout,
-# Puppet-style log on stderr, files under /tmp/pippet-demo.
+# Puppet-style log on stderr. The stream writes under /tmp/pippet-demo
+# (its first request creates it); here that path is rewritten to a
+# directory of the user's own, emptied first, so that users sharing /tmp
+# each get theirs.
+DEMO_DIR ?= $(or $(TMPDIR),/tmp)/pippet-demo-$(shell id -un)
 demo: build
-	@rm -rf /tmp/pippet-demo /tmp/pippet-demo-state && mkdir -p /tmp/pippet-demo
-	./$(RECEIVER) --log-level notice --state-dir /tmp/pippet-demo-state < examples/demo.ndjson
-	@echo "--- /tmp/pippet-demo:"; ls -lR /tmp/pippet-demo
+	@rm -rf '$(DEMO_DIR)' '$(DEMO_DIR).state'
+	sed 's|/tmp/pippet-demo|$(DEMO_DIR)|g' examples/demo.ndjson | $(RECEIVER) --log-level notice --state-dir '$(DEMO_DIR).state'
+	@echo "--- $(DEMO_DIR):"; ls -lR '$(DEMO_DIR)'
 
 clean:
 	rm -rf $(BIN)

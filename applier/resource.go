@@ -230,8 +230,12 @@ func (r *Resource) Bool(name string) bool { b, _ := r.Value(name).(bool); return
 func (r *Resource) Int(name string) (int64, bool) { i, ok := r.Value(name).(int64); return i, ok }
 
 // Strings returns an array attribute as strings (a scalar as one element).
-func (r *Resource) Strings(name string) []string {
-	switch v := r.Value(name).(type) {
+func (r *Resource) Strings(name string) []string { return StringList(r.Value(name)) }
+
+// StringList is a value as a list of strings: nil none, a string or any
+// other scalar one, a list each element formatted as FormatValue does.
+func StringList(v any) []string {
+	switch v := v.(type) {
 	case nil:
 		return nil
 	case string:

@@ -742,6 +742,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 			removeAccounts()
 		}()
 	}
+	var below []string // scenarios whose ratio is below 1
 	for i, sc := range scs {
 		var rec, flo, recCPU, floCPU []time.Duration
 		var ratios []float64
@@ -769,8 +770,15 @@ func run(ctx context.Context, o options, w io.Writer) error {
 			return err
 		}
 		sort.Float64s(ratios)
-		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", sc.name, us(median(rec)), us(median(flo)), ratios[len(ratios)/2],
+		ratio := ratios[len(ratios)/2]
+		if ratio < 1 {
+			below = append(below, sc.name)
+		}
+		fmt.Fprintf(w, "| %s | %.2f | %.2f | %.2f | %.2f | %.2f |\n", sc.name, us(median(rec)), us(median(flo)), ratio,
 			us(median(recCPU)), us(median(floCPU)))
+	}
+	if len(below) > 0 {
+		fmt.Fprint(w, belowOne(below, o.n, o.runs))
 	}
 
 	if o.only != "" {
@@ -888,6 +896,23 @@ func tail(b []byte) string {
 		b = b[len(b)-500:]
 	}
 	return string(b)
+}
+
+// belowOne explains ratios below 1, printed under the table: the
+// receiver cannot do less than the system calls the floor makes, so such a
+// ratio says the two runs met different disks' worth of waiting.
+func belowOne(names []string, n, runs int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nA ratio below 1 (%s) does not mean the receiver beat the floor: it makes at least\n", strings.Join(names, "; "))
+	b.WriteString("the floor's system calls. The run took less wall time than the floor's run just before it, which on\n")
+	b.WriteString("rows that wait for fsync means less waiting: each fsync waits for a journal commit the whole disk shares,\n")
+	b.WriteString("so its time is set by what other processes write at that moment. Compare the CPU columns for the\n")
+	b.WriteString("work itself")
+	if n < 10000 || runs < 5 {
+		fmt.Fprintf(&b, ", and quote figures of `make bench` (N = 10,000, 5 runs), not of N = %d with %d run(s)", n, runs)
+	}
+	b.WriteString(".\n")
+	return b.String()
 }
 
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }

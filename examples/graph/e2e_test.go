@@ -31,10 +31,15 @@ func TestSiteAgainstTheReceiver(t *testing.T) {
 		t.Fatalf("building the receiver: %v: %s", err, out)
 	}
 
-	root := filepath.Join(t.TempDir(), "site")
+	tmp := t.TempDir()
+	root := filepath.Join(tmp, "pippet-graph-site")
 	data, err := os.ReadFile("site.yaml")
 	require.NoError(t, err)
-	g, err := Parse([]byte(strings.ReplaceAll(string(data), "/tmp/pippet-graph", root)))
+	data, err = Expand(data, func(name string) (string, bool) {
+		return map[string]string{"TMPDIR": tmp, "USER": "site"}[name], true
+	})
+	require.NoError(t, err)
+	g, err := Parse(data)
 	require.NoError(t, err)
 
 	r := runner.New(runner.Options{Command: []string{bin, "--state-dir", t.TempDir()}})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -51,6 +52,26 @@ type Graph struct {
 	res  []runner.Resource
 	refs []string
 	deps [][]int // indexes of each resource's requirements
+}
+
+var varRE = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// Expand replaces each ${NAME} of a graph file with lookup(NAME), so that
+// one file serves every user (site.yaml writes under
+// ${TMPDIR}/pippet-graph-${USER}). Only the braced form is read: a $ of a
+// shell command in a param stays as it is. A name lookup does not know is
+// an error.
+func Expand(data []byte, lookup func(string) (string, bool)) ([]byte, error) {
+	var err error
+	out := varRE.ReplaceAllFunc(data, func(m []byte) []byte {
+		name := string(m[2 : len(m)-1])
+		v, ok := lookup(name)
+		if !ok && err == nil {
+			err = fmt.Errorf("${%s} is not set", name)
+		}
+		return []byte(v)
+	})
+	return out, err
 }
 
 // Parse reads a YAML list of nodes and checks it: every reference unique,

@@ -59,9 +59,23 @@ func siteGraph(t *testing.T) *Graph {
 	t.Helper()
 	data, err := os.ReadFile("site.yaml")
 	require.NoError(t, err)
+	data, err = Expand(data, func(name string) (string, bool) {
+		return map[string]string{"TMPDIR": "/tmp", "USER": "x"}[name], name == "TMPDIR" || name == "USER"
+	})
+	require.NoError(t, err)
 	g, err := Parse(data)
 	require.NoError(t, err)
 	return g
+}
+
+func TestExpand(t *testing.T) {
+	env := map[string]string{"TMPDIR": "/var/tmp", "USER": "ann"}
+	lookup := func(name string) (string, bool) { v, ok := env[name]; return v, ok }
+	out, err := Expand([]byte("title: ${TMPDIR}/g-${USER}\ncommand: echo $USER $1 ${}\n"), lookup)
+	require.NoError(t, err)
+	assert.Equal(t, "title: /var/tmp/g-ann\ncommand: echo $USER $1 ${}\n", string(out))
+	_, err = Expand([]byte("title: ${NOPE}/x"), lookup)
+	assert.EqualError(t, err, "${NOPE} is not set")
 }
 
 func TestRunAppliesInDependencyOrder(t *testing.T) {
@@ -98,7 +112,7 @@ func TestRunSkipsWhatFailedRequirementsNeed(t *testing.T) {
 	g := siteGraph(t)
 	m := &mock.Runner{Respond: func(req runner.Resource) mock.Reply {
 		switch req.Title {
-		case "/tmp/pippet-graph/app.conf":
+		case "/tmp/pippet-graph-x/app.conf":
 			return mock.Failed("Could not write: disk full")
 		case "hello":
 			return mock.Unchanged()
@@ -112,13 +126,13 @@ func TestRunSkipsWhatFailedRequirementsNeed(t *testing.T) {
 		status[o.Ref] = o.Status
 	}
 	assert.Equal(t, map[string]Status{
-		"File[/tmp/pippet-graph]":          Changed,
-		"File[/tmp/pippet-graph/motd]":     Changed,
-		"File[/tmp/pippet-graph/app.conf]": Failed,
-		"Exec[write version]":              Changed,
-		"Exec[check config]":               Skipped,
-		"Notify[done]":                     Skipped,
-		"Notify[hello]":                    Unchanged,
+		"File[/tmp/pippet-graph-x]":          Changed,
+		"File[/tmp/pippet-graph-x/motd]":     Changed,
+		"File[/tmp/pippet-graph-x/app.conf]": Failed,
+		"Exec[write version]":                Changed,
+		"Exec[check config]":                 Skipped,
+		"Notify[done]":                       Skipped,
+		"Notify[hello]":                      Unchanged,
 	}, status)
 	assert.Equal(t, map[Status]int{Changed: 3, Unchanged: 1, Failed: 1, Skipped: 2}, Summary(outs))
 	for _, r := range m.Requests() {

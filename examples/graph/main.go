@@ -11,6 +11,10 @@
 // command line in $PIPPET_RECEIVER, or -receiver; any receiver speaking the
 // protocol works, `puppet yamlresource receive --color=no` included. The
 // exit status is 1 when a resource failed or was skipped.
+//
+// ${NAME} in the file is the environment variable NAME; ${TMPDIR} is /tmp
+// when unset and ${USER} the name of the account running the command, so
+// site.yaml writes under a directory of the user's own.
 package main
 
 import (
@@ -20,6 +24,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"os/user"
 	"strings"
 	"time"
 
@@ -45,10 +50,30 @@ func main() {
 	}
 }
 
+// siteEnv looks up the ${NAME}s of a graph file: the environment, with
+// TMPDIR and USER never left empty.
+func siteEnv(name string) (string, bool) {
+	if v := os.Getenv(name); v != "" {
+		return v, true
+	}
+	switch name {
+	case "TMPDIR":
+		return os.TempDir(), true
+	case "USER":
+		if u, err := user.Current(); err == nil {
+			return u.Username, true
+		}
+	}
+	return os.LookupEnv(name)
+}
+
 func run(file, receiver string, timeout time.Duration, verbose bool) error {
 	data, err := os.ReadFile(file)
 	if err != nil {
 		return err
+	}
+	if data, err = Expand(data, siteEnv); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
 	}
 	g, err := Parse(data)
 	if err != nil {

@@ -16,8 +16,11 @@
 // for every value; `special` (`reboot`, `daily`, ...) replaces them all.
 // A field the request does not give is left as it is.
 //
-// The one provider, crontab, reads a user's crontab once and keeps it
-// parsed, with an index of its jobs by name, while the spool file
+// The one provider, crontab, is the shared parsedfile record provider with
+// this type's record format (a job with its name comment and variables)
+// and crontab(1) for target. It reads a user's crontab once and keeps it
+// parsed, with an index of its jobs by name, in the Env's cache while the
+// spool file
 // (/var/spool/cron/crontabs/USER on Debian) keeps its identity, so an
 // unchanged job costs a stat. Reading the spool file directly gives what
 // `crontab -l` prints (Debian's crontab(1) leaves out the three header
@@ -33,12 +36,13 @@ import (
 	"math"
 	"os/user"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/types/internal/parsedfile"
 )
 
 // timeField is one of the five schedule fields.
@@ -171,12 +175,7 @@ func (f timeField) munge(v any) (any, error) {
 }
 
 func noLineBreak(what string) func(v any) error {
-	return func(v any) error {
-		if s, _ := v.(string); strings.ContainsAny(s, "\r\n") {
-			return fmt.Errorf("%s must not contain a line break", what)
-		}
-		return nil
-	}
+	return parsedfile.Refuse("\r\n", what+" must not contain a line break")
 }
 
 func validateEnv(v any) error {
@@ -206,65 +205,26 @@ var currentUser = sync.OnceValue(func() string {
 // fieldList renders a time field's value as the list written: nil for
 // absent (every value).
 func fieldList(v any) []string {
-	switch x := v.(type) {
-	case nil:
-		return nil
-	case string:
-		if x == "absent" {
-			return nil
-		}
-		return []string{x}
-	case []any:
-		out := make([]string, 0, len(x))
-		for _, e := range x {
-			out = append(out, applier.FormatValue(e))
-		}
-		if len(out) == 1 && out[0] == "absent" {
-			return nil
-		}
-		return out
+	if l := applier.StringList(v); len(l) != 1 || l[0] != "absent" {
+		return l
 	}
-	return []string{applier.FormatValue(v)}
+	return nil
 }
 
 // fieldInSync compares in order, as Puppet compares the lists' text.
-func fieldInSync(is, should any) bool {
-	a, b := fieldList(is), fieldList(should)
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
+func fieldInSync(is, should any) bool { return slices.Equal(fieldList(is), fieldList(should)) }
 
 // envInSync compares the variables as sets (Puppet sorts both lists).
 func envInSync(is, should any) bool {
-	a, b := fieldList(is), fieldList(should)
-	if len(a) != len(b) {
-		return false
-	}
-	a, b = append([]string(nil), a...), append([]string(nil), b...)
-	sort.Strings(a)
-	sort.Strings(b)
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	a, b := slices.Clone(fieldList(is)), slices.Clone(fieldList(should))
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
 
 func attrs() []*applier.Attr {
 	as := []*applier.Attr{
-		{
-			Name: "ensure", Behaviour: applier.Property, Kind: applier.KindEnum,
-			Values: []string{"present", "absent"}, DefaultFunc: applier.WhenManaged("present"),
-			Doc: "Whether the job should be in the crontab. Defaults to `present` when any other property is given.",
-		},
+		parsedfile.Ensure("Whether the job should be in the crontab. Defaults to `present` when any other property is given."),
 		{
 			Name: "command", Behaviour: applier.Property, Kind: applier.KindString,
 			Munge:    func(v any) (any, error) { s, _ := v.(string); return strings.TrimSpace(s), nil },
@@ -319,6 +279,8 @@ func attrs() []*applier.Attr {
 // Type is the cron type's declaration.
 var Type = &applier.Type{
 	Name: "cron",
+	// Puppet's autorequire: the user whose crontab holds the job.
+	Auto: []applier.AutoRel{{Type: "user", Attr: "user", Titles: applier.Names}},
 	Doc: "Installs and manages cron jobs: one job of a user's crontab, identified by the " +
 		"`# Puppet Name:` comment above it. Lines the crontab holds that no request names are kept.",
 	Attrs:     attrs(),

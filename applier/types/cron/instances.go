@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -36,33 +35,27 @@ func instances(ctx context.Context, env *applier.Env, scope *applier.Resource, a
 	seen := map[string]bool{}
 	unnamed := 0
 	for _, u := range users {
-		p := &crontab{env: env, user: u, spool: filepath.Join(spoolDir(env), u), idx: -1}
-		t, err := p.read(ctx, true)
-		if err != nil {
-			if all {
-				env.Logger().Warn(fmt.Sprintf("not listing %s's crontab: %v", u, err))
-				continue
-			}
-			return err
-		}
-		for i, e := range t.entries {
-			j := e.job
-			if j == nil {
-				continue
-			}
+		p := &crontab{user: u}
+		t := p.target(env)
+		err := Format.Each(ctx, &t, env, func(_ int, j *job, bound bool) {
 			title := j.Name
 			if j.Unmanaged {
 				unnamed++
 				title = fmt.Sprintf("unmanaged:%s-%d", spacesRe.ReplaceAllString(j.Command, "_"), unnamed)
-			} else if t.named[j.Name] != i {
-				continue
+			} else if !bound {
+				return
 			}
 			if seen[title] {
 				env.Logger().Debug(fmt.Sprintf("Cron[%s] found in %s's crontab too; listing the first", title, u))
-				continue
+				return
 			}
 			seen[title] = true
 			report(add(title), j, u)
+		})
+		if err != nil && all {
+			env.Logger().Warn(fmt.Sprintf("not listing %s's crontab: %v", u, err))
+		} else if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -329,6 +329,21 @@ func openRead(path string, follow bool) (int, error) {
 	}
 }
 
+// fetcherKey is what a fetcher is built from, as a comparable value: the
+// cached fetcher serves only options equal to those it was built with.
+type fetcherKey struct {
+	caFile    string
+	timeout   time.Duration
+	maxSize   int64
+	puppet    source.PuppetOptions
+	hasPuppet bool
+}
+
+type cachedFetcher struct {
+	key fetcherKey
+	f   *source.Fetcher
+}
+
 // fetcher is the process's source fetcher, kept in the env cache.
 func (p *posix) fetcher() (*source.Fetcher, error) {
 	o := source.Options{}
@@ -338,15 +353,20 @@ func (p *posix) fetcher() (*source.Fetcher, error) {
 		o.MaxSize = p.env.Options.MaxSourceSize
 		o.Puppet = p.env.Options.Puppet
 	}
-	key := fmt.Sprintf("file:fetcher:%s:%d:%d:%+v", o.CAFile, o.HTTPTimeout, o.MaxSize, o.Puppet)
-	if v, ok := cacheGet(p.env, key); ok {
-		return v.(*source.Fetcher), nil
+	key := fetcherKey{caFile: o.CAFile, timeout: o.HTTPTimeout, maxSize: o.MaxSize, hasPuppet: o.Puppet != nil}
+	if o.Puppet != nil {
+		key.puppet = *o.Puppet
+	}
+	if v, ok := cacheGet(p.env, "file:fetcher"); ok {
+		if c, ok := v.(*cachedFetcher); ok && c.key == key {
+			return c.f, nil
+		}
 	}
 	f, err := source.New(o)
 	if err != nil {
 		return nil, err
 	}
-	cachePut(p.env, key, f)
+	cachePut(p.env, "file:fetcher", &cachedFetcher{key: key, f: f})
 	return f, nil
 }
 

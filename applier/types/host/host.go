@@ -25,6 +25,7 @@ import (
 	"sync"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/types/internal/parsedfile"
 )
 
 // DefaultTarget is the hosts file managed when the request names none.
@@ -36,13 +37,8 @@ var Type = &applier.Type{
 	Doc: "Installs and manages host entries: one line of a hosts file (by default " +
 		"/etc/hosts) giving an IP address, the host name, its aliases and a comment.",
 	Attrs: []*applier.Attr{
-		{
-			Name: "ensure", Behaviour: applier.Property, Kind: applier.KindEnum,
-			Values:      []string{"present", "absent"},
-			DefaultFunc: applier.WhenManaged("present"),
-			Doc: "Whether the entry should be in the file. Defaults to `present` when any " +
-				"other property is given (Puppet's rule for ensurable types).",
-		},
+		parsedfile.Ensure("Whether the entry should be in the file. Defaults to `present` when any " +
+			"other property is given (Puppet's rule for ensurable types)."),
 		{
 			Name: "ip", Behaviour: applier.Property, Kind: applier.KindString,
 			Validate: validateIP,
@@ -58,14 +54,10 @@ var Type = &applier.Type{
 		},
 		{
 			Name: "comment", Behaviour: applier.Property, Kind: applier.KindString,
-			Validate: validateComment,
+			Validate: parsedfile.Refuse("\r\n", "Comment cannot include newline"),
 			Doc:      "A comment written after the entry, following a `#`.",
 		},
-		{
-			Name: "target", Behaviour: applier.Property, Kind: applier.KindPath,
-			Default: DefaultTarget,
-			Doc:     "The hosts file the entry lives in. Defaults to `/etc/hosts`.",
-		},
+		parsedfile.TargetAttr(DefaultTarget, "The hosts file the entry lives in. Defaults to `/etc/hosts`."),
 		{
 			Name: "name", Behaviour: applier.Namevar, Kind: applier.KindString,
 			Validate: validateName,
@@ -79,16 +71,41 @@ func init() { applier.Register(Type) }
 
 var (
 	ipv4Re = regexp.MustCompile(`^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$`)
-	// ipv6Re is Puppet's expression, without the surrounding whitespace it
-	// allows and with no whitespace in a zone index (either would write a
-	// line that can't be read back).
+	// ipv6Re is Puppet's expression (puppetlabs-host_core), without the
+	// surrounding whitespace it allows and with no whitespace in a zone
+	// index (either would write a line that can't be read back).
 	// Compiled on first use: it costs milliseconds, which every receiver
 	// start would pay for a type most runs never use.
-	ipv6Re = sync.OnceValue(func() *regexp.Regexp {
-		return regexp.MustCompile(`^((([0-9A-Fa-f]{1,4}:){7}([0-9A-Fa-f]{1,4}|:))|(([0-9A-Fa-f]{1,4}:){6}(:[0-9A-Fa-f]{1,4}|((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})|:))|(([0-9A-Fa-f]{1,4}:){5}(((:[0-9A-Fa-f]{1,4}){1,2})|:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3})|:))|(([0-9A-Fa-f]{1,4}:){4}(((:[0-9A-Fa-f]{1,4}){1,3})|((:[0-9A-Fa-f]{1,4})?:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9A-Fa-f]{1,4}:){3}(((:[0-9A-Fa-f]{1,4}){1,4})|((:[0-9A-Fa-f]{1,4}){0,2}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9A-Fa-f]{1,4}:){2}(((:[0-9A-Fa-f]{1,4}){1,5})|((:[0-9A-Fa-f]{1,4}){0,3}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(([0-9A-Fa-f]{1,4}:){1}(((:[0-9A-Fa-f]{1,4}){1,6})|((:[0-9A-Fa-f]{1,4}){0,4}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:))|(:(((:[0-9A-Fa-f]{1,4}){1,7})|((:[0-9A-Fa-f]{1,4}){0,5}:((25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}))|:)))(%\S+)?$`)
-	})
+	ipv6Re     = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(ipv6Pattern()) })
 	hostPartRe = regexp.MustCompile(`^(\w+|\w[\w-]+\w)$`)
 )
+
+// ipv6Pattern builds Puppet's IPv6 expression from its parts: eight
+// groups of hex digits, a run of them written `::`, the last two groups
+// possibly an IPv4 address, then an optional zone index. It is one
+// alternative for each number of groups written before the `::` (or the
+// end), 7 down to 0.
+func ipv6Pattern() string {
+	const (
+		hex  = `[0-9A-Fa-f]{1,4}`
+		byte = `(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)`
+		ipv4 = `(` + byte + `(\.` + byte + `){3})`
+	)
+	alts := []string{
+		// Seven groups, then the eighth or `::`.
+		fmt.Sprintf(`((%s:){7}(%s|:))`, hex, hex),
+		// Six groups, then one more after `::`, an IPv4 address, or `::`.
+		fmt.Sprintf(`((%s:){6}(:%s|%s|:))`, hex, hex, ipv4),
+	}
+	// k groups, then `::` followed by 1 to 7-k groups, or by 0 to 5-k
+	// groups and an IPv4 address; or `::` alone.
+	for k := 5; k >= 1; k-- {
+		alts = append(alts, fmt.Sprintf(`((%s:){%d}(((:%s){1,%d})|((:%s){0,%d}:%s)|:))`, hex, k, hex, 7-k, hex, 5-k, ipv4))
+	}
+	// No group before `::`.
+	alts = append(alts, fmt.Sprintf(`(:(((:%s){1,7})|((:%s){0,5}:%s)|:))`, hex, hex, ipv4))
+	return `^(` + strings.Join(alts, "|") + `)(%\S+)?$`
+}
 
 func validIPv4(s string) bool {
 	m := ipv4Re.FindStringSubmatch(s)
@@ -126,13 +143,6 @@ func validateAlias(v any) error {
 	return nil
 }
 
-func validateComment(v any) error {
-	if s, _ := v.(string); strings.ContainsAny(s, "\r\n") {
-		return errors.New("Comment cannot include newline")
-	}
-	return nil
-}
-
 func validateName(v any) error {
 	s, _ := v.(string)
 	if strings.ContainsAny(s, "\r\n") {
@@ -150,24 +160,13 @@ func validateName(v any) error {
 // aliasList renders an aliases value (nil, string, []string, []any) as
 // the list Puppet compares: whitespace-separated words.
 func aliasList(v any) []string {
-	switch x := v.(type) {
-	case nil:
-		return nil
-	case string:
-		if x == "absent" {
+	if s, ok := v.(string); ok {
+		if s == "absent" {
 			return nil
 		}
-		return strings.Fields(x)
-	case []string:
-		return x
-	case []any:
-		out := make([]string, 0, len(x))
-		for _, e := range x {
-			out = append(out, applier.FormatValue(e))
-		}
-		return out
+		return strings.Fields(s)
 	}
-	return []string{applier.FormatValue(v)}
+	return applier.StringList(v)
 }
 
 // aliasesInSync compares in order, absent being no aliases: Puppet joins

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/types/internal/parsedfile"
@@ -70,54 +69,29 @@ func renderLine(r record) (string, error) {
 	return s, nil
 }
 
-// Format is the hosts file format.
-var Format = &parsedfile.Parser[record]{Name: "host", Parse: parseLine, Render: renderLine}
+// Format is the hosts file format: a resource's line is the last of its name.
+var Format = &parsedfile.Format[record]{Name: "host", Parse: parsedfile.OrText(parseLine), Render: renderLine,
+	Key: func(r record) string { return r.Name }}
 
 type parsed struct {
-	r      *applier.Resource
-	env    *applier.Env
-	target string
-	file   *parsedfile.File[record]
-	idx    int // the resource's line, -1 when absent
-	dirty  bool
-	now    func() time.Time // the header's clock; tests fix it
+	r *applier.Resource
+	parsedfile.Entry[record]
 }
 
 func newParsed(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
-	target := r.String("target")
-	if target == "" {
-		target = DefaultTarget
-	}
-	return &parsed{r: r, env: env, target: target, idx: -1, now: time.Now}, nil
-}
-
-func (p *parsed) cache() *applier.Cache {
-	if p.env == nil {
-		return nil
-	}
-	return p.env.Cache
+	p := &parsed{r: r}
+	p.Entry = parsedfile.Entry[record]{Format: Format, Target: parsedfile.FileTarget(r, DefaultTarget), Env: env, Key: r.Name()}
+	return p, nil
 }
 
 // Get reads the target and reports the entry of the resource's name.
 func (p *parsed) Get(ctx context.Context, cur *applier.State) error {
-	f, err := Format.Load(p.target, p.cache())
-	if err != nil {
-		return err
-	}
-	p.file = f
-	name := p.r.Name()
-	p.idx = f.Find(func(rec record) bool { return rec.Name == name })
-	if p.idx < 0 {
-		cur.Set("ensure", "absent")
-		return nil
-	}
-	report(cur, f.Lines[p.idx].Rec, p.target, p.r.ReadAll())
-	return nil
+	return p.Report(ctx, cur, func(rec *record) { report(cur, rec, p.Target.Path, p.r.ReadAll()) })
 }
 
 // report is a present entry's state. forFind leaves out an empty comment,
 // as `puppet resource` does.
-func report(cur *applier.State, rec record, target string, forFind bool) {
+func report(cur *applier.State, rec *record, target string, forFind bool) {
 	cur.Set("ensure", "present")
 	cur.Set("ip", rec.IP)
 	if rec.Comment != "" || !forFind {
@@ -136,62 +110,34 @@ func report(cur *applier.State, rec record, target string, forFind bool) {
 // instances lists the entries of the search's target (the default hosts
 // file unless the search gives one), each name once: its last line, the
 // one Get finds, in the order of those lines.
-
-func instances(_ context.Context, env *applier.Env, scope *applier.Resource, add func(string) *applier.State) error {
-	target := scope.String("target")
-	if target == "" {
-		target = DefaultTarget
-	}
-	f, err := Format.Load(target, env.Cache)
-	if err != nil {
-		return err
-	}
-	last := map[string]int{}
-	for i, l := range f.Lines {
-		if l.IsRecord {
-			last[l.Rec.Name] = i
+func instances(ctx context.Context, env *applier.Env, scope *applier.Resource, add func(string) *applier.State) error {
+	t := parsedfile.FileTarget(scope, DefaultTarget)
+	return Format.Each(ctx, &t, env, func(_ int, rec *record, bound bool) {
+		if bound {
+			report(add(rec.Name), rec, t.Path, true)
 		}
-	}
-	for i, l := range f.Lines {
-		if l.IsRecord && last[l.Rec.Name] == i {
-			report(add(l.Rec.Name), l.Rec, target, true)
-		}
-	}
-	return nil
+	})
 }
 
 // Set changes the entry in memory; Flush writes the file.
 func (p *parsed) Set(ctx context.Context, c *applier.Change) error {
-	if p.file == nil {
-		return errors.New("Set before Get")
+	return p.Change(ctx, c, p.r.Ref(), p.create, update)
+}
+
+// create is the resource's new line.
+func (p *parsed) create() (record, error) {
+	rec := record{Name: p.r.Name(), IP: p.r.String("ip"), Comment: p.r.String("comment")}
+	if rec.IP == "" {
+		return rec, errors.New("ip is a required attribute for hosts")
 	}
-	if c.Property == "ensure" {
-		switch c.Should {
-		case "present":
-			rec := record{Name: p.r.Name(), IP: p.r.String("ip"), Comment: p.r.String("comment")}
-			if rec.IP == "" {
-				return errors.New("ip is a required attribute for hosts")
-			}
-			if p.r.Has("host_aliases") {
-				rec.Aliases, rec.HasAliases = strings.Join(p.r.Strings("host_aliases"), " "), true
-			}
-			p.file.Append(rec)
-			p.idx = len(p.file.Lines) - 1
-		case "absent":
-			if p.idx >= 0 {
-				p.file.Delete(p.idx)
-				p.idx = -1
-			}
-		default:
-			return fmt.Errorf("invalid ensure %v", c.Should)
-		}
-		p.dirty = true
-		return nil
+	if p.r.Has("host_aliases") {
+		rec.Aliases, rec.HasAliases = strings.Join(p.r.Strings("host_aliases"), " "), true
 	}
-	if p.idx < 0 {
-		return fmt.Errorf("%s is not in %s", p.r.Ref(), p.target)
-	}
-	rec := p.file.Lines[p.idx].Rec
+	return rec, nil
+}
+
+// update changes one property of the line.
+func update(rec *record, c *applier.Change) error {
 	switch c.Property {
 	case "ip":
 		rec.IP = applier.FormatValue(c.Should)
@@ -204,16 +150,5 @@ func (p *parsed) Set(ctx context.Context, c *applier.Change) error {
 		// for in that file only, so it is never out of sync.
 		return fmt.Errorf("cannot change %s", c.Property)
 	}
-	p.file.Replace(p.idx, rec)
-	p.dirty = true
 	return nil
-}
-
-// Flush writes the target when anything changed.
-func (p *parsed) Flush(ctx context.Context) error {
-	if !p.dirty {
-		return nil
-	}
-	p.dirty = false
-	return p.file.Save(ctx, p.now(), p.env)
 }

@@ -33,7 +33,7 @@ func bind(t *testing.T, r *applier.Resource, env *applier.Env) *parsed {
 	p, err := newParsed(r, env)
 	require.NoError(t, err)
 	pp := p.(*parsed)
-	pp.now = func() time.Time { return oracleTime }
+	pp.Now = func() time.Time { return oracleTime }
 	return pp
 }
 

@@ -28,6 +28,7 @@ import (
 	"strings"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/types/internal/parsedfile"
 )
 
 // DefaultTarget is the mount table managed when the request names none.
@@ -36,6 +37,8 @@ const DefaultTarget = "/etc/fstab"
 // Type is the mount type's declaration.
 var Type = &applier.Type{
 	Name: "mount",
+	// Puppet's autorequire: the mounts of the mount point's ancestors.
+	Auto: []applier.AutoRel{{Type: "mount", Attr: "name", Titles: applier.Ancestors}},
 	Doc: "Manages mounted filesystems: the filesystem's line in the mount table " +
 		"(/etc/fstab) and, with ensure mounted or unmounted, whether it is mounted.",
 	Attrs: []*applier.Attr{
@@ -88,11 +91,7 @@ var Type = &applier.Type{
 			DefaultFunc: applier.WhenManaged("0"),
 			Doc:         "Whether dump(8) backs the filesystem up: 0 or 1. Defaults to 0.",
 		},
-		{
-			Name: "target", Behaviour: applier.Property, Kind: applier.KindPath,
-			Default: DefaultTarget,
-			Doc:     "The mount table the line lives in. Defaults to `/etc/fstab`.",
-		},
+		parsedfile.TargetAttr(DefaultTarget, "The mount table the line lives in. Defaults to `/etc/fstab`."),
 		{
 			Name: "name", Behaviour: applier.Namevar, Kind: applier.KindString,
 			Munge:    trimSlashes,

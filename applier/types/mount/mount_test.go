@@ -48,7 +48,7 @@ func TestOracleMountDefined(t *testing.T) {
 	require.NoError(t, err)
 	p, err := newParsed(r, &applier.Env{Cache: &applier.Cache{}, Options: applier.Options{StateDir: t.TempDir()}})
 	require.NoError(t, err)
-	p.(*parsed).now = func() time.Time { return time.Date(2026, 11, 21, 23, 45, 21, 0, time.UTC) }
+	p.(*parsed).Now = func() time.Time { return time.Date(2026, 11, 21, 23, 45, 21, 0, time.UTC) }
 	res := engine(t).Converge(context.Background(), r, p)
 	assert.Equal(t, protocol.Result{Resource: "Mount[/mnt/data]", Changed: true, Events: []protocol.Event{{
 		Property: "ensure", Previous: "absent", Desired: "defined", Message: "defined 'ensure' as 'defined'", Status: "success"}}}, res)

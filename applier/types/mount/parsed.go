@@ -9,7 +9,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/command"
@@ -77,60 +76,44 @@ func renderLine(r record) (string, error) {
 	return strings.Join(r[:], "\t"), nil
 }
 
-// Format is the Linux fstab format.
-var Format = &parsedfile.Parser[record]{Name: "mount", Parse: parseLine, Render: renderLine}
+// Format is the Linux fstab format: a mount's line is the last of its mount point.
+var Format = &parsedfile.Format[record]{Name: "mount", Parse: parsedfile.OrText(parseLine), Render: renderLine,
+	Key: func(r record) string { return r[fName] }}
 
 type parsed struct {
-	r      *applier.Resource
-	env    *applier.Env
-	target string
-	file   *parsedfile.File[record]
-	idx    int    // the resource's line, -1 when absent
-	state  string // absent, ghost, unmounted, mounted
-	dirty  bool   // the table must be written
+	r *applier.Resource
+	parsedfile.Entry[record]
+	state string // absent, ghost, unmounted, mounted
 	// changed: the line changed while mounted; refresh with a remount.
 	changed bool
 	// justMounted: this run mounted it; no remount needed.
 	justMounted bool
-	now         func() time.Time
 	// mountsFile lists what is mounted; tests may point it elsewhere.
 	mountsFile string
 }
 
 func newParsed(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
-	target := r.String("target")
-	if target == "" {
-		target = DefaultTarget
-	}
-	return &parsed{r: r, env: env, target: target, idx: -1, now: time.Now, mountsFile: "/proc/self/mounts"}, nil
-}
-
-func (p *parsed) cache() *applier.Cache {
-	if p.env == nil {
-		return nil
-	}
-	return p.env.Cache
+	p := &parsed{r: r, mountsFile: "/proc/self/mounts"}
+	p.Entry = parsedfile.Entry[record]{Format: Format, Target: parsedfile.FileTarget(r, DefaultTarget), Env: env, Key: r.Name()}
+	return p, nil
 }
 
 func (p *parsed) mounted() bool { return p.state == "mounted" || p.state == "ghost" }
 
 // Get reads the table and what is mounted.
 func (p *parsed) Get(ctx context.Context, cur *applier.State) error {
-	f, err := Format.Load(p.target, p.cache())
+	rec, err := p.Load(ctx)
 	if err != nil {
 		return err
 	}
-	p.file = f
-	name := p.r.Name()
-	p.idx = f.Find(func(rec record) bool { return rec[fName] == name })
-	isMounted, err := p.isMounted(ctx, name)
+	isMounted, err := p.isMounted(ctx, p.r.Name())
 	if err != nil {
 		return err
 	}
 	switch {
-	case p.idx < 0 && isMounted:
+	case rec == nil && isMounted:
 		p.state = "ghost"
-	case p.idx < 0:
+	case rec == nil:
 		p.state = "absent"
 	case isMounted:
 		p.state = "mounted"
@@ -138,15 +121,15 @@ func (p *parsed) Get(ctx context.Context, cur *applier.State) error {
 		p.state = "unmounted"
 	}
 	cur.Set("ensure", p.state)
-	if p.idx < 0 {
+	if rec == nil {
 		if p.state == "ghost" {
 			// Looked for in that table, as Puppet reports it: a request
 			// on a ghost that leaves ensure alone is in sync there.
-			cur.Set("target", p.target)
+			cur.Set("target", p.Target.Path)
 		}
 		return nil
 	}
-	report(cur, p.file.Lines[p.idx].Rec, p.target)
+	report(cur, rec, p.Target.Path)
 	// Linux tables have no such columns: whatever is asked is in sync,
 	// as Puppet reports the desired value for a field its format lacks.
 	for _, a := range []string{"atboot", "blockdevice"} {
@@ -158,7 +141,7 @@ func (p *parsed) Get(ctx context.Context, cur *applier.State) error {
 }
 
 // report is the state of an entry of the table but its ensure.
-func report(cur *applier.State, rec record, target string) {
+func report(cur *applier.State, rec *record, target string) {
 	for i, v := range rec {
 		if i != fName && v != "" {
 			cur.Set(fieldAttr[i], v)
@@ -172,11 +155,8 @@ func report(cur *applier.State, rec record, target string) {
 // the last, which Get finds) in table order, then what is mounted and in
 // no line (ghost), in the kernel's order.
 func instances(ctx context.Context, env *applier.Env, scope *applier.Resource, add func(string) *applier.State) error {
-	target := scope.String("target")
-	if target == "" {
-		target = DefaultTarget
-	}
-	f, err := Format.Load(target, env.Cache)
+	t := parsedfile.FileTarget(scope, DefaultTarget)
+	rs, err := Format.Read(ctx, &t, env.Cache)
 	if err != nil {
 		return err
 	}
@@ -191,32 +171,25 @@ func instances(ctx context.Context, env *applier.Env, scope *applier.Resource, a
 	}); err != nil {
 		return err
 	}
-	last := map[string]int{}
-	for i, l := range f.Lines {
-		if l.IsRecord {
-			last[l.Rec[fName]] = i
+	rs.Each(func(_ int, rec *record, bound bool) {
+		if !bound {
+			return
 		}
-	}
-	for i, l := range f.Lines {
-		name := l.Rec[fName]
-		if !l.IsRecord || last[name] != i {
-			continue
-		}
-		cur := add(name)
-		if mounted[name] {
+		cur := add(rec[fName])
+		if mounted[rec[fName]] {
 			cur.Set("ensure", "mounted")
 		} else {
 			cur.Set("ensure", "unmounted")
 		}
-		report(cur, l.Rec, target)
-	}
+		report(cur, rec, t.Path)
+	})
 	for _, d := range order {
-		if _, inTable := last[d]; inTable {
+		if rs.Find(d) >= 0 {
 			continue
 		}
 		cur := add(d)
 		cur.Set("ensure", "ghost")
-		cur.Set("target", target)
+		cur.Set("target", t.Path)
 	}
 	return nil
 }
@@ -224,15 +197,9 @@ func instances(ctx context.Context, env *applier.Env, scope *applier.Resource, a
 // Set moves ensure (writing the table first where mount(8) must read it)
 // or changes one column; Flush writes what is left and remounts.
 func (p *parsed) Set(ctx context.Context, c *applier.Change) error {
-	if p.file == nil {
-		return errors.New("Set before Get")
-	}
 	if c.Property == "ensure" {
 		c.Message = changeMessage(c.Is, c.Should)
 		return p.setEnsure(ctx, fmt.Sprint(c.Should))
-	}
-	if p.idx < 0 {
-		return fmt.Errorf("%s is not in %s; give ensure to add it", p.r.Ref(), p.target)
 	}
 	switch c.Property {
 	case "atboot", "blockdevice":
@@ -242,12 +209,11 @@ func (p *parsed) Set(ctx context.Context, c *applier.Change) error {
 	}
 	for i, a := range fieldAttr {
 		if a == c.Property && i != fName {
-			rec := p.file.Lines[p.idx].Rec
-			rec[i] = applier.FormatValue(c.Should)
-			p.file.Replace(p.idx, rec)
-			p.dirty = true
 			p.changed = true
-			return nil
+			return p.Update(ctx, p.r.Ref(), func(rec *record) error {
+				rec[i] = applier.FormatValue(c.Should)
+				return nil
+			})
 		}
 	}
 	return fmt.Errorf("cannot change %s", c.Property)
@@ -268,8 +234,8 @@ func changeMessage(is, should any) string {
 func (p *parsed) setEnsure(ctx context.Context, should string) error {
 	switch should {
 	case "defined":
-		if p.idx < 0 {
-			if err := p.create(); err != nil {
+		if p.Record() == nil {
+			if err := p.create(ctx); err != nil {
 				return err
 			}
 			if p.state == "ghost" {
@@ -280,20 +246,20 @@ func (p *parsed) setEnsure(ctx context.Context, should string) error {
 	case "unmounted":
 		switch p.state {
 		case "ghost":
-			if err := p.create(); err != nil {
+			if err := p.create(ctx); err != nil {
 				return err
 			}
-			if err := p.save(ctx); err != nil {
+			if err := p.Entry.Flush(ctx); err != nil {
 				return err
 			}
 			return p.unmount(ctx)
 		case "absent":
-			return p.create()
+			return p.create(ctx)
 		case "mounted":
 			if err := p.unmount(ctx); err != nil {
 				return err
 			}
-			p.syncOthers()
+			return p.syncOthers(ctx)
 		}
 	case "absent":
 		if p.mounted() {
@@ -301,22 +267,22 @@ func (p *parsed) setEnsure(ctx context.Context, should string) error {
 				return err
 			}
 		}
-		if p.idx >= 0 {
-			p.file.Delete(p.idx)
-			p.idx = -1
-			p.dirty = true
+		if err := p.Delete(ctx); err != nil {
+			return err
 		}
 		p.state = "absent"
 	case "mounted":
 		wasMounted := p.mounted()
-		if p.idx < 0 {
-			if err := p.create(); err != nil {
-				return err
-			}
+		var err error
+		if p.Record() == nil {
+			err = p.create(ctx)
 		} else {
-			p.syncOthers()
+			err = p.syncOthers(ctx)
 		}
-		if err := p.save(ctx); err != nil {
+		if err != nil {
+			return err
+		}
+		if err := p.Entry.Flush(ctx); err != nil {
 			return err
 		}
 		if !wasMounted {
@@ -334,7 +300,7 @@ func (p *parsed) setEnsure(ctx context.Context, should string) error {
 
 // create adds the resource's line: device and fstype required, options
 // `defaults` when not given (Puppet's rule on Linux).
-func (p *parsed) create() error {
+func (p *parsed) create(ctx context.Context) error {
 	var rec record
 	for i, a := range fieldAttr {
 		rec[i] = p.r.String(a)
@@ -349,9 +315,9 @@ func (p *parsed) create() error {
 	if rec[fOptions] == "" {
 		rec[fOptions] = "defaults"
 	}
-	p.file.Append(rec)
-	p.idx = len(p.file.Lines) - 1
-	p.dirty = true
+	if err := p.Put(ctx, rec); err != nil {
+		return err
+	}
 	if p.state == "ghost" {
 		p.state = "mounted"
 	} else {
@@ -362,24 +328,23 @@ func (p *parsed) create() error {
 
 // syncOthers brings every managed column to its desired value (Puppet
 // does this when ensure moves between mounted and unmounted).
-func (p *parsed) syncOthers() {
-	rec := p.file.Lines[p.idx].Rec
-	before := rec
+func (p *parsed) syncOthers(ctx context.Context) error {
+	rec := *p.Record()
 	for i, a := range fieldAttr {
 		if v, ok := p.r.Get(a); ok && i != fName {
 			rec[i] = applier.FormatValue(v)
 		}
 	}
-	if rec != before {
-		p.file.Replace(p.idx, rec)
-		p.dirty = true
+	if rec == *p.Record() {
+		return nil
 	}
+	return p.Put(ctx, rec)
 }
 
 // Flush writes the table if needed and remounts a mounted filesystem
 // whose line changed (Puppet's refresh; never for swap).
 func (p *parsed) Flush(ctx context.Context) error {
-	if err := p.save(ctx); err != nil {
+	if err := p.Entry.Flush(ctx); err != nil {
 		return err
 	}
 	if !p.changed || p.justMounted || !p.mounted() || p.r.String("fstype") == "swap" {
@@ -389,23 +354,12 @@ func (p *parsed) Flush(ctx context.Context) error {
 	return p.remount(ctx)
 }
 
-func (p *parsed) save(ctx context.Context) error {
-	if !p.dirty {
-		return nil
-	}
-	if err := p.file.Save(ctx, p.now(), p.env); err != nil {
-		return err
-	}
-	p.dirty = false
-	return nil
-}
-
 // fstabArgs points mount(8) at the resource's table when it is not the default.
 func (p *parsed) fstabArgs() []string {
-	if p.target == DefaultTarget {
+	if p.Target.Path == DefaultTarget {
 		return nil
 	}
-	return []string{"--fstab", p.target}
+	return []string{"--fstab", p.Target.Path}
 }
 
 func (p *parsed) mountCmd(ctx context.Context, args ...string) error {

@@ -9,10 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/sysfile"
 	"github.com/pippet/pippet/applier/types/internal/accounts"
 	"github.com/pippet/pippet/applier/types/internal/parsedfile"
 )
@@ -22,12 +20,6 @@ var Parsed = &applier.ProviderSpec{
 	Name: "parsed",
 	Doc:  "Edits an authorized_keys file line by line (Puppet's ParsedFile format of puppetlabs-sshkeys_core).",
 	New:  newParsed,
-}
-
-// line is one line of the file: text kept verbatim, or a key record.
-type line struct {
-	text string
-	rec  *record
 }
 
 // record is a key line. V1 marks an SSH protocol 1 key (bits, exponent,
@@ -43,6 +35,13 @@ type record struct {
 	// parsed (shared: never modified).
 	options []any
 }
+
+// Format is the authorized_keys format: a key is the last line of its
+// name (its comment); a line that is neither a key, a comment nor blank
+// refuses the file, as in Puppet.
+var Format = &parsedfile.Format[record]{Name: "ssh_authorized_key", Parse: parseLine,
+	Render: func(r record) (string, error) { return r.render(), nil },
+	Key:    func(r record) string { return r.Name }}
 
 var (
 	// keyRe is puppetlabs-sshkeys_core's key line pattern.
@@ -78,20 +77,30 @@ func parseOptions(s string) []string {
 	}
 }
 
-// parseLine reads one line; a line that is neither a comment, blank nor
-// a key is an error, as in Puppet.
-func parseLine(s string) (line, bool) {
+// parseLine reads one line: a comment or blank line is text, a key line
+// a record; anything else is Bad.
+func parseLine(s string) (record, parsedfile.Kind) {
 	t := strings.TrimLeft(s, " \t\r\n\f\v")
 	if t == "" || strings.HasPrefix(t, "#") {
-		return line{text: s}, true
+		return record{}, parsedfile.Text
 	}
+	var r record
 	if m := keyRe.FindStringSubmatch(s); m != nil {
-		return line{rec: &record{Options: parseOptions(m[1]), Type: m[2], Key: m[3], Name: m[4]}}, true
+		r = record{Options: parseOptions(m[1]), Type: m[2], Key: m[3], Name: m[4]}
+	} else if m := v1Re.FindStringSubmatch(s); m != nil {
+		r = record{V1: true, V1Opts: m[1], Type: m[2] + " " + m[3], Key: m[4], Name: m[5]}
+	} else {
+		return r, parsedfile.Bad
 	}
-	if m := v1Re.FindStringSubmatch(s); m != nil {
-		return line{rec: &record{V1: true, V1Opts: m[1], Type: m[2] + " " + m[3], Key: m[4], Name: m[5]}}, true
+	if len(r.Options) == 0 {
+		r.options = []any{"absent"}
+	} else {
+		r.options = make([]any, len(r.Options))
+		for j, o := range r.Options {
+			r.options[j] = o
+		}
 	}
-	return line{}, false
+	return r, parsedfile.Record
 }
 
 // render writes a record back as Puppet does: fields joined by spaces,
@@ -106,72 +115,19 @@ func (r *record) render() string {
 	return strings.TrimLeft(s, " \t\r\n\f\v")
 }
 
-// keys is a parsed authorized_keys file: its lines and the last key line
-// of each name.
-type keys struct {
-	lines []line
-	index map[string]int
-	bad   int // the first line that is not a key, comment or blank (1-based), 0 if none
-}
-
-var headerRe = regexp.MustCompile(`# HEADER[^\n]*\n`)
-
-func parseKeys(data []byte) (*keys, error) {
-	text := string(data)
-	if strings.Contains(text, "# HEADER") {
-		text = headerRe.ReplaceAllString(text, "")
-	}
-	text = strings.TrimRight(text, "\n")
-	k := &keys{}
-	if text == "" {
-		return k, nil
-	}
-	raw := strings.Split(text, "\n")
-	k.lines = make([]line, len(raw))
-	k.index = make(map[string]int, len(raw))
-	for i, s := range raw {
-		l, ok := parseLine(s)
-		if !ok {
-			if k.bad == 0 {
-				k.bad = i + 1
-			}
-			l = line{text: s}
-		}
-		if l.rec != nil {
-			if len(l.rec.Options) == 0 {
-				l.rec.options = []any{"absent"}
-			} else {
-				l.rec.options = make([]any, len(l.rec.Options))
-				for j, o := range l.rec.Options {
-					l.rec.options[j] = o
-				}
-			}
-		}
-		k.lines[i] = l
-		if l.rec != nil && l.rec.Name != "" {
-			k.index[l.rec.Name] = i
-		}
-	}
-	return k, nil
-}
-
-// files keeps each authorized_keys file parsed while it is unchanged.
-var files sysfile.Cache[*keys]
-
 type parsed struct {
-	r      *applier.Resource
-	env    *applier.Env
-	target string // "" when the user has no account to give a default
-	keys   *keys  // the file as changed by Set (a private copy)
-	idx    int    // the resource's line in keys, -1 when absent
-	now    func() time.Time
+	r *applier.Resource
+	parsedfile.Entry[record]
 }
 
 func newParsed(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
-	return &parsed{r: r, env: env, idx: -1, now: time.Now}, nil
+	p := &parsed{r: r}
+	p.Entry = parsedfile.Entry[record]{Format: Format, Env: env, Key: r.Name()}
+	return p, nil
 }
 
 // resolveTarget is the target given, or the user's default.
+// The target is "" when the user has no account to give a default.
 func (p *parsed) resolveTarget() (string, error) {
 	if t := p.r.String("target"); t != "" {
 		return t, nil
@@ -187,29 +143,16 @@ func (p *parsed) resolveTarget() (string, error) {
 	return filepath.Join(u.Home, ".ssh", "authorized_keys"), nil
 }
 
-func (p *parsed) load() (*keys, error) {
-	before, err := p.userView()
+// bind resolves the target and gives it the user's rules: read as the
+// user (userView before and after), written by the writer.
+func (p *parsed) bind() error {
+	t, err := p.resolveTarget()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	k, err := files.Load(p.target, parseKeys)
-	if sysfile.IsNotExist(err) {
-		return &keys{}, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	// The file read must be the one checked: a link or another file
-	// swapped in between is refused, not reported.
-	if after, err := p.userView(); err != nil {
-		return nil, err
-	} else if after != before {
-		return nil, fmt.Errorf("%s changed while it was read", p.target)
-	}
-	if k.bad > 0 {
-		return nil, fmt.Errorf("could not parse line %d of %s", k.bad, p.target)
-	}
-	return k, nil
+	p.Target = parsedfile.Target{Path: t, Write: p.write}
+	p.Target.Guard = func() (any, error) { return p.userView() }
+	return nil
 }
 
 // userView checks that the user could read the target as it is, when the
@@ -231,51 +174,40 @@ func (p *parsed) userView() ([2]uint64, error) {
 		return [2]uint64{}, nil
 	}
 	var st syscall.Stat_t
-	if err := syscall.Lstat(p.target, &st); err != nil {
+	target := p.Target.Path
+	if err := syscall.Lstat(target, &st); err != nil {
 		if errors.Is(err, syscall.ENOENT) {
 			return [2]uint64{}, nil
 		}
-		return [2]uint64{}, &os.PathError{Op: "lstat", Path: p.target, Err: err}
+		return [2]uint64{}, &os.PathError{Op: "lstat", Path: target, Err: err}
 	}
 	switch st.Mode & syscall.S_IFMT {
 	case syscall.S_IFLNK:
-		return [2]uint64{}, fmt.Errorf("refusing to read %s: it is a symbolic link and %s's keys are read as %s", p.target, p.r.Ref(), u.Name)
+		return [2]uint64{}, fmt.Errorf("refusing to read %s: it is a symbolic link and %s's keys are read as %s", target, p.r.Ref(), u.Name)
 	case syscall.S_IFREG:
 	default:
-		return [2]uint64{}, fmt.Errorf("refusing to read %s: not a regular file", p.target)
+		return [2]uint64{}, fmt.Errorf("refusing to read %s: not a regular file", target)
 	}
 	w := &writer{user: u}
 	if ok, err := w.mayRead(&st); err != nil {
 		return [2]uint64{}, err
 	} else if !ok {
-		return [2]uint64{}, fmt.Errorf("%s is not readable by %s: %w", p.target, u.Name, os.ErrPermission)
+		return [2]uint64{}, fmt.Errorf("%s is not readable by %s: %w", target, u.Name, os.ErrPermission)
 	}
 	return [2]uint64{uint64(st.Dev), st.Ino}, nil
 }
 
 // Get reports the key of the resource's name.
 func (p *parsed) Get(ctx context.Context, cur *applier.State) error {
-	t, err := p.resolveTarget()
-	if err != nil {
+	if err := p.bind(); err != nil {
 		return err
 	}
-	p.target = t
-	if t == "" {
+	if p.Target.Path == "" {
 		// No such user: nothing can be there; creating fails in Set.
 		cur.Set("ensure", "absent")
 		return nil
 	}
-	k, err := p.load()
-	if err != nil {
-		return err
-	}
-	i, ok := k.index[p.r.Name()]
-	if !ok {
-		cur.Set("ensure", "absent")
-		return nil
-	}
-	report(cur, k.lines[i].rec, p.r, t)
-	return nil
+	return p.Report(ctx, cur, func(rec *record) { report(cur, rec, p.r, p.Target.Path) })
 }
 
 // report is a present key's state: what Get reports and search lists.
@@ -301,103 +233,45 @@ func report(cur *applier.State, rec *record, r *applier.Resource, target string)
 // resource is bound to. A key without a name cannot be a resource's and
 // is left out, logged (Puppet lists it as TARGET:unnamed-N, a title no
 // resource can find it by). A user without an account has no keys.
-func instances(_ context.Context, env *applier.Env, scope *applier.Resource, add func(string) *applier.State) error {
+func instances(ctx context.Context, env *applier.Env, scope *applier.Resource, add func(string) *applier.State) error {
 	if !scope.Has("user") && !scope.Has("target") {
 		return errors.New("Attribute 'user' or 'target' is mandatory: the keys of which file?")
 	}
-	p := &parsed{r: scope, env: env}
-	t, err := p.resolveTarget()
-	if err != nil || t == "" {
+	p := &parsed{r: scope}
+	if err := p.bind(); err != nil || p.Target.Path == "" {
 		return err
 	}
-	p.target = t
-	k, err := p.load()
-	if err != nil {
-		return err
-	}
-	for i, l := range k.lines {
-		if l.rec == nil {
-			continue
+	return Format.Each(ctx, &p.Target, env, func(i int, rec *record, bound bool) {
+		switch {
+		case rec.Name == "":
+			env.Logger().Debug(fmt.Sprintf("%s: the key on line %d has no name; not listed", p.Target.Path, i+1))
+		case bound:
+			report(add(rec.Name), rec, scope, p.Target.Path)
 		}
-		if l.rec.Name == "" {
-			env.Logger().Debug(fmt.Sprintf("%s: the key on line %d has no name; not listed", t, i+1))
-			continue
-		}
-		if k.index[l.rec.Name] == i {
-			report(add(l.rec.Name), l.rec, scope, t)
-		}
-	}
-	return nil
-}
-
-// edit returns a private copy of the file to change, read afresh.
-func (p *parsed) edit() (*keys, error) {
-	if p.keys != nil {
-		return p.keys, nil
-	}
-	if p.target == "" {
-		return nil, fmt.Errorf("User '%s' does not exist", p.r.String("user"))
-	}
-	files.Drop(p.target)
-	k, err := p.load()
-	if err != nil {
-		return nil, err
-	}
-	c := &keys{lines: make([]line, len(k.lines))}
-	for i, l := range k.lines {
-		if l.rec != nil {
-			r := *l.rec
-			l.rec = &r
-		}
-		c.lines[i] = l
-	}
-	p.keys = c
-	p.idx = -1
-	for i := len(c.lines) - 1; i >= 0; i-- {
-		if c.lines[i].rec != nil && c.lines[i].rec.Name == p.r.Name() {
-			p.idx = i
-			break
-		}
-	}
-	return c, nil
+	})
 }
 
 // Set edits the file in memory; Flush writes it.
 func (p *parsed) Set(ctx context.Context, c *applier.Change) error {
-	k, err := p.edit()
-	if err != nil {
-		return err
+	if p.Target.Path == "" {
+		return fmt.Errorf("User '%s' does not exist", p.r.String("user"))
 	}
-	if c.Property == "ensure" {
-		switch c.Should {
-		case "present":
-			if !p.r.Has("type") {
-				return errors.New("Field 'type' is required")
-			}
-			if !p.r.Has("key") {
-				return errors.New("Field 'key' is required")
-			}
-			rec := &record{Options: optionList(p.r.Value("options")), Type: p.r.String("type"), Key: p.r.String("key"), Name: p.r.Name()}
-			if p.idx >= 0 {
-				k.lines[p.idx] = line{rec: rec}
-			} else {
-				k.lines = append(k.lines, line{rec: rec})
-				p.idx = len(k.lines) - 1
-			}
-		case "absent":
-			if p.idx >= 0 {
-				k.lines = append(k.lines[:p.idx], k.lines[p.idx+1:]...)
-				p.idx = -1
-			}
-		default:
-			return fmt.Errorf("invalid ensure %v", c.Should)
-		}
-		return nil
+	return p.Change(ctx, c, p.r.Ref(), p.create, update)
+}
+
+// create is the resource's key line; type and key are required.
+func (p *parsed) create() (record, error) {
+	if !p.r.Has("type") {
+		return record{}, errors.New("Field 'type' is required")
 	}
-	if p.idx < 0 {
-		return fmt.Errorf("%s is no longer in %s", p.r.Ref(), p.target)
+	if !p.r.Has("key") {
+		return record{}, errors.New("Field 'key' is required")
 	}
-	rec := k.lines[p.idx].rec
+	return record{Options: optionList(p.r.Value("options")), Type: p.r.String("type"), Key: p.r.String("key"), Name: p.r.Name()}, nil
+}
+
+// update changes one property of the key line.
+func update(rec *record, c *applier.Change) error {
 	switch c.Property {
 	case "type":
 		rec.Type = applier.FormatValue(c.Should)
@@ -412,12 +286,8 @@ func (p *parsed) Set(ctx context.Context, c *applier.Change) error {
 	return nil
 }
 
-// Flush writes the file as the user when a Set changed it.
-func (p *parsed) Flush(ctx context.Context) error {
-	if p.keys == nil {
-		return nil
-	}
-	defer files.Drop(p.target)
+// write replaces the file as the user (the Target's writer).
+func (p *parsed) write(ctx context.Context, data []byte) error {
 	user := p.r.String("user")
 	if user == "" {
 		return errors.New("Cannot write SSH authorized keys without user")
@@ -430,19 +300,6 @@ func (p *parsed) Flush(ctx context.Context) error {
 	if u == nil {
 		return fmt.Errorf("User '%s' does not exist", user)
 	}
-	var b strings.Builder
-	b.WriteString(parsedfile.Header(p.now()))
-	for _, l := range p.keys.lines {
-		if l.rec != nil {
-			b.WriteString(l.rec.render())
-		} else {
-			b.WriteString(l.text)
-		}
-		b.WriteByte('\n')
-	}
-	if len(p.keys.lines) == 0 {
-		b.WriteByte('\n')
-	}
-	w := &writer{path: p.target, user: u, asUser: p.r.Bool("drop_privileges"), env: p.env}
-	return w.write(ctx, []byte(b.String()))
+	w := &writer{path: p.Target.Path, user: u, asUser: p.r.Bool("drop_privileges"), env: p.Env}
+	return w.write(ctx, data)
 }

@@ -8,8 +8,10 @@
 // `target`. `options` not given means none: a key whose line carries
 // options loses them, as in Puppet.
 //
-// The one provider, parsed, reads the file once and keeps it, with an
-// index of its keys by name, in a sysfile cache while it is unchanged;
+// The one provider, parsed, is the shared parsedfile record provider with
+// this type's record format and the user's rules for reading and writing
+// the file. It reads the file once and keeps it, with an index of its keys
+// by name, in the Env's cache while it is unchanged;
 // the user's home comes from /etc/passwd, kept the same way, so an
 // unchanged key costs two stats. A change re-reads the file, edits it and
 // writes it as Puppet does (its header, other lines kept, records
@@ -35,9 +37,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/types/internal/parsedfile"
 )
 
 var (
@@ -55,6 +59,11 @@ var (
 // Type is the ssh_authorized_key type's declaration.
 var Type = &applier.Type{
 	Name: "ssh_authorized_key",
+	// Puppet's autorequires: the user whose key it is, and the key file.
+	Auto: []applier.AutoRel{
+		{Type: "user", Attr: "user", Titles: applier.Names},
+		{Type: "file", Attr: "target"},
+	},
 	Doc: "Manages SSH authorized keys: one line of an authorized_keys file (by default " +
 		"~USER/.ssh/authorized_keys) giving a key's options, type, key and name (its comment). " +
 		"Keys the file holds that no request names are kept.",
@@ -127,12 +136,7 @@ func validate(r *applier.Resource) error {
 
 // validateName refuses line breaks, which would write lines of the
 // caller's choosing (Puppet writes them).
-func validateName(v any) error {
-	if s, _ := v.(string); strings.ContainsAny(s, "\r\n") {
-		return errors.New("Name must not contain a line break")
-	}
-	return nil
-}
+var validateName = parsedfile.Refuse("\r\n", "Name must not contain a line break")
 
 func validateKey(v any) error {
 	if s, _ := v.(string); strings.ContainsAny(s, " \t\r\n\f\v") {
@@ -162,39 +166,15 @@ func validateOption(v any) error {
 }
 
 // optionList is an options value as the list written: absent (alone,
-// nil or a one-element list) is none.
+// nil or in a list) is none.
 func optionList(v any) []string {
-	switch x := v.(type) {
-	case nil:
-		return nil
-	case string:
-		if x == "absent" {
-			return nil
+	var out []string
+	for _, s := range applier.StringList(v) {
+		if s != "absent" {
+			out = append(out, s)
 		}
-		return []string{x}
-	case []any:
-		out := make([]string, 0, len(x))
-		for _, e := range x {
-			if s := applier.FormatValue(e); s != "absent" {
-				out = append(out, s)
-			}
-		}
-		return out
-	case []string:
-		return x
 	}
-	return []string{applier.FormatValue(v)}
+	return out
 }
 
-func optionsInSync(is, should any) bool {
-	a, b := optionList(is), optionList(should)
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
+func optionsInSync(is, should any) bool { return slices.Equal(optionList(is), optionList(should)) }

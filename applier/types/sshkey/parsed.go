@@ -6,10 +6,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/sysfile"
 	"github.com/pippet/pippet/applier/types/internal/parsedfile"
 )
 
@@ -25,7 +23,7 @@ var Parsed = &applier.ProviderSpec{
 type record struct {
 	Name    string
 	Aliases []string
-	// aliases is Aliases as Get reports them, made when a cached file is
+	// aliases is Aliases as Get reports them, made when the file is
 	// parsed (shared: never modified).
 	aliases []any
 	Type    string
@@ -40,9 +38,9 @@ var spaceRe = regexp.MustCompile(`\s+`)
 // (a leading blank gives an empty first field, as Ruby's split does), the
 // key being the rest of the line, and the first field's comma-separated
 // names the host name and its aliases. Comments and blank lines are text.
-func parseLine(line string) (record, bool) {
+func parseLine(line string) (record, parsedfile.Kind) {
 	if strings.HasPrefix(line, "#") || strings.TrimSpace(line) == "" {
-		return record{}, false
+		return record{}, parsedfile.Text
 	}
 	f := spaceRe.Split(line, -1)
 	for len(f) > 0 && f[len(f)-1] == "" {
@@ -51,13 +49,17 @@ func parseLine(line string) (record, bool) {
 	var r record
 	names := strings.Split(f[0], ",")
 	r.Name, r.Aliases = names[0], names[1:]
+	r.aliases = make([]any, len(r.Aliases))
+	for k, a := range r.Aliases {
+		r.aliases[k] = a
+	}
 	if len(f) > 1 && f[1] != "" {
 		r.Type, r.HasType = f[1], true
 	}
 	if len(f) > 2 {
 		r.Key, r.HasKey = strings.Join(f[2:], " "), f[2] != "" || len(f) > 3
 	}
-	return r, true
+	return r, parsedfile.Record
 }
 
 func renderLine(r record) (string, error) {
@@ -74,71 +76,25 @@ func renderLine(r record) (string, error) {
 	return name + " " + r.Type + " " + r.Key, nil
 }
 
-// Format is the known_hosts format; Puppet creates the file 0644.
-var Format = &parsedfile.Parser[record]{Name: "sshkey", Parse: parseLine, Render: renderLine, Mode: 0o644}
-
-// hosts is a parsed known_hosts file as the cache keeps it: each record's
-// line by "name@type" (the last one of that identity).
-type hosts struct {
-	lines []parsedfile.Line[record]
-	index map[string]int
-}
-
-func parseHosts(data []byte) (*hosts, error) {
-	h := &hosts{lines: Format.Lines(string(data))}
-	h.index = make(map[string]int, len(h.lines))
-	for i := range h.lines {
-		if l := &h.lines[i]; l.IsRecord {
-			h.index[l.Rec.Name+"@"+l.Rec.Type] = i
-			l.Rec.aliases = make([]any, len(l.Rec.Aliases))
-			for k, a := range l.Rec.Aliases {
-				l.Rec.aliases[k] = a
-			}
-		}
-	}
-	return h, nil
-}
-
-// files keeps each known_hosts file parsed while it is unchanged.
-var files sysfile.Cache[*hosts]
+// Format is the known_hosts format: a key is the last line of its name
+// and type. Puppet creates the file 0644.
+var Format = &parsedfile.Format[record]{Name: "sshkey", Parse: parseLine, Render: renderLine, Mode: 0o644,
+	Key: func(r record) string { return r.Name + "@" + r.Type }}
 
 type parsed struct {
-	r      *applier.Resource
-	env    *applier.Env
-	target string
-	id     string // name@type
-	exists bool
-	file   *parsedfile.File[record]
-	idx    int // the record's line in file, -1 when absent
-	now    func() time.Time
+	r *applier.Resource
+	parsedfile.Entry[record]
 }
 
 func newParsed(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
-	target := r.String("target")
-	if target == "" {
-		target = DefaultTarget
-	}
-	return &parsed{r: r, env: env, target: target, id: r.Name() + "@" + r.String("type"), idx: -1, now: time.Now}, nil
+	p := &parsed{r: r}
+	p.Entry = parsedfile.Entry[record]{Format: Format, Target: parsedfile.FileTarget(r, DefaultTarget), Env: env, Key: r.Name() + "@" + r.String("type")}
+	return p, nil
 }
 
 // Get reports the key of the resource's name and type.
 func (p *parsed) Get(ctx context.Context, cur *applier.State) error {
-	h, err := files.Load(p.target, parseHosts)
-	if sysfile.IsNotExist(err) {
-		cur.Set("ensure", "absent")
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	i, ok := h.index[p.id]
-	if !ok {
-		cur.Set("ensure", "absent")
-		return nil
-	}
-	p.exists = true
-	report(cur, &h.lines[i].Rec, p.target)
-	return nil
+	return p.Report(ctx, cur, func(rec *record) { report(cur, rec, p.Target.Path) })
 }
 
 // report is a present key's state: what Get reports and search lists.
@@ -155,84 +111,34 @@ func report(cur *applier.State, rec *record, target string) {
 // name and type appear on several lines, the last (the line a resource is
 // bound to; Puppet's listing shows the first). A line without a key type
 // names no key a resource could manage and is left out, logged.
-func instances(_ context.Context, env *applier.Env, scope *applier.Resource, add func(string) *applier.State) error {
-	target := scope.String("target")
-	if target == "" {
-		target = DefaultTarget
-	}
-	h, err := files.Load(target, parseHosts)
-	if sysfile.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	for i := range h.lines {
-		l := &h.lines[i]
-		if !l.IsRecord {
-			continue
+func instances(ctx context.Context, env *applier.Env, scope *applier.Resource, add func(string) *applier.State) error {
+	t := parsedfile.FileTarget(scope, DefaultTarget)
+	return Format.Each(ctx, &t, env, func(i int, rec *record, bound bool) {
+		switch {
+		case !rec.HasType:
+			env.Logger().Debug(fmt.Sprintf("%s: line %d names no key type; not listed", t.Path, i+1))
+		case bound:
+			report(add(rec.Name+"@"+rec.Type), rec, t.Path)
 		}
-		if !l.Rec.HasType {
-			env.Logger().Debug(fmt.Sprintf("%s: line %d names no key type; not listed", target, i+1))
-			continue
-		}
-		id := l.Rec.Name + "@" + l.Rec.Type
-		if h.index[id] == i {
-			report(add(id), &l.Rec, target)
-		}
-	}
-	return nil
-}
-
-// load reads the target afresh for a change, and finds the record.
-func (p *parsed) load() error {
-	if p.file != nil {
-		return nil
-	}
-	f, err := Format.Load(p.target, nil)
-	if err != nil {
-		return err
-	}
-	p.file = f
-	name, typ := p.r.Name(), p.r.String("type")
-	p.idx = f.Find(func(rec record) bool { return rec.Name == name && rec.Type == typ })
-	return nil
+	})
 }
 
 // Set edits the file in memory; Flush writes it.
 func (p *parsed) Set(ctx context.Context, c *applier.Change) error {
-	if err := p.load(); err != nil {
-		return err
-	}
-	if c.Property == "ensure" {
-		switch c.Should {
-		case "present":
-			rec := record{Name: p.r.Name(), Aliases: p.r.Strings("host_aliases")}
-			rec.Type, rec.HasType = p.r.String("type"), p.r.Has("type")
-			rec.Key, rec.HasKey = p.r.String("key"), p.r.Has("key")
-			if _, err := renderLine(rec); err != nil {
-				return err
-			}
-			if p.idx >= 0 {
-				p.file.Replace(p.idx, rec)
-			} else {
-				p.file.Append(rec)
-				p.idx = len(p.file.Lines) - 1
-			}
-		case "absent":
-			if p.idx >= 0 {
-				p.file.Delete(p.idx)
-				p.idx = -1
-			}
-		default:
-			return fmt.Errorf("invalid ensure %v", c.Should)
-		}
-		return nil
-	}
-	if p.idx < 0 {
-		return fmt.Errorf("%s is no longer in %s", p.r.Ref(), p.target)
-	}
-	rec := p.file.Lines[p.idx].Rec
+	return p.Change(ctx, c, p.r.Ref(), p.create, p.update)
+}
+
+// create is the resource's line; type and key are required.
+func (p *parsed) create() (record, error) {
+	rec := record{Name: p.r.Name(), Aliases: p.r.Strings("host_aliases")}
+	rec.Type, rec.HasType = p.r.String("type"), p.r.Has("type")
+	rec.Key, rec.HasKey = p.r.String("key"), p.r.Has("key")
+	_, err := renderLine(rec)
+	return rec, err
+}
+
+// update changes one property of the line.
+func (p *parsed) update(rec *record, c *applier.Change) error {
 	switch c.Property {
 	case "key":
 		rec.Key, rec.HasKey = applier.FormatValue(c.Should), true
@@ -243,15 +149,5 @@ func (p *parsed) Set(ctx context.Context, c *applier.Change) error {
 		// for in that file only): never out of sync.
 		return fmt.Errorf("cannot change %s", c.Property)
 	}
-	p.file.Replace(p.idx, rec)
 	return nil
-}
-
-// Flush writes the target when a Set changed it.
-func (p *parsed) Flush(ctx context.Context) error {
-	if p.file == nil {
-		return nil
-	}
-	defer files.Drop(p.target)
-	return p.file.Save(ctx, p.now(), p.env)
 }

@@ -9,11 +9,11 @@
 // `dsa`, `ed25519`, ...) resolved first. ensure defaults to present as soon
 // as a property is given.
 //
-// The one provider, parsed, reads the target once and keeps it, with an
-// index of its records by name and type, in a sysfile cache while the
+// The one provider, parsed, is the shared parsedfile record provider with
+// this type's record format: it reads the target once and keeps it, with
+// an index of its records by name and type, in the Env's cache while the
 // file is unchanged, so an unchanged key costs a stat. A change re-reads
-// the file, edits it and writes it back through the shared parsedfile
-// package: Puppet's header, each record rendered `NAME[,ALIAS...] TYPE
+// the file, edits it and writes it back: Puppet's header, each record rendered `NAME[,ALIAS...] TYPE
 // KEY`, comments, blank lines and other lines as they were, the old file
 // in the filebucket, a new file 0644 (Puppet's mode for known_hosts), the
 // write atomic. The resource is bound to the last line of its name and
@@ -21,12 +21,11 @@
 package sshkey
 
 import (
-	"errors"
-	"fmt"
 	"regexp"
 	"strings"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/types/internal/parsedfile"
 )
 
 // DefaultTarget is the known_hosts file managed when the request names none.
@@ -50,13 +49,8 @@ var Type = &applier.Type{
 		DefaultTarget + "). A key is identified by its host name and type together: the title " +
 		"`host@type` sets both, and the resource is named `Sshkey[host@type]`.",
 	Attrs: []*applier.Attr{
-		{
-			Name: "ensure", Behaviour: applier.Property, Kind: applier.KindEnum,
-			Values:      []string{"present", "absent"},
-			DefaultFunc: applier.WhenManaged("present"),
-			Doc: "Whether the key should be in the file. Defaults to `present` when any other " +
-				"property is given.",
-		},
+		parsedfile.Ensure("Whether the key should be in the file. Defaults to `present` when any other " +
+			"property is given."),
 		{
 			Name: "name", Behaviour: applier.Namevar, Kind: applier.KindString,
 			Validate: validateName,
@@ -80,11 +74,7 @@ var Type = &applier.Type{
 			Doc: "Other names of the host, written after the name, comma-separated, in order. An " +
 				"empty list removes them.",
 		},
-		{
-			Name: "target", Behaviour: applier.Property, Kind: applier.KindPath,
-			Default: DefaultTarget,
-			Doc:     "The known_hosts file the key lives in. Defaults to `" + DefaultTarget + "`.",
-		},
+		parsedfile.TargetAttr(DefaultTarget, "The known_hosts file the key lives in. Defaults to `"+DefaultTarget+"`."),
 	},
 	TitlePatterns: []applier.TitlePattern{
 		{Re: regexp.MustCompile(`^(?P<name>[^@]*)@(?P<type>.*)$`)},
@@ -99,33 +89,25 @@ func init() {
 	applier.Register(Type)
 }
 
-func validateName(v any) error {
-	s, _ := v.(string)
-	if strings.ContainsAny(s, " \t\r\n\f\v") {
-		return errors.New("Resourcename cannot include whitespaces")
-	}
-	if strings.Contains(s, ",") {
-		return errors.New("No comma in resourcename allowed. If you want to specify aliases use the host_aliases property")
-	}
-	return nil
-}
+// Puppet's checks of a name and an alias: no whitespace (which would
+// split the field), no comma (which separates aliases).
+var (
+	validateName = noSpaceNoComma("Resourcename cannot include whitespaces",
+		"No comma in resourcename allowed. If you want to specify aliases use the host_aliases property")
+	validateAlias = noSpaceNoComma("Aliases cannot include whitespace",
+		"Aliases must be provided as an array, not a comma-separated list")
+)
 
-func validateAlias(v any) error {
-	s, _ := v.(string)
-	if strings.ContainsAny(s, " \t\r\n\f\v") {
-		return errors.New("Aliases cannot include whitespace")
+func noSpaceNoComma(space, comma string) func(v any) error {
+	spaces, commas := parsedfile.Refuse(" \t\r\n\f\v", space), parsedfile.Refuse(",", comma)
+	return func(v any) error {
+		if err := spaces(v); err != nil {
+			return err
+		}
+		return commas(v)
 	}
-	if strings.Contains(s, ",") {
-		return errors.New("Aliases must be provided as an array, not a comma-separated list")
-	}
-	return nil
 }
 
 // validateKey refuses line breaks, which would write a line of the
 // caller's choosing into the file (Puppet writes them).
-func validateKey(v any) error {
-	if s, _ := v.(string); strings.ContainsAny(s, "\r\n") {
-		return fmt.Errorf("Key must not contain a line break")
-	}
-	return nil
-}
+var validateKey = parsedfile.Refuse("\r\n", "Key must not contain a line break")

@@ -1,36 +1,49 @@
-// Package parsedfile reads and writes the line-oriented configuration files
-// that several types manage one record at a time (/etc/hosts, /etc/fstab),
-// the way Puppet's ParsedFile providers do.
+// Package parsedfile is the record provider shared by the types that
+// manage one record of a line-oriented file (host, mount, sshkey,
+// ssh_authorized_key, cron), the way Puppet's ParsedFile providers do. A
+// type keeps only its record format and its rules; this package owns the
+// mechanics: reading a target into records, finding a resource's record,
+// creating, changing and deleting it, and writing the target back once.
 //
-// A Parser is data: a name, a function that turns a line into a record (or
-// declines, keeping the line as text) and a function that renders a record
-// back into a line. Load reads a target into a File: every line in order,
-// records parsed, comments, blank lines and lines no record matches kept
-// verbatim. The caller finds, replaces, appends or deletes records and
-// saves the File.
+// A Format is data: how one line becomes a record (or stays text, or is
+// refused), how a record becomes its line again, and the key a resource
+// finds its record by. Read turns a Target into Records: every line in
+// order, records parsed, comments, blank lines and lines no record matches
+// kept verbatim. An Entry is one resource's record in its target: Load
+// binds it (prefetch and find), Change carries out one property change,
+// Flush writes the target when anything changed.
 //
 // What Puppet does, and this package does too:
 //   - lines starting "# HEADER" (Puppet's own header) are dropped on reading,
-//     and a fresh three-line header with the current time is written at the
-//     top whenever the file is written;
+//     and a fresh header with the current time (the Format's, by default
+//     Puppet's three lines) is written at the top whenever the file is written;
 //   - trailing blank lines are dropped and the file ends in one newline;
 //   - every record is rendered again from its fields when the file is
-//     written, so records are normalised (fields joined by tabs);
-//   - a new file is created with mode 0600 (the Parser's Mode when set); an existing file keeps its mode
-//     and owner, and its old content is first backed up to the filebucket.
+//     written; text lines are written back byte for byte;
+//   - a resource is bound to the last record of its key;
+//   - a new file is created with mode 0600 (the Format's Mode when set); an
+//     existing file keeps its mode and owner, and its old content is first
+//     backed up to the filebucket.
 //
-// Unlike Puppet, which copies over the file in place, Save writes a
-// temporary file in the same directory, fsyncs it and renames it over the
-// target, so a crash never leaves a half-written file. Only when the target
-// cannot be replaced by rename (a bind-mounted file such as /etc/hosts in a
-// container) does it fall back to rewriting the file in place, from the
-// complete temp file, putting the old bytes back if the rewrite fails. A symbolic
-// link is followed: the file it points to is written.
+// Unlike Puppet, which copies over the file in place, the default write
+// puts a temporary file in the same directory, fsyncs it and renames it
+// over the target, so a crash never leaves a half-written file. Only when
+// the target cannot be replaced by rename (a bind-mounted file such as
+// /etc/hosts in a container) does it fall back to rewriting the file in
+// place, from the complete temp file, putting the old bytes back if the
+// rewrite fails. A symbolic link is followed: the file it points to is
+// written. A Target may bring its own writer instead (a user's
+// authorized_keys written with the user's rights, a crontab installed by
+// crontab(1)), and its own reading rules (a guard that the file read is
+// the one the user may read, a fallback when it can't be read directly).
 //
-// Parsed files are cached in the Env's Cache keyed by path, and reused
-// while the file's inode, size and modification time are unchanged; Save
-// drops the entry. The cache is bounded: files over MaxCachedSize are
-// never kept, and a parser keeps at most MaxCachedFiles.
+// Parsed files are cached in the Env's Cache keyed by format and path, and
+// reused while the file's identity (device, inode, size, modification and
+// change times) is unchanged, so an unchanged resource costs one stat; a
+// write drops the entry. A change never edits the cached records: the
+// first change of an Entry reads its target afresh and edits that private
+// copy. The cache is bounded: files over MaxCachedSize are never kept,
+// and a format keeps at most MaxCachedFiles.
 package parsedfile
 
 import (
@@ -51,28 +64,56 @@ import (
 	"github.com/pippet/pippet/applier/filebucket"
 )
 
-// Parser describes one file format.
-type Parser[R any] struct {
+// Kind is what a line of a file is.
+type Kind uint8
+
+const (
+	// Text is a line kept verbatim: a comment, a blank line, a line no
+	// record matches.
+	Text Kind = iota
+	// Record is a line parsed into a record.
+	Record
+	// Bad is a line the format refuses: the whole file is refused, as
+	// Puppet refuses an authorized_keys file or crontab it cannot parse.
+	Bad
+)
+
+// Format describes one file format. R is a record, copied by value: a
+// change of a record's slice field must assign a new slice.
+type Format[R any] struct {
 	// Name identifies the format in cache keys, e.g. "host".
 	Name string
-	// Parse turns one line (without its newline) into a record; ok false
-	// keeps the line as text.
-	Parse func(line string) (rec R, ok bool)
-	// Render turns a record into its line (without a newline).
-	Render func(rec R) (string, error)
-	// Mode is the mode of a file Save creates (0: 0600); an existing file
-	// keeps its own. Puppet's sshkey provider creates known_hosts 0644.
+	// Parse reads one line (without its newline).
+	Parse func(line string) (R, Kind)
+	// ParseLines, when set, reads all the lines instead of Parse, for
+	// records that span several lines (a crontab's name comment and
+	// variables belong to the job after them). It returns the first Bad
+	// line (1-based), 0 if none.
+	ParseLines func(lines []string) (out []Line[R], bad int)
+	// Render turns a record into its line(s), without the final newline.
+	Render func(R) (string, error)
+	// Key is the identity a resource finds its record by; "" is a record
+	// no resource can be bound to.
+	Key func(R) string
+	// Header is the header written at the top (nil: Header).
+	Header func(now time.Time) string
+	// Finish, when set, reworks the rendered lines before the header is
+	// put on top.
+	Finish func(body string) string
+	// Mode is the mode of a file the default writer creates (0: 0600); an
+	// existing file keeps its own. Puppet's sshkey provider creates
+	// known_hosts 0644.
 	Mode fs.FileMode
 
-	// cachedKeys are the cache keys Load filled, oldest first (at most
-	// MaxCachedFiles; see Load).
+	// cachedKeys are the cache keys Read filled, oldest first (at most
+	// MaxCachedFiles).
 	mu         sync.Mutex
 	cachedKeys []string
 }
 
 // Line is one line of a file: a record, or text kept verbatim.
 type Line[R any] struct {
-	// Text is the line as read; for records it is what was on disk.
+	// Text is the line as read.
 	Text string
 	// Rec is the parsed record, when IsRecord.
 	Rec R
@@ -80,18 +121,74 @@ type Line[R any] struct {
 	IsRecord bool
 }
 
-// File is one target's contents.
-type File[R any] struct {
-	// Path is the target as named by the resource.
-	Path string
+// Records is a target's contents. Records a Read returns may be shared
+// with the cache: read them, never change them.
+type Records[R any] struct {
 	// Lines in file order.
 	Lines []Line[R]
-	// Exists: the file was on disk when loaded.
+	// Exists: the file was there.
 	Exists bool
+	// Bad is the first line the format refused (1-based), 0 if none.
+	Bad int
 
-	p *Parser[R]
-	// shared: Lines is the cache's slice; copy it before changing it.
-	shared bool
+	index map[string]int // the last line of each key
+	keyOf func(R) string // the Format's Key
+}
+
+// Find returns the index of the last record of key, or -1.
+func (rs *Records[R]) Find(key string) int {
+	if i, ok := rs.index[key]; ok {
+		return i
+	}
+	return -1
+}
+
+// Each calls fn with every record in file order; bound says whether the
+// record is the one Find returns for its key (the last of its key), the
+// one a resource is bound to.
+func (rs *Records[R]) Each(fn func(line int, rec *R, bound bool)) {
+	for i := range rs.Lines {
+		if l := &rs.Lines[i]; l.IsRecord {
+			fn(i, &l.Rec, rs.Find(rs.key(l.Rec)) == i)
+		}
+	}
+}
+
+// key is rec's key, "" when the records were built without a Format.
+func (rs *Records[R]) key(rec R) string {
+	if rs.keyOf == nil {
+		return ""
+	}
+	return rs.keyOf(rec)
+}
+
+// Target is one file of records: where it is read and how it is written.
+// Only Path is required.
+type Target struct {
+	// Path is the file read; its identity keys the cache.
+	Path string
+	// Name is how messages name the target ("" : Path), e.g. "bob's crontab".
+	Name string
+	// Decode, when set, turns the file's bytes into the text parsed (a
+	// crontab's spool file without crontab(1)'s own header).
+	Decode func(data []byte) string
+	// Guard, when set, runs before and after the file is read: an error
+	// refuses the file, and so do two results that differ (the file read
+	// is not the one checked).
+	Guard func() (any, error)
+	// Fallback, when set, reads the text when the file can't be read for
+	// lack of permission (`crontab -l`); found false is an empty target.
+	Fallback func(ctx context.Context) (text string, found bool, err error)
+	// Write, when set, replaces the file's content (nil: the atomic write
+	// of the package doc, through the Env's filebucket and DirSync).
+	Write func(ctx context.Context, data []byte) error
+}
+
+func (t *Target) name() string {
+	if t.Name != "" {
+		return t.Name
+	}
+	return t.Path
 }
 
 // HeaderTimeLayout is how Puppet (Ruby's Time#to_s) prints the time in the header.
@@ -124,156 +221,63 @@ func CutHeader(b []byte) ([]byte, bool) {
 // the end of that line.
 var headerRe = regexp.MustCompile(`# HEADER[^\n]*\n`)
 
-type cached[R any] struct {
-	ino   uint64
-	size  int64
-	mtime time.Time
-	lines []Line[R]
-}
-
-func (p *Parser[R]) key(path string) string { return "parsedfile:" + p.Name + ":" + path }
-
-// What a parser keeps in the cache is bounded: a file larger than
-// MaxCachedSize is parsed on every Load and never kept, and at most
-// MaxCachedFiles files are kept per parser (the oldest dropped first), so
-// a huge or hostile target costs time, not memory that stays.
-const (
-	MaxCachedSize  = 4 << 20
-	MaxCachedFiles = 16
-)
-
-// remember records that key was put in cache, dropping the oldest entry
-// past MaxCachedFiles.
-func (p *Parser[R]) remember(cache *applier.Cache, key string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for i, k := range p.cachedKeys {
-		if k == key {
-			p.cachedKeys = append(p.cachedKeys[:i], p.cachedKeys[i+1:]...)
-			break
-		}
-	}
-	p.cachedKeys = append(p.cachedKeys, key)
-	for len(p.cachedKeys) > MaxCachedFiles {
-		cache.Drop(p.cachedKeys[0])
-		p.cachedKeys = p.cachedKeys[1:]
-	}
-}
-
-// Load reads path into a File. A missing file is an empty File with Exists
-// false. cache may be nil.
-func (p *Parser[R]) Load(path string, cache *applier.Cache) (*File[R], error) {
-	f := &File[R]{Path: path, p: p}
-	st, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return f, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("reading %s: not a regular file", path)
-	}
-	f.Exists = true
-	ino := inode(st)
-	if cache != nil {
-		if v, ok := cache.Get(p.key(path)); ok {
-			if c, ok := v.(*cached[R]); ok && c.ino == ino && c.size == st.Size() && c.mtime.Equal(st.ModTime()) {
-				f.Lines, f.shared = c.lines, true
-				return f, nil
-			}
-		}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	f.Lines = p.parse(string(data))
-	if cache != nil && st.Size() <= MaxCachedSize {
-		// Cache what was stat'ed before reading: if the file changed in
-		// between, the next Load sees a different stat and reads again.
-		cache.Put(p.key(path), &cached[R]{ino: ino, size: st.Size(), mtime: st.ModTime(), lines: f.Lines})
-		p.remember(cache, p.key(path))
-		f.shared = true
-	}
-	return f, nil
-}
-
-// Lines parses a file's text as Load does (Puppet's header lines dropped,
-// every line a record or text), for callers that read the file themselves
-// (through a sysfile cache).
-func (p *Parser[R]) Lines(text string) []Line[R] { return p.parse(text) }
-
-// parse splits text into lines as Ruby's String#split("\n") does (trailing
-// empty lines dropped) after removing Puppet's header lines.
-func (p *Parser[R]) parse(text string) []Line[R] {
+// parse reads a file's text: Puppet's header lines dropped, lines split as
+// Ruby's String#split("\n") splits them (trailing empty lines dropped),
+// each a record or text.
+func (f *Format[R]) parse(text string) *Records[R] {
+	rs := &Records[R]{keyOf: f.Key}
 	if strings.Contains(text, "# HEADER") {
 		text = headerRe.ReplaceAllString(text, "")
 	}
 	text = strings.TrimRight(text, "\n")
 	if text == "" {
-		return nil
+		return rs
 	}
 	raw := strings.Split(text, "\n")
-	lines := make([]Line[R], len(raw))
-	for i, s := range raw {
-		lines[i].Text = s
-		lines[i].Rec, lines[i].IsRecord = p.Parse(s)
-	}
-	return lines
-}
-
-// Find returns the index of the last record for which match is true, or
-// -1. The last one, because Puppet binds a resource to the last record of
-// its name.
-func (f *File[R]) Find(match func(R) bool) int {
-	for i := len(f.Lines) - 1; i >= 0; i-- {
-		if f.Lines[i].IsRecord && match(f.Lines[i].Rec) {
-			return i
+	if f.ParseLines != nil {
+		rs.Lines, rs.Bad = f.ParseLines(raw)
+	} else {
+		rs.Lines = make([]Line[R], len(raw))
+		for i, s := range raw {
+			l := &rs.Lines[i]
+			l.Text = s
+			var k Kind
+			l.Rec, k = f.Parse(s)
+			l.IsRecord = k == Record
+			if k == Bad && rs.Bad == 0 {
+				rs.Bad = i + 1
+			}
 		}
 	}
-	return -1
+	rs.reindex()
+	return rs
 }
 
-// own copies Lines before the first change when the cache shares them,
-// so reading a cached file costs nothing.
-func (f *File[R]) own() {
-	if f.shared {
-		f.Lines = append(make([]Line[R], 0, len(f.Lines)+1), f.Lines...)
-		f.shared = false
+// reindex finds the last line of each key.
+func (rs *Records[R]) reindex() {
+	if rs.keyOf == nil {
+		return
+	}
+	rs.index = make(map[string]int, len(rs.Lines))
+	for i := range rs.Lines {
+		if l := &rs.Lines[i]; l.IsRecord {
+			if k := rs.keyOf(l.Rec); k != "" {
+				rs.index[k] = i
+			}
+		}
 	}
 }
 
-// Replace sets the record at index i. Change Lines only through Replace,
-// Append and Delete: a loaded File shares them with the cache.
-func (f *File[R]) Replace(i int, rec R) {
-	f.own()
-	f.Lines[i] = Line[R]{Rec: rec, IsRecord: true}
-}
-
-// Append adds a record at the end.
-func (f *File[R]) Append(rec R) {
-	f.own()
-	f.Lines = append(f.Lines, Line[R]{Rec: rec, IsRecord: true})
-}
-
-// Delete removes the line at index i.
-func (f *File[R]) Delete(i int) {
-	f.own()
-	f.Lines = append(f.Lines[:i], f.Lines[i+1:]...)
-}
-
-// Bytes renders the file as Save writes it: Puppet's header stamped with
-// now, then every line, each ending in a newline.
-func (f *File[R]) Bytes(now time.Time) ([]byte, error) {
+// Bytes renders records as a write puts them: the header stamped with now,
+// then every line, each ending in a newline.
+func (f *Format[R]) Bytes(rs *Records[R], now time.Time) ([]byte, error) {
 	var b strings.Builder
-	b.WriteString(Header(now))
-	for i := range f.Lines {
-		l := &f.Lines[i]
+	for i := range rs.Lines {
+		l := &rs.Lines[i]
 		if !l.IsRecord {
 			b.WriteString(l.Text)
 		} else {
-			s, err := f.p.Render(l.Rec)
+			s, err := f.Render(l.Rec)
 			if err != nil {
 				return nil, err
 			}
@@ -281,28 +285,166 @@ func (f *File[R]) Bytes(now time.Time) ([]byte, error) {
 		}
 		b.WriteByte('\n')
 	}
-	if len(f.Lines) == 0 {
+	if len(rs.Lines) == 0 {
 		// Puppet joins no records into "" and still adds the separator.
 		b.WriteByte('\n')
 	}
-	return []byte(b.String()), nil
+	body := b.String()
+	if f.Finish != nil {
+		body = f.Finish(body)
+	}
+	header := Header
+	if f.Header != nil {
+		header = f.Header
+	}
+	return []byte(header(now) + body), nil
 }
 
-// Save writes the file (see the package doc) with a header stamped with
-// now. An existing file is first backed up to the filebucket under
-// env.Options.StateDir, as Puppet backs a ParsedFile target up to its
-// clientbucket before rewriting it; env's cache entry is dropped. env may
-// be nil: no backup, no cache.
-func (f *File[R]) Save(ctx context.Context, now time.Time, env *applier.Env) error {
-	if env != nil && env.Cache != nil {
-		defer env.Cache.Drop(f.p.key(f.Path))
+// What a format keeps in the cache is bounded: a file larger than
+// MaxCachedSize is parsed on every Read and never kept, and at most
+// MaxCachedFiles files are kept per format (the oldest dropped first), so
+// a huge or hostile target costs time, not memory that stays.
+const (
+	MaxCachedSize  = 4 << 20
+	MaxCachedFiles = 16
+)
+
+// identity tells one version of a file from another.
+type identity struct {
+	dev, ino     uint64
+	size         int64
+	mtime, ctime int64
+}
+
+type cached[R any] struct {
+	id   identity
+	recs *Records[R]
+}
+
+func (f *Format[R]) key(path string) string { return "parsedfile:" + f.Name + ":" + path }
+
+// remember records that key was put in cache, dropping the oldest entry
+// past MaxCachedFiles.
+func (f *Format[R]) remember(cache *applier.Cache, key string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for i, k := range f.cachedKeys {
+		if k == key {
+			f.cachedKeys = append(f.cachedKeys[:i], f.cachedKeys[i+1:]...)
+			break
+		}
 	}
-	data, err := f.Bytes(now)
+	f.cachedKeys = append(f.cachedKeys, key)
+	for len(f.cachedKeys) > MaxCachedFiles {
+		cache.Drop(f.cachedKeys[0])
+		f.cachedKeys = f.cachedKeys[1:]
+	}
+}
+
+// Drop forgets what cache holds of path: call it after changing the file
+// some other way.
+func (f *Format[R]) Drop(cache *applier.Cache, path string) {
+	if cache != nil {
+		cache.Drop(f.key(path))
+	}
+}
+
+// Read returns t's records: a missing file is empty Records with Exists
+// false; a file with a Bad line is refused. cache may be nil; the records
+// returned are shared with it (read them, never change them).
+func (f *Format[R]) Read(ctx context.Context, t *Target, cache *applier.Cache) (*Records[R], error) {
+	var before any
+	if t.Guard != nil {
+		var err error
+		if before, err = t.Guard(); err != nil {
+			return nil, err
+		}
+	}
+	rs, err := f.read(t, cache)
+	if errors.Is(err, fs.ErrPermission) && t.Fallback != nil {
+		text, found, ferr := t.Fallback(ctx)
+		if ferr != nil {
+			return nil, ferr
+		}
+		rs, err = f.parse(text), nil
+		rs.Exists = found
+	}
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", f.Path, err)
+		return nil, err
 	}
-	if env != nil && f.Exists {
-		if err := Backup(ctx, env, f.Path); err != nil {
+	if t.Guard != nil {
+		// The file read must be the one checked: a link or another file
+		// swapped in between is refused, not reported.
+		if after, err := t.Guard(); err != nil {
+			return nil, err
+		} else if after != before {
+			return nil, fmt.Errorf("%s changed while it was read", t.Path)
+		}
+	}
+	if rs.Bad > 0 {
+		return nil, fmt.Errorf("could not parse line %d of %s", rs.Bad, t.name())
+	}
+	return rs, nil
+}
+
+// read stats, reads and parses the file, through the cache.
+func (f *Format[R]) read(t *Target, cache *applier.Cache) (*Records[R], error) {
+	var st syscall.Stat_t
+	if err := syscall.Stat(t.Path, &st); err != nil {
+		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
+			return &Records[R]{keyOf: f.Key}, nil
+		}
+		return nil, fmt.Errorf("reading %s: %w", t.Path, &fs.PathError{Op: "stat", Path: t.Path, Err: err})
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return nil, fmt.Errorf("reading %s: not a regular file", t.Path)
+	}
+	id := identity{uint64(st.Dev), st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano()}
+	key := f.key(t.Path)
+	if cache != nil {
+		if v, ok := cache.Get(key); ok {
+			if c, ok := v.(*cached[R]); ok && c.id == id {
+				return c.recs, nil
+			}
+		}
+	}
+	data, err := os.ReadFile(t.Path)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", t.Path, err)
+	}
+	text := string(data)
+	if t.Decode != nil {
+		text = t.Decode(data)
+	}
+	rs := f.parse(text)
+	rs.Exists = true
+	// What was stat'ed before reading is kept only when the read saw that
+	// many bytes; a file changed in between has another identity the next
+	// time anyway.
+	if cache != nil && st.Size <= MaxCachedSize && int64(len(data)) == st.Size {
+		cache.Put(key, &cached[R]{id: id, recs: rs})
+		f.remember(cache, key)
+	}
+	return rs, nil
+}
+
+// Write replaces t's content with rs rendered, stamped with now: through
+// t.Write when set, else atomically (see the package doc), an existing
+// file first backed up to the filebucket under env's state directory. The
+// cache entry is dropped. env may be nil: no backup, no cache.
+func (f *Format[R]) Write(ctx context.Context, t *Target, rs *Records[R], now time.Time, env *applier.Env) error {
+	if env != nil {
+		defer f.Drop(env.Cache, t.Path)
+	}
+	data, err := f.Bytes(rs, now)
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", t.Path, err)
+	}
+	if t.Write != nil {
+		return t.Write(ctx, data)
+	}
+	if env != nil && rs.Exists {
+		if err := Backup(ctx, env, t.Path); err != nil {
 			return err
 		}
 	}
@@ -310,19 +452,19 @@ func (f *File[R]) Save(ctx context.Context, now time.Time, env *applier.Env) err
 	if env != nil {
 		dirs = env.Dirs
 	}
-	// A new file gets the parser's Mode (0600 by default); an existing
+	// A new file gets the format's Mode (0600 by default); an existing
 	// one keeps its mode and owner; a symlink is followed; a bind-mounted
 	// target is rewritten in place.
-	mode := f.p.Mode
+	mode := f.Mode
 	if mode == 0 {
 		mode = 0o600
 	}
 	o := atomicfile.Options{Mode: uint32(mode.Perm()), UID: -1, GID: -1, KeepExisting: true, FollowLinks: true,
 		Dirs: dirs, InPlaceFallback: true}
-	if err := atomicfile.Write(ctx, f.Path, data, o); err != nil {
+	if err := atomicfile.Write(ctx, t.Path, data, o); err != nil {
 		return err
 	}
-	f.Exists = true
+	rs.Exists = true
 	return nil
 }
 
@@ -337,9 +479,14 @@ func Backup(ctx context.Context, env *applier.Env, path string) error {
 	return nil
 }
 
-func inode(fi fs.FileInfo) uint64 {
-	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return sys.Ino
+// OrText is a Parse for a format that keeps every line it can't read as
+// text: parse's record where ok, else Text.
+func OrText[R any](parse func(line string) (R, bool)) func(line string) (R, Kind) {
+	return func(line string) (R, Kind) {
+		if rec, ok := parse(line); ok {
+			return rec, Record
+		}
+		var zero R
+		return zero, Text
 	}
-	return 0
 }
