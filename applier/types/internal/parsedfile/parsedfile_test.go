@@ -155,7 +155,7 @@ func TestEditReadsAfresh(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "f")
 	require.NoError(t, os.WriteFile(path, []byte("a 1\n"), 0o644))
-	env := &applier.Env{Cache: &applier.Cache{}}
+	env := &applier.Env{Cache: &applier.Cache{}, Options: applier.Options{StateDir: t.TempDir()}}
 	e := entry(t, path, "a", env)
 	require.NoError(t, os.WriteFile(path, []byte("x 9\na 1\n"), 0o644))
 	require.NoError(t, e.Update(ctx, "K[a]", func(rec *kv) error { rec.V = "2"; return nil }))
