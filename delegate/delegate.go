@@ -163,6 +163,11 @@ type Options struct {
 	Logger *slog.Logger
 	// Env is added to the child's environment.
 	Env []string
+	// Types are sent to the fallback even when pippet has them natively
+	// (the receiver's --delegate): a module on the modulepath whose
+	// version differs from the one pippet's type follows. New ignores
+	// it; the caller's Applier.NativeKnow consults it.
+	Types []string
 }
 
 // requestGrowth is how much longer than the line the receiver read a

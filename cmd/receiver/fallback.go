@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"flag"
+	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/pippet/pippet/applier"
@@ -18,18 +20,56 @@ func addFallbackFlags(fs *flag.FlagSet, fallback, modulePath *string) {
 	fs.StringVar(modulePath, "modulepath", "", "colon-separated `directories` of Puppet modules whose custom types and providers the fallback loads (default Puppet's: CODEDIR/environments/production/modules, CODEDIR/modules, /usr/share/puppet/modules)")
 }
 
+// addDelegateFlag declares --delegate.
+func addDelegateFlag(fs *flag.FlagSet, types *string) {
+	fs.StringVar(types, "delegate", "", "comma-separated `types` sent to the fallback even though pippet has them natively "+
+		"(file_line,ini_setting,...: when the module on the modulepath is a version whose rules differ from the one pippet follows)")
+}
+
+// delegatedTypes splits --delegate's list.
+func delegatedTypes(s string) []string {
+	var out []string
+	for _, t := range strings.Split(s, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
 // withFallback wraps the engine with the fallback the options describe;
-// without one the engine is returned as it is.
+// without one the engine is returned as it is. The types o.Types names
+// go to the fallback even when native: naming one without a fallback, or
+// one the fallback cannot apply, is an error.
 func withFallback(engine *applier.Engine, o delegate.Options) (protocol.Applier, *delegate.Fallback, error) {
 	fb, err := delegate.New(o)
-	if err != nil || fb == nil {
+	if err != nil {
 		return engine, nil, err
+	}
+	if fb == nil {
+		if len(o.Types) > 0 {
+			return engine, nil, fmt.Errorf("--delegate %s: there is no fallback to send them to (--fallback %s)", strings.Join(o.Types, ","), o.Fallback)
+		}
+		return engine, nil, nil
+	}
+	forced := map[string]bool{}
+	for _, t := range o.Types {
+		if !fb.Knows(t) {
+			return engine, nil, fmt.Errorf("--delegate %s: the fallback has no type %s", strings.Join(o.Types, ","), t)
+		}
+		forced[strings.ToLower(t)] = true
 	}
 	reg := engine.Registry()
 	return &delegate.Applier{
-		Native:     engine,
-		NativeKnow: func(name string) bool { _, ok := reg.Lookup(name); return ok },
-		Fallback:   fb,
+		Native: engine,
+		NativeKnow: func(name string) bool {
+			if len(forced) > 0 && forced[strings.ToLower(name)] {
+				return false
+			}
+			_, ok := reg.Lookup(name)
+			return ok
+		},
+		Fallback: fb,
 	}, fb, nil
 }
 

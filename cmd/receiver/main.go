@@ -64,6 +64,7 @@ type options struct {
 	puppet        puppetFlags
 	fallback      string
 	modulePath    string
+	delegate      string
 }
 
 func newFlagSet(o *options) *flag.FlagSet {
@@ -85,6 +86,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	addPuppetFlags(fs, &o.puppet)
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
 	addFallbackFlags(fs, &o.fallback, &o.modulePath)
+	addDelegateFlag(fs, &o.delegate)
 	return fs
 }
 
@@ -175,6 +177,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	app, fallback, err := withFallback(engine, delegate.Options{
 		Fallback:   o.fallback,
 		ModulePath: o.modulePath,
+		Types:      delegatedTypes(o.delegate),
 		Noop:       o.noop,
 		LogLevel:   puppetLevel(level),
 		MaxRequest: o.maxLine,

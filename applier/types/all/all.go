@@ -5,11 +5,16 @@
 package all
 
 import (
+	_ "github.com/pippet/pippet/applier/types/anchor"
+	_ "github.com/pippet/pippet/applier/types/concat"
 	_ "github.com/pippet/pippet/applier/types/cron"
 	_ "github.com/pippet/pippet/applier/types/exec"
 	_ "github.com/pippet/pippet/applier/types/file"
+	_ "github.com/pippet/pippet/applier/types/file_line"
 	_ "github.com/pippet/pippet/applier/types/group"
 	_ "github.com/pippet/pippet/applier/types/host"
+	_ "github.com/pippet/pippet/applier/types/ini_setting"
+	_ "github.com/pippet/pippet/applier/types/ini_subsetting"
 	_ "github.com/pippet/pippet/applier/types/mount"
 	_ "github.com/pippet/pippet/applier/types/notify"
 	_ "github.com/pippet/pippet/applier/types/package"

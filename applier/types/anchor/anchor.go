@@ -1,0 +1,48 @@
+// Package anchor declares stdlib's anchor type: a resource that does
+// nothing, kept so that a module's classes can be contained between two
+// of them (the pattern that predates Puppet's contain()).
+//
+// Like the module's, it has one attribute, its name, no properties and no
+// providers: every evaluation is unchanged, a refresh included (the
+// module's refresh does nothing). Its place in the graph is the caller's
+// business: the receiver orders nothing itself.
+package anchor
+
+import (
+	"context"
+
+	"github.com/pippet/pippet/applier"
+)
+
+// Type is the anchor type's declaration.
+var Type = &applier.Type{
+	Name: "anchor",
+	Doc: "A resource that does nothing, intended as an anchor in a composite class " +
+		"(stdlib's anchor; Puppet's contain() replaces it). It is never changed and a " +
+		"refresh does nothing.",
+	Attrs: []*applier.Attr{{
+		Name:      "name",
+		Behaviour: applier.Namevar,
+		Kind:      applier.KindString,
+		Doc:       "The name of the anchor resource. Defaults to the title.",
+	}},
+	Providers: []*applier.ProviderSpec{{
+		Doc: "Does nothing.",
+		New: func(r *applier.Resource, env *applier.Env) (applier.Provider, error) { return nothing{}, nil },
+	}},
+}
+
+func init() { applier.Register(Type) }
+
+// nothing is the anchor's implementation: no state to read, nothing to set.
+type nothing struct{}
+
+// Get reads nothing: the type has no properties.
+func (nothing) Get(ctx context.Context, cur *applier.State) error { return nil }
+
+// Set is never called: there is no property to sync.
+func (nothing) Set(ctx context.Context, c *applier.Change) error { return nil }
+
+// Refresh does nothing, as the module's refresh does; it says so with an
+// empty message, so no event is recorded.
+func (nothing) Refresh(ctx context.Context) (string, error) { return "", nil }

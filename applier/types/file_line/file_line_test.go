@@ -1,0 +1,21 @@
+package file_line_test
+
+import (
+	"testing"
+
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/types/file_line"
+	"github.com/pippet/pippet/applier/types/internal/puppetcase"
+)
+
+func engine() *applier.Engine {
+	reg := applier.NewRegistry()
+	reg.Add(file_line.Type)
+	return applier.NewEngine(reg, nil)
+}
+
+// TestPuppetCases replays what Puppet with stdlib 8.5 did (recorded by
+// puppetcase/record into testdata/puppet_cases.json).
+func TestPuppetCases(t *testing.T) {
+	puppetcase.Replay(t, "testdata/puppet_cases.json", engine())
+}

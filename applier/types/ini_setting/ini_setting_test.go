@@ -1,0 +1,21 @@
+package ini_setting_test
+
+import (
+	"testing"
+
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/types/ini_setting"
+	"github.com/pippet/pippet/applier/types/internal/puppetcase"
+)
+
+func engine() *applier.Engine {
+	reg := applier.NewRegistry()
+	reg.Add(ini_setting.Type)
+	return applier.NewEngine(reg, nil)
+}
+
+// TestPuppetCases replays what Puppet with inifile 5.4 did (recorded by
+// puppetcase/record into testdata/puppet_cases.json).
+func TestPuppetCases(t *testing.T) {
+	puppetcase.Replay(t, "testdata/puppet_cases.json", engine())
+}

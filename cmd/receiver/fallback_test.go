@@ -1,0 +1,42 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/applier"
+	_ "github.com/pippet/pippet/applier/types/all"
+	"github.com/pippet/pippet/delegate"
+	"github.com/pippet/pippet/protocol"
+)
+
+// TestDelegateFlag: --delegate sends a native type to the fallback, and
+// only the types it names; it needs a fallback that has them.
+func TestDelegateFlag(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "receiver.sh")
+	require.NoError(t, os.WriteFile(script, []byte(`echo '{"ready":true}'
+while read -r l; do echo '{"resource":"Anchor[from-fallback]","failed":false,"changed":false,"noop":false,"error":false,"exception":null}'; done
+`), 0o755))
+	engine := applier.NewEngine(applier.Default, nil)
+	ctx := context.Background()
+
+	app, fb, err := withFallback(engine, delegate.Options{Fallback: "sh " + script, Types: delegatedTypes(" Anchor, ")})
+	require.NoError(t, err)
+	defer closeFallback(ctx, fb, slog.New(slog.DiscardHandler))
+	assert.Equal(t, "Anchor[from-fallback]", app.Apply(ctx, &protocol.Request{Type: "anchor", Title: "a"}).Resource, "named: delegated")
+	assert.Equal(t, "Notify[n]", app.Apply(ctx, &protocol.Request{Type: "notify", Title: "n"}).Resource, "not named: native")
+
+	app, fb, err = withFallback(engine, delegate.Options{Fallback: "sh " + script})
+	require.NoError(t, err)
+	defer closeFallback(ctx, fb, slog.New(slog.DiscardHandler))
+	assert.Equal(t, "Anchor[a]", app.Apply(ctx, &protocol.Request{Type: "anchor", Title: "a"}).Resource, "without --delegate: native")
+
+	_, _, err = withFallback(engine, delegate.Options{Fallback: delegate.ModeNone, Types: []string{"file_line"}})
+	assert.ErrorContains(t, err, "--delegate file_line: there is no fallback to send them to (--fallback none)")
+}
