@@ -75,27 +75,35 @@ func tagOf(p map[string]any) string {
 type fileProvider struct {
 	r     *applier.Resource
 	env   *applier.Env
-	files *applier.Engine
+	files protocol.Applier
 	req   *protocol.Request
 	probe protocol.Result
 }
 
-// engines holds, per environment, an engine with the file type alone:
-// the one that applies concat_files' targets.
-var engines sync.Map // *applier.Env -> *applier.Engine
+// engines holds, per environment, an engine with the file type alone
+// (the Env's Engine over a registry of file): the one that applies
+// concat_files' targets.
+var engines sync.Map // *applier.Env -> protocol.Applier
 
-func fileEngine(env *applier.Env) *applier.Engine {
+func fileEngine(env *applier.Env) (protocol.Applier, error) {
 	if e, ok := engines.Load(env); ok {
-		return e.(*applier.Engine)
+		return e.(protocol.Applier), nil
+	}
+	if env.Engine == nil {
+		return nil, errors.New("concat_file applies its target through the engine, and none serves this environment")
 	}
 	reg := applier.NewRegistry()
 	reg.Add(file.Type)
-	e, _ := engines.LoadOrStore(env, applier.NewEngine(reg, env))
-	return e.(*applier.Engine)
+	e, _ := engines.LoadOrStore(env, env.Engine(reg))
+	return e.(protocol.Applier), nil
 }
 
 func newFileProvider(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
-	return &fileProvider{r: r, env: env, files: fileEngine(env)}, nil
+	files, err := fileEngine(env)
+	if err != nil {
+		return nil, err
+	}
+	return &fileProvider{r: r, env: env, files: files}, nil
 }
 
 // outOfSync is the current ensure Get reports when the target is not in

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/atomicfile"
+	"github.com/pippet/pippet/applier/dirsync"
 )
 
 // Lines splits b after each "\n", as Ruby's readlines: every line keeps
@@ -72,7 +73,7 @@ func Puts(buf, s []byte) []byte {
 // file keeps its owner, group and mode; a new one is made with mode 0644
 // owned by the writer. On any failure the old file is left whole.
 func Write(ctx context.Context, env *applier.Env, path string, data []byte) error {
-	var dirs *applier.DirSync
+	var dirs *dirsync.Syncer
 	if env != nil {
 		dirs = env.Dirs
 	}
