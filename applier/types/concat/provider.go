@@ -94,7 +94,7 @@ func fileEngine(env *applier.Env) (protocol.Applier, error) {
 	}
 	reg := applier.NewRegistry()
 	reg.Add(file.Type)
-	e, _ := engines.LoadOrStore(env, env.Engine(reg))
+	e, _ := engines.LoadOrStore(env, env.Engine(reg, env))
 	return e.(protocol.Applier), nil
 }
 
