@@ -195,3 +195,25 @@ func paramsValue(v any) (any, bool) {
 	}
 	return nil, false
 }
+
+// FuzzAppendYAMLString: any UTF-8 string AppendYAML writes reads back as
+// itself through yamlparams, whatever characters it holds.
+func FuzzAppendYAMLString(f *testing.F) {
+	for _, s := range []string{"", "plain", "it's", "0644", "yes", "~", "a: b", "- x", "#c", "tab\there", "nl\n", "del\x7f",
+		"nel\u0085", "\u2028\u2029", "bom\ufeff", "\ufffe", "caf\u00e9 \U0001F600", " lead", "trail ", "'", "\"", "\\", "{[,]}"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return // (written as U+FFFD, as answers write it)
+		}
+		doc := append(AppendYAML([]byte("{v: "), s), '}')
+		got, err := yamlparams.Parse(doc)
+		if err != nil {
+			t.Fatalf("%q written as %q: %v", s, doc, err)
+		}
+		if got["v"] != s {
+			t.Fatalf("%q written as %q read back as %#v", s, doc, got["v"])
+		}
+	})
+}
