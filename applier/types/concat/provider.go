@@ -81,7 +81,10 @@ type fileProvider struct {
 }
 
 // engines holds, per environment, an engine with the file type alone:
-// the one that applies concat_files' targets.
+// the one that applies concat_files' targets. It shares the environment
+// (caches, durability, options) but logs only warnings: the noop probe's
+// events are no news, and the real changes are logged once, as the
+// concat_file's (its errors too).
 var engines sync.Map // *applier.Env -> *applier.Engine
 
 func fileEngine(env *applier.Env) *applier.Engine {
@@ -90,8 +93,25 @@ func fileEngine(env *applier.Env) *applier.Engine {
 	}
 	reg := applier.NewRegistry()
 	reg.Add(file.Type)
-	e, _ := engines.LoadOrStore(env, applier.NewEngine(reg, env))
+	sub := *env
+	sub.Log = slog.New(warningsOnly{env.Logger().Handler()})
+	e, _ := engines.LoadOrStore(env, applier.NewEngine(reg, &sub))
 	return e.(*applier.Engine)
+}
+
+// warningsOnly passes on warnings alone.
+type warningsOnly struct{ slog.Handler }
+
+func (w warningsOnly) Enabled(ctx context.Context, l slog.Level) bool {
+	return l == slog.LevelWarn && w.Handler.Enabled(ctx, l)
+}
+
+func (w warningsOnly) WithAttrs(as []slog.Attr) slog.Handler {
+	return warningsOnly{w.Handler.WithAttrs(as)}
+}
+
+func (w warningsOnly) WithGroup(name string) slog.Handler {
+	return warningsOnly{w.Handler.WithGroup(name)}
 }
 
 func newFileProvider(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
