@@ -5,7 +5,7 @@ RECEIVER := $(BIN)/receiver
 PKGS     := ./...
 FUZZTIME ?= 5m
 
-.PHONY: all build install static test unit fmt-check vet bench bench-quick bench-go bench-e2e fuzz demo clean oracle
+.PHONY: all build install static test unit fmt-check vet bench bench-quick bench-go bench-e2e bench-catalog fuzz demo clean oracle
 
 all: build
 
@@ -67,10 +67,15 @@ oracle: build
 BENCH_N      ?= 10000
 BENCH_RUNS   ?= 5
 BENCH_PUPPET ?= 0
-bench: bench-go bench-e2e
+bench: bench-go bench-e2e bench-catalog
 
 bench-go:
-	$(GO) test -run '^$$' -bench . -benchmem ./bench/ ./protocol/ ./applier/
+	$(GO) test -run '^$$' -bench . -benchmem ./bench/ ./protocol/ ./applier/ ./catalog/
+
+# bench-catalog: receiver apply on whole catalogs (the real ones change the
+# machine: root only; BENCH_PUPPET=1 adds puppet apply --catalog rows).
+bench-catalog: build
+	$(GO) run ./bench/catalog -receiver $(RECEIVER) -runs $(BENCH_RUNS) $(if $(filter 1,$(BENCH_PUPPET)),-puppet)
 
 bench-e2e: build
 	$(GO) run ./bench/e2e -receiver $(RECEIVER) -n $(BENCH_N) -runs $(BENCH_RUNS) $(if $(filter 1,$(BENCH_PUPPET)),-puppet)

@@ -161,11 +161,46 @@ type Type struct {
 	RefTitle func(r *Resource) string
 	// Providers, in order of preference when several are suitable.
 	Providers []*ProviderSpec
+	// Auto lists the relationships a resource of this type has with
+	// other resources of its run that the manifest need not write, as
+	// Puppet's autorequire and autobefore: a file after the directory
+	// holding it, an exec after its user. A catalog's graph reads them
+	// (package catalog); a request applied alone has none.
+	Auto []AutoRel
+	// Refreshes: the type's providers act on a refresh event (they are
+	// Refreshers: an exec runs, a service restarts). A catalog delivers
+	// events along notify and subscribe edges only to such types, as
+	// Puppet does to the types that have a refresh method.
+	Refreshes bool
 
 	// idx is computed once from the declaration (see Type.index).
 	idxOnce sync.Once
 	idx     *typeIndex
 	idxErr  error
+}
+
+// AutoRel is one relationship a type declares with other resources of the
+// same run, found by the value of one of its attributes (Puppet's
+// autorequire, or autobefore): it orders the two when both are in the
+// catalog and never makes either one appear. It never carries refresh
+// events.
+type AutoRel struct {
+	// Type is the other resource's type, in lower case ("file", "user").
+	Type string
+	// Attr names the attribute whose value names the other resource, by
+	// title or namevar; "" is the resource's namevar (its title when the
+	// type has no namevar attribute given).
+	Attr string
+	// Titles, when set, turns the attribute's value, as the catalog gives
+	// it (not munged), into the titles to look for; otherwise the value is
+	// the title, or each string of an array is one.
+	Titles func(v any) []string
+	// First: only the first of Titles that names a resource of the run
+	// counts (a file requires its nearest managed ancestor, not each).
+	First bool
+	// Before: this resource comes before the other (autobefore), where the
+	// default is after it (autorequire).
+	Before bool
 }
 
 // Provider reads and changes one resource on the system.

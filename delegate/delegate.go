@@ -394,9 +394,9 @@ func (f *Fallback) resource(ctx context.Context, req *protocol.Request, ref stri
 		res.Params = string(b)
 		res.Refresh = false // not part of Puppet's protocol
 	case req.Params == nil:
-		res.Values = map[string]any{}
+		res.Values = withRun(ctx, req.Type, req.Title, map[string]any{})
 	default:
-		res.Values = req.Params
+		res.Values = withRun(ctx, req.Type, req.Title, req.Params)
 	}
 	return res, nil
 }
@@ -518,6 +518,9 @@ func (a *Applier) Apply(ctx context.Context, req *protocol.Request) protocol.Res
 	// lacks get the engine's answer (the bridge only applies).
 	if !a.Delegates(req) {
 		return a.Native.Apply(ctx, req)
+	}
+	if res, ok := a.carried(ctx, req); ok {
+		return res
 	}
 	return a.Fallback.Apply(ctx, req)
 }

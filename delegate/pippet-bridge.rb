@@ -109,6 +109,10 @@ def apply_one(env, req, errors)
   params = YAML.safe_load(params) || {} if params.is_a?(String)
   return error_answer(ref, 'invalid request: params must be a mapping') unless params.is_a?(Hash)
 
+  # The resources of the caller's run this one needs (its catalog: a
+  # concat_file's fragments, the instances a purging `resources` keeps).
+  run = params.delete('__pippet_run')
+
   type = Puppet::Type.type(type_name.downcase)
   return error_answer(ref, "unknown resource type '#{type_name}'") if type.nil?
 
@@ -125,6 +129,22 @@ def apply_one(env, req, errors)
   ref = ral.ref
   catalog = Puppet::Resource::Catalog.new(nil, env)
   catalog.add_resource(ral)
+  given = [ref]
+  (run.is_a?(Array) ? run : []).each do |c|
+    next unless c.is_a?(Hash) && c['type'].is_a?(String) && c['title'].is_a?(String)
+    ct = Puppet::Type.type(c['type'].downcase)
+    next if ct.nil?
+    cp = (c['params'].is_a?(Hash) ? c['params'] : {}).reject { |k, _| ORDERING.include?(k.to_s) }
+    begin
+      cr = Puppet::Resource.new(ct.name, c['title'], parameters: cp).to_ral
+    rescue Puppet::Error, ArgumentError, TypeError => e
+      Puppet.warning("#{ref}: #{ref_of(ct.name, c['title'])} of the run left out: #{e.message}")
+      next
+    end
+    next if catalog.resource(cr.ref)
+    catalog.add_resource(cr)
+    given << cr.ref
+  end
   errors.messages.clear
   # catalog.apply, without its state file (Puppet::Util::Storage): the
   # caller owns schedules and history, and a state.yaml shared with the
@@ -136,6 +156,21 @@ def apply_one(env, req, errors)
   failed = status.nil? || status.failed || status.failed_to_restart ? true : false
   changed = status && status.changed ? true : false
   noop = ral.noop? ? true : false
+  # What Puppet generated (a concat_file's File, a purge's removals):
+  # events whose property names the resource, for the caller's report.
+  transaction.report.resource_statuses.each do |gref, gs|
+    next if given.include?(gref) || gref !~ /\A[A-Z][\w:]*\[.*\]\z/m
+    # One marker, property "REF/" and no change, for a generated resource
+    # that had nothing to do: the caller reports it unchanged.
+    events << { 'property' => "#{gref}/", 'message' => '', 'status' => 'unchanged' } if gs.events.empty?
+    gs.events.each do |e|
+      h = event_hash(e)
+      h['property'] = "#{gref}/#{h['property']}"
+      events << h
+    end
+    changed ||= gs.changed ? true : false
+    failed ||= gs.failed ? true : false
+  end
 
   if req['refresh'] == true && !failed && ral.respond_to?(:refresh)
     if noop
@@ -170,6 +205,10 @@ def apply_one(env, req, errors)
 end
 
 Puppet.initialize_settings(ARGV)
+# Facts as Puppet's applications set them up: the core facts
+# (puppetversion, which providers test to pick their code path) and the
+# custom facts of the modulepath's modules.
+Puppet.initialize_facts
 Puppet[:color] = false
 Puppet::Util::Log.newdestination(:pippet_stderr)
 Puppet::Util::Log.level = Puppet[:log_level].to_sym
@@ -184,6 +223,8 @@ unless env
   env = Puppet::Node::Environment.create(Puppet[:environment].to_sym, base, Puppet::Node::Environment::NO_MANIFEST)
 end
 env = env.override_from_commandline(Puppet.settings)
+fact_dirs = env.modules.map { |m| File.join(m.path, 'lib', 'facter') }.select { |d| File.directory?(d) }
+Puppet.runtime[:facter].search(*fact_dirs) unless fact_dirs.empty?
 
 Puppet.override(current_environment: env, loaders: Puppet::Pops::Loaders.new(env), stringify_rich: true) do
   answer(answers, 'ready' => true, 'protocol' => 1, 'bridge' => 'pippet-bridge', 'puppet' => Puppet.version, 'pid' => Process.pid)

@@ -26,7 +26,7 @@ func TestHelpAndUsageErrors(t *testing.T) {
 		{"facts --help", []string{"facts", "--help"}, 0, `(?s)^usage: receiver facts .*\n  --json\n.*\n$`, `^$`},
 		{"filebucket -h", []string{"filebucket", "-h"}, 0, `(?s)^usage: receiver filebucket .*\n  --state-dir DIRECTORY\n.*\n$`, `^$`},
 		{"filebucket list -h", []string{"filebucket", "list", "-h"}, 0, `(?s)^usage: receiver filebucket .*\n  --state-dir DIRECTORY\n.*\n$`, `^$`},
-		{"unknown subcommand", []string{"descrbe", "file"}, 2, `^$`, `^receiver: unknown subcommand "descrbe" \(known: describe, facts, filebucket, resource\); requests are read from stdin\n$`},
+		{"unknown subcommand", []string{"descrbe", "file"}, 2, `^$`, `^receiver: unknown subcommand "descrbe" \(known: apply, describe, facts, filebucket, resource\); requests are read from stdin\n$`},
 		{"unknown flag", []string{"--nop"}, 2, `^$`, `^receiver: flag provided but not defined: --nop\nRun 'receiver --help' for usage.\n$`},
 		{"unknown describe flag", []string{"describe", "--lst"}, 2, `^$`, `^receiver describe: flag provided but not defined: --lst\nRun 'receiver describe --help' for usage.\n$`},
 		{"unknown filebucket action", []string{"filebucket", "lsit"}, 2, `^$`, `(?s)^receiver filebucket: unknown action "lsit" \(known: list, get, restore\)\nusage: receiver filebucket `},

@@ -279,6 +279,8 @@ func attrs() []*applier.Attr {
 // Type is the cron type's declaration.
 var Type = &applier.Type{
 	Name: "cron",
+	// Puppet's autorequire: the user whose crontab holds the job.
+	Auto: []applier.AutoRel{{Type: "user", Attr: "user", Titles: applier.Names}},
 	Doc: "Installs and manages cron jobs: one job of a user's crontab, identified by the " +
 		"`# Puppet Name:` comment above it. Lines the crontab holds that no request names are kept.",
 	Attrs:     attrs(),

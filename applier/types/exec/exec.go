@@ -52,7 +52,17 @@ import (
 
 // Type is the exec type's declaration.
 var Type = &applier.Type{
-	Name: "exec",
+	Name:      "exec",
+	Refreshes: true,
+	// Puppet's autorequires: the working directory, the program of each
+	// command given by absolute path, and the user the commands run as.
+	Auto: []applier.AutoRel{
+		{Type: "file", Attr: "cwd"},
+		{Type: "file", Attr: "command", Titles: applier.Executable},
+		{Type: "file", Attr: "onlyif", Titles: applier.Executable},
+		{Type: "file", Attr: "unless", Titles: applier.Executable},
+		{Type: "user", Attr: "user", Titles: applier.Names},
+	},
 	Doc: "Executes external commands. Any command in an exec resource must be able to run " +
 		"multiple times without causing harm: it runs whenever its checks (`creates`, " +
 		"`onlyif`, `unless`, `refreshonly`) allow, so guard it with them. Commands that are " +

@@ -72,6 +72,14 @@ var anything = regexp.MustCompile(`.`)
 // Type is the `file` type's declaration.
 var Type = &applier.Type{
 	Name: "file",
+	// Puppet's autorequires: the nearest managed ancestor directory, a
+	// link's target, the owner and the group.
+	Auto: []applier.AutoRel{
+		{Type: "file", Attr: "path", Titles: applier.Ancestors, First: true},
+		{Type: "file", Attr: "target", Titles: applier.AbsPath},
+		{Type: "user", Attr: "owner", Titles: applier.Names},
+		{Type: "group", Attr: "group", Titles: applier.Names},
+	},
 	Doc: "Manages files, directories and symlinks: their content (inline or " +
 		"from a local or HTTP(S) source), ownership and permissions. Writes " +
 		"are atomic (temp file, fsync, rename); a symlink is never written " +
@@ -163,6 +171,19 @@ var Type = &applier.Type{
 			Validate: atLeastMinusOne("max_files"),
 			Doc: "Fail a recursion that would manage more than this many entries. 0: no bound, but a " +
 				"warning when a tree holds more than 1000 entries (as Puppet); -1: no bound and no warning."},
+		// SELinux contexts: Puppet manages them only where SELinux is
+		// enabled; pippet accepts them so that catalogs and requests
+		// written for such hosts apply, and manages no context.
+		{Name: "seluser", Behaviour: applier.Parameter, Kind: applier.KindAny,
+			Doc: "The SELinux user of the file's context. Accepted and not managed: pippet sets no SELinux context (as Puppet where SELinux is off)."},
+		{Name: "selrole", Behaviour: applier.Parameter, Kind: applier.KindAny,
+			Doc: "The SELinux role of the file's context. Accepted and not managed, as seluser."},
+		{Name: "seltype", Behaviour: applier.Parameter, Kind: applier.KindAny,
+			Doc: "The SELinux type of the file's context. Accepted and not managed, as seluser."},
+		{Name: "selrange", Behaviour: applier.Parameter, Kind: applier.KindAny,
+			Doc: "The SELinux range (MLS/MCS level) of the file's context. Accepted and not managed, as seluser."},
+		{Name: "selinux_ignore_defaults", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: false,
+			Doc: "Whether Puppet would skip the SELinux policy's default context. Accepted and not used, as seluser."},
 		{Name: "show_diff", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: true,
 			Doc: "Put a unified diff (bounded in size) of a content change in its event " +
 				"and on the notice log. false: no content ever appears in answers or logs."},

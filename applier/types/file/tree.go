@@ -170,13 +170,20 @@ func (p *posix) treePlan(ctx context.Context) ([]treeAction, error) {
 		p.env.Logger().Warn(fmt.Sprintf("%s: the tree holds %d entries, more than the soft limit of %d; "+
 			"set max_files to bound it, or to -1 to silence this warning", p.r.Ref(), entries, softMaxFiles))
 	}
+	// An entry another resource of the run manages is that resource's:
+	// recursion neither copies, chowns nor purges it (Puppet makes no
+	// child resource where the catalog has one).
+	run := applier.RunFrom(ctx)
+	managed := func(rel string) bool {
+		return run != nil && run.Managed("file", filepath.Join(p.path, rel))
+	}
 	var plan []treeAction
 	// blocked are the entries of the destination that stay something
 	// other than a real directory (a link, a file kept by replace: false):
 	// what the source has below one is not copied, never through it.
 	var blocked []string
 	for _, rel := range wantOrder {
-		if isBelow(rel, blocked) {
+		if isBelow(rel, blocked) || managed(rel) {
 			continue
 		}
 		a := treeAction{rel: rel, want: want[rel], have: have[rel]}
@@ -195,7 +202,7 @@ func (p *posix) treePlan(ctx context.Context) ([]treeAction, error) {
 	}
 	if p.r.String("recurse") == "true" {
 		for _, rel := range haveOrder {
-			if _, ok := want[rel]; ok {
+			if _, ok := want[rel]; ok || managed(rel) {
 				continue
 			}
 			a := treeAction{rel: rel, have: have[rel]}

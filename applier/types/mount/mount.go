@@ -37,6 +37,8 @@ const DefaultTarget = "/etc/fstab"
 // Type is the mount type's declaration.
 var Type = &applier.Type{
 	Name: "mount",
+	// Puppet's autorequire: the mounts of the mount point's ancestors.
+	Auto: []applier.AutoRel{{Type: "mount", Attr: "name", Titles: applier.Ancestors}},
 	Doc: "Manages mounted filesystems: the filesystem's line in the mount table " +
 		"(/etc/fstab) and, with ensure mounted or unmounted, whether it is mounted.",
 	Attrs: []*applier.Attr{

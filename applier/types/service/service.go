@@ -31,7 +31,8 @@ import (
 
 // Type is the service type's declaration.
 var Type = &applier.Type{
-	Name: "service",
+	Name:      "service",
+	Refreshes: true,
 	Doc: "Manage running services: whether the service runs (`ensure`), whether it starts at " +
 		"boot (`enable`), and restarting it on a refresh. Init scripts need a working status " +
 		"command; otherwise give `status`, or set `hasstatus: false` to look for `pattern` in " +

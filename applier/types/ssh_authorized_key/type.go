@@ -59,6 +59,11 @@ var (
 // Type is the ssh_authorized_key type's declaration.
 var Type = &applier.Type{
 	Name: "ssh_authorized_key",
+	// Puppet's autorequires: the user whose key it is, and the key file.
+	Auto: []applier.AutoRel{
+		{Type: "user", Attr: "user", Titles: applier.Names},
+		{Type: "file", Attr: "target"},
+	},
 	Doc: "Manages SSH authorized keys: one line of an authorized_keys file (by default " +
 		"~USER/.ssh/authorized_keys) giving a key's options, type, key and name (its comment). " +
 		"Keys the file holds that no request names are kept.",

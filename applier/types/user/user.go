@@ -74,6 +74,11 @@ func membership(name, of string) *applier.Attr {
 // Type is the user type's declaration.
 var Type = &applier.Type{
 	Name: "user",
+	// Puppet's autorequires: the primary group and the other groups, by name.
+	Auto: []applier.AutoRel{
+		{Type: "group", Attr: "gid", Titles: applier.Names},
+		{Type: "group", Attr: "groups", Titles: applier.Names},
+	},
 	Doc: "Manage users: local accounts in /etc/passwd and /etc/shadow, created, changed and " +
 		"removed with the system's own tools (useradd, usermod, userdel, chage, chpasswd).",
 	Attrs: append([]*applier.Attr{

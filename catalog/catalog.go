@@ -1,0 +1,313 @@
+// Package catalog applies a compiled Puppet catalog as Puppet's agent
+// does: as a graph, each resource through the same engine a request line
+// goes through.
+//
+// # From JSON to a graph
+//
+// Parse reads the catalog JSON that `puppet apply --catalog` reads and a
+// Puppet Server's /puppet/v3/catalog returns. Its parameters become the
+// values a request's params give (string, int64, float64, bool, nil,
+// []any, map[string]any); Puppet's rich data is unwrapped where it can be
+// (Sensitive values are kept, and remembered as secrets never to be
+// logged or reported) and refused where it cannot (Deferred).
+//
+// Build turns the resources into Puppet's relationship graph. Classes,
+// stages, nodes and instances of defined types are containers, not work:
+// each becomes two vertices, its admissible and its completed sentinel
+// (Puppet's whits), so that an edge to or from a container costs one edge
+// whatever it holds. Containment edges, the before/require/notify/subscribe
+// metaparameters (to and from containers too) and the autorequires each
+// native type declares as data (applier.Type.Auto) are its edges; a
+// notify/subscribe edge, and every containment edge, carries refresh
+// events. A cycle refuses the catalog and is named. The walk order is
+// topological with ties broken by catalog order (Puppet's ordering =
+// manifest).
+//
+// # The walk
+//
+// Apply visits the vertices in that order. A resource is skipped when a
+// resource it depends on failed (Puppet's "Skipping because of failed
+// dependencies"), when it does not match --tags/--skip_tags, or when its
+// schedule does not allow it now; otherwise it becomes a protocol.Request
+// applied through the Applier (the engine, or the engine with its Puppet
+// fallback), with applier.WithRun carrying the whole run so that purge,
+// recurse and concat see their siblings. The events a resource makes
+// travel along refresh edges: a sentinel that hears any passes one
+// "restarted" event on, and a resource of a type that refreshes (exec,
+// service) is applied with Refresh set, once, after its own sync, its
+// event naming how many events it heard.
+//
+// # Reports
+//
+// The Report holds Puppet's per-resource statuses and the log of the run
+// (lines prefixed with Puppet's containment path, through the Log
+// handler), and writes Puppet's transaction report YAML and its
+// last_run_summary.
+package catalog
+
+import (
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"io"
+	"strings"
+
+	json "github.com/goccy/go-json"
+)
+
+// Catalog is a compiled catalog.
+type Catalog struct {
+	// Name is the node's certname.
+	Name string
+	// Version is the catalog's configuration version, as given.
+	Version string
+	// Environment is the environment it was compiled in.
+	Environment string
+	// UUID is the catalog_uuid.
+	UUID string
+	// Resources in catalog order: containers and resources alike.
+	Resources []*Resource
+	// Edges are the containment edges, container to contained.
+	Edges []Edge
+}
+
+// Resource is one resource of a catalog.
+type Resource struct {
+	// Type as the catalog spells it ("File", "Class", "Concat::Fragment").
+	Type string
+	// Title as given; a class's title is its capitalised name.
+	Title string
+	// Tags as the compiler set them (type, title words, enclosing classes).
+	Tags []string
+	// File and Line locate the declaration in the manifests.
+	File string
+	Line int
+	// Exported resources are not applied.
+	Exported bool
+	// Kind is the compiler's: compilable_type, defined_type, class, unknown.
+	Kind string
+	// Params are the resource's parameters as a request gives them,
+	// metaparameters included.
+	Params map[string]any
+	// Secrets lists the parameters whose value was Sensitive.
+	Secrets []string
+	// deferred names a parameter whose value was Deferred ("" when none).
+	deferred string
+
+	// index is the position in the catalog (the walk's tie breaker).
+	index int
+}
+
+// Ref is the resource's reference as Puppet writes it: Type[title].
+func (r *Resource) Ref() string { return r.Type + "[" + r.Title + "]" }
+
+// Edge is a containment edge: Source contains Target (references).
+type Edge struct {
+	Source, Target string
+}
+
+// IsContainer reports whether the resource is a container rather than
+// work: a stage, a class, a node, or an instance of a defined type.
+func (r *Resource) IsContainer() bool {
+	switch strings.ToLower(r.Type) {
+	case "stage", "class", "node", "component", "whit":
+		return true
+	}
+	return r.Kind == "defined_type" || r.Kind == "class"
+}
+
+// wire is the JSON shape.
+type wire struct {
+	Name        string          `json:"name"`
+	Version     json.RawMessage `json:"version"`
+	Environment string          `json:"environment"`
+	UUID        string          `json:"catalog_uuid"`
+	Resources   []struct {
+		Type       string                     `json:"type"`
+		Title      json.RawMessage            `json:"title"`
+		Tags       []string                   `json:"tags"`
+		File       string                     `json:"file"`
+		Line       int                        `json:"line"`
+		Exported   bool                       `json:"exported"`
+		Kind       string                     `json:"kind"`
+		Parameters map[string]json.RawMessage `json:"parameters"`
+	} `json:"resources"`
+	Edges []Edge `json:"edges"`
+}
+
+// MaxSize bounds the catalog Parse reads.
+const MaxSize = 256 << 20
+
+// Parse reads a catalog in Puppet's JSON form.
+func Parse(r io.Reader) (*Catalog, error) {
+	data, err := io.ReadAll(io.LimitReader(r, MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("reading the catalog: %w", err)
+	}
+	if len(data) > MaxSize {
+		return nil, fmt.Errorf("the catalog is over %d bytes", MaxSize)
+	}
+	var w wire
+	if err := json.Unmarshal(data, &w); err != nil {
+		return nil, fmt.Errorf("the catalog is not Puppet's catalog JSON: %w", err)
+	}
+	if w.Resources == nil {
+		return nil, fmt.Errorf("the catalog is not Puppet's catalog JSON: it has no resources")
+	}
+	c := &Catalog{Name: w.Name, Environment: w.Environment, UUID: w.UUID, Edges: w.Edges}
+	if len(w.Version) > 0 {
+		var v any
+		if err := json.Unmarshal(w.Version, &v); err == nil && v != nil {
+			c.Version = scalarString(w.Version, v)
+		}
+	}
+	for i, wr := range w.Resources {
+		if wr.Type == "" {
+			return nil, fmt.Errorf("resource %d of the catalog has no type", i+1)
+		}
+		var tv any
+		if err := json.Unmarshal(wr.Title, &tv); err != nil || tv == nil {
+			return nil, fmt.Errorf("resource %d of the catalog (%s) has no title", i+1, wr.Type)
+		}
+		r := &Resource{Type: wr.Type, Title: scalarString(wr.Title, tv), Tags: wr.Tags, File: wr.File, Line: wr.Line,
+			Exported: wr.Exported, Kind: wr.Kind, index: i, Params: make(map[string]any, len(wr.Parameters))}
+		for name, raw := range wr.Parameters {
+			v, err := decodeValue(raw)
+			if err != nil {
+				return nil, fmt.Errorf("%s: parameter %s: %w", r.Ref(), name, err)
+			}
+			v, secret, deferred, err := unwrap(v)
+			if err != nil {
+				return nil, fmt.Errorf("%s: parameter %s: %w", r.Ref(), name, err)
+			}
+			if secret {
+				r.Secrets = append(r.Secrets, name)
+			}
+			if deferred && r.deferred == "" {
+				r.deferred = name
+			}
+			r.Params[name] = v
+		}
+		c.Resources = append(c.Resources, r)
+	}
+	return c, nil
+}
+
+// scalarString is a title or version as text: a string as it is, a
+// number as the JSON wrote it.
+func scalarString(raw json.RawMessage, v any) string {
+	if s, ok := v.(string); ok {
+		return s
+	}
+	return string(bytes.TrimSpace(raw))
+}
+
+// decodeValue decodes one parameter with numbers kept exact: integers
+// become int64, others float64, as the request's YAML reading gives them.
+func decodeValue(raw json.RawMessage) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return numbers(v), nil
+}
+
+func numbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		if i, err := x.Int64(); err == nil {
+			return i
+		}
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+		return x.String()
+	case []any:
+		for i := range x {
+			x[i] = numbers(x[i])
+		}
+	case map[string]any:
+		for k := range x {
+			x[k] = numbers(x[k])
+		}
+	}
+	return v
+}
+
+// unwrap turns Puppet's rich data ({"__ptype": T, "__pvalue": V}) into
+// plain values: Sensitive to its value (reported as a secret), Binary to
+// its bytes as a string; Deferred is kept and reported; other types are
+// refused.
+func unwrap(v any) (out any, secret, deferred bool, err error) {
+	switch x := v.(type) {
+	case []any:
+		for i := range x {
+			var s, d bool
+			x[i], s, d, err = unwrap(x[i])
+			if err != nil {
+				return nil, false, false, err
+			}
+			secret, deferred = secret || s, deferred || d
+		}
+		return x, secret, deferred, nil
+	case map[string]any:
+		t, ok := x["__ptype"].(string)
+		if !ok {
+			for k := range x {
+				var s, d bool
+				x[k], s, d, err = unwrap(x[k])
+				if err != nil {
+					return nil, false, false, err
+				}
+				secret, deferred = secret || s, deferred || d
+			}
+			return x, secret, deferred, nil
+		}
+		switch t {
+		case "Sensitive":
+			inner, _, d, err := unwrap(x["__pvalue"])
+			return inner, true, d, err
+		case "Deferred":
+			return x, false, true, nil
+		case "Binary":
+			// Base64 in the catalog; the bytes are the value.
+			s, _ := x["__pvalue"].(string)
+			b, err := base64.StdEncoding.DecodeString(s)
+			if err != nil {
+				return nil, false, false, fmt.Errorf("Binary value is not base64: %w", err)
+			}
+			return string(b), false, false, nil
+		default:
+			if pv, ok := x["__pvalue"]; ok {
+				if s, ok := pv.(string); ok {
+					// Timestamp, Timespan, SemVer, Regexp and the like are
+					// given as their string form.
+					return s, false, false, nil
+				}
+			}
+			return nil, false, false, fmt.Errorf("rich data of type %s is not supported", t)
+		}
+	}
+	return v, false, false, nil
+}
+
+// refKey is the key a reference is found by: the type in lower case, and
+// a class's title in lower case too (Class[Ssh] and Class[ssh] are one).
+func refKey(typ, title string) string {
+	lt := strings.ToLower(typ)
+	if lt == "class" {
+		title = strings.ToLower(strings.TrimPrefix(title, "::"))
+	}
+	return lt + "[" + title + "]"
+}
+
+// parseRef splits "Type[title]".
+func parseRef(ref string) (typ, title string, ok bool) {
+	i := strings.IndexByte(ref, '[')
+	if i <= 0 || !strings.HasSuffix(ref, "]") {
+		return "", "", false
+	}
+	return ref[:i], ref[i+1 : len(ref)-1], true
+}

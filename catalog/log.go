@@ -1,0 +1,238 @@
+package catalog
+
+import (
+	"context"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/pippet/pippet/applier"
+)
+
+// LogEntry is one line of a run's log, as the report keeps it.
+type LogEntry struct {
+	Level   slog.Level
+	Message string
+	// Source is the resource's containment path, or "Puppet".
+	Source string
+	Time   time.Time
+}
+
+// Log is the slog.Handler a catalog's engine and fallback log through,
+// in front of the one that prints: a line about the resource being
+// applied (/File[/x]/mode: ...) is written with its containment path
+// (/Stage[main]/Main/File[/x]/mode: ...), the resource's Sensitive values
+// are replaced by [redacted], and the line is kept for the report.
+type Log struct {
+	next  slog.Handler
+	attrs []slog.Attr
+	st    *logState
+}
+
+type logState struct {
+	mu      sync.Mutex
+	ref     string // "/File[/x]"
+	path    string // "/Stage[main]/Main/File[/x]"
+	parent  string // "/Stage[main]/Main"
+	secrets []string
+	paths   map[string]string // ref → containment path, for the run's resources
+	heard   int               // events the resource heard (its refresh names them)
+	keep    bool
+	entries []LogEntry
+}
+
+// NewLog returns a Log writing to next (nil: only kept).
+func NewLog(next slog.Handler) *Log {
+	return &Log{next: next, st: &logState{keep: true}}
+}
+
+// Enabled: every level is kept for the report at notice and above; below,
+// as next decides.
+func (h *Log) Enabled(ctx context.Context, l slog.Level) bool {
+	if l >= levelNotice {
+		return true
+	}
+	return h.next != nil && h.next.Enabled(ctx, l)
+}
+
+const levelNotice = applier.LevelNotice
+
+// Handle rewrites, redacts, keeps and passes the record on.
+func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
+	st := h.st
+	st.mu.Lock()
+	msg := rec.Message
+	source := "Puppet"
+	if ref := leadingRef(msg); ref != "" {
+		rest := msg[1+len(ref):]
+		if p, ok := st.paths[ref]; ok {
+			msg = p + rest
+		} else if st.path != "" {
+			// A resource Puppet generated for the one being applied: its
+			// path is beside it.
+			msg = st.parent + msg
+		}
+	}
+	if strings.HasPrefix(msg, "/") {
+		if i := strings.Index(msg, ": "); i > 0 {
+			source = msg[:i]
+		}
+	}
+	msg = redact(msg, st.secrets)
+	if st.heard > 0 {
+		msg = refreshLine(msg, st.heard)
+	}
+	if st.keep && rec.Level >= levelNotice {
+		st.entries = append(st.entries, LogEntry{Level: rec.Level, Message: msg, Source: source, Time: rec.Time})
+	}
+	st.mu.Unlock()
+	if h.next == nil || !h.next.Enabled(ctx, rec.Level) {
+		return nil
+	}
+	out := slog.NewRecord(rec.Time, rec.Level, msg, rec.PC)
+	rec.Attrs(func(a slog.Attr) bool {
+		if a.Value.Kind() == slog.KindString {
+			a.Value = slog.StringValue(redact(a.Value.String(), st.secretsCopy()))
+		}
+		out.AddAttrs(a)
+		return true
+	})
+	return h.next.Handle(ctx, out)
+}
+
+func (st *logState) secretsCopy() []string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.secrets
+}
+
+// WithAttrs and WithGroup keep the shared state.
+func (h *Log) WithAttrs(as []slog.Attr) slog.Handler {
+	n := *h
+	if h.next != nil {
+		n.next = h.next.WithAttrs(as)
+	}
+	return &n
+}
+
+func (h *Log) WithGroup(name string) slog.Handler {
+	n := *h
+	if h.next != nil {
+		n.next = h.next.WithGroup(name)
+	}
+	return &n
+}
+
+// current sets the resource being applied.
+func (h *Log) current(v *vertex) {
+	st := h.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if v == nil {
+		st.ref, st.path, st.parent, st.secrets, st.heard = "", "", "", nil, 0
+		return
+	}
+	st.ref, st.path = "/"+v.res.Ref(), v.path
+	st.parent = "/" + strings.Join(v.elems[:len(v.elems)-1], "/")
+	st.secrets = secretStrings(v.res)
+}
+
+// leadingRef is the reference a line starts with: "/File[/x]/mode: m"
+// gives "File[/x]".
+func leadingRef(msg string) string {
+	if len(msg) < 4 || msg[0] != '/' || msg[1] < 'A' || msg[1] > 'Z' {
+		return ""
+	}
+	open := strings.IndexByte(msg, '[')
+	if open < 0 || strings.ContainsAny(msg[1:open], " /:") {
+		return ""
+	}
+	for i := open; i < len(msg); i++ {
+		if msg[i] == ']' && (i+1 == len(msg) || msg[i+1] == '/' || msg[i+1] == ':') {
+			return msg[1 : i+1]
+		}
+	}
+	return ""
+}
+
+// setPaths gives the containment paths of the run's resources.
+func (h *Log) setPaths(paths map[string]string) {
+	h.st.mu.Lock()
+	h.st.paths = paths
+	h.st.mu.Unlock()
+}
+
+// heard sets how many events the resource being applied heard.
+func (h *Log) heard(n int) {
+	h.st.mu.Lock()
+	h.st.heard = n
+	h.st.mu.Unlock()
+}
+
+// refreshLine words the engine's refresh lines as Puppet does for a
+// resource that heard n events.
+func refreshLine(msg string, n int) string {
+	const (
+		did   = ": Triggered 'refresh' from 1 event"
+		would = ": Would have triggered 'refresh' from 1 event"
+		fail  = ", which failed: "
+	)
+	if i := strings.Index(msg, did); i >= 0 {
+		rest := msg[i+len(did):]
+		if j := strings.Index(rest, fail); j >= 0 {
+			return msg[:i] + ": Failed to call refresh: " + rest[j+len(fail):]
+		}
+		return msg[:i] + ": " + refreshMessage("Triggered", n)
+	}
+	if i := strings.Index(msg, would); i >= 0 {
+		return msg[:i] + ": " + refreshMessage("Would have triggered", n)
+	}
+	return msg
+}
+
+// take returns the kept entries and forgets them.
+func (h *Log) take() []LogEntry {
+	st := h.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	e := st.entries
+	st.entries = nil
+	return e
+}
+
+// secretStrings are the strings a resource's Sensitive values hold.
+func secretStrings(r *Resource) []string {
+	var out []string
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case string:
+			if x != "" {
+				out = append(out, x)
+			}
+		case []any:
+			for _, e := range x {
+				walk(e)
+			}
+		case map[string]any:
+			for _, e := range x {
+				walk(e)
+			}
+		}
+	}
+	for _, p := range r.Secrets {
+		walk(r.Params[p])
+	}
+	return out
+}
+
+// redact replaces each secret in s.
+func redact(s string, secrets []string) string {
+	for _, x := range secrets {
+		if strings.Contains(s, x) {
+			s = strings.ReplaceAll(s, x, "[redacted]")
+		}
+	}
+	return s
+}

@@ -1,0 +1,516 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/protocol"
+)
+
+// Options configure a walk.
+type Options struct {
+	// Noop: the run is a noop run (the Applier's engine must be in noop
+	// too: the walk only reports it).
+	Noop bool
+	// Tags: when set, only resources with one of these tags are applied
+	// (--tags); SkipTags: resources with one of these are not (--skip_tags).
+	Tags, SkipTags []string
+	// Log is the handler the Applier logs through; the walk sets the
+	// resource being applied on it, logs its own lines to it and takes
+	// its entries for the report. Nil: a Log that only keeps them.
+	Log *Log
+	// Schedules is where schedule state is kept between runs (a file);
+	// "" keeps none (every schedule allows every run).
+	Schedules string
+	// Sources, when set, maps a file's puppet:/// source to where it is
+	// read from (ModuleFiles: the modulepath, as puppet apply does).
+	Sources func(url string) (string, bool)
+	// Now is the clock (nil: time.Now).
+	Now func() time.Time
+}
+
+// heard is one event a resource heard: its status.
+type heard struct{ noop bool }
+
+type vstate struct {
+	failed     bool
+	failedDeps []*vertex
+	queued     []heard
+}
+
+// Apply walks the graph, applying each resource through app, and returns
+// the run's report. It stops early only when ctx is done: the resources
+// not reached are then reported skipped.
+func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Report {
+	if o.Log == nil {
+		o.Log = NewLog(nil)
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	log := slog.New(o.Log)
+	start := o.Now()
+	rep := &Report{
+		Host: g.Catalog.Name, Environment: g.Catalog.Environment, ConfigurationVersion: g.Catalog.Version,
+		CatalogUUID: g.Catalog.UUID, Time: start, Noop: o.Noop,
+	}
+	paths := make(map[string]string, len(g.leaves))
+	for _, v := range g.leaves {
+		paths[v.res.Ref()] = v.path
+	}
+	o.Log.setPaths(paths)
+	sched := loadSchedules(g, o.Schedules, log)
+	st := make(map[*vertex]*vstate, len(g.order))
+	get := func(v *vertex) *vstate {
+		s := st[v]
+		if s == nil {
+			s = &vstate{}
+			st[v] = s
+		}
+		return s
+	}
+	runCtx := applier.WithRun(ctx, g.run)
+	g.prestart(ctx, app)
+	for _, v := range g.order {
+		s := get(v)
+		// The failures of what v depends on, directly or through them.
+		var seen map[*vertex]bool
+		for _, e := range v.in {
+			ds := get(e.from)
+			add := func(d *vertex) {
+				if seen == nil {
+					seen = map[*vertex]bool{}
+				}
+				if !seen[d] {
+					seen[d] = true
+					s.failedDeps = append(s.failedDeps, d)
+				}
+			}
+			for _, d := range ds.failedDeps {
+				add(d)
+			}
+			if ds.failed {
+				add(e.from)
+			}
+		}
+		if v.kind != leaf {
+			if len(s.failedDeps) > 0 || len(s.queued) == 0 {
+				s.queued = nil
+				continue
+			}
+			noop := true
+			for _, h := range s.queued {
+				noop = noop && h.noop
+			}
+			s.queued = nil
+			g.send(st, get, v, []heard{{noop: noop}})
+			continue
+		}
+		status := &Status{Resource: v.res.Ref(), Type: v.res.Type, Title: v.res.Title, Path: v.path, Containment: v.elems,
+			File: v.res.File, Line: v.res.Line, Tags: v.res.Tags, Time: o.Now()}
+		rep.Statuses = append(rep.Statuses, status)
+		if ctx.Err() != nil {
+			status.Skipped = true
+			continue
+		}
+		o.Log.current(v)
+		skip := ""
+		switch {
+		case len(o.SkipTags) > 0 && tagged(v.res, o.SkipTags):
+			log.Debug(v.path + ": Skipping with skip tags " + strings.Join(o.SkipTags, ", "))
+			skip = "tags"
+		case len(o.Tags) > 0 && !tagged(v.res, o.Tags):
+			log.Debug(v.path + ": Not tagged with " + strings.Join(o.Tags, ", "))
+			skip = "tags"
+		case !sched.allows(v, o.Now()):
+			log.Debug(v.path + ": Not scheduled")
+			skip = "schedule"
+		case len(s.failedDeps) > 0:
+			for _, d := range s.failedDeps {
+				if d.kind == leaf {
+					log.Log(ctx, applier.LevelNotice, v.path+": Dependency "+d.res.Ref()+" has failures: true")
+				}
+			}
+			log.Warn(v.path + ": Skipping because of failed dependencies")
+			skip = "failed"
+		}
+		if skip != "" {
+			status.Skipped = true
+			s.queued = nil
+			o.Log.current(nil)
+			continue
+		}
+		status.Scheduled = true
+		q := s.queued
+		s.queued = nil
+		t0 := time.Now()
+		o.Log.heard(len(q))
+		res := g.applyOne(runCtx, app, v, q, o.Sources, log)
+		status.EvaluationTime = time.Since(t0)
+		o.Log.current(nil)
+		s.failed = g.record(status, v, res, len(q))
+		rep.Statuses = append(rep.Statuses, status.Generated...)
+		if res.Failed && !loggedFailure(res) {
+			msg := res.Exception
+			if msg == "" {
+				msg = "failed"
+			}
+			log.Error(v.path + ": " + redact(msg, secretStrings(v.res)))
+		}
+		sched.ran(v, o.Now())
+		var out []heard
+		ownFailed := s.failed && !status.FailedToRestart
+		for _, gs := range status.Generated {
+			if gs.Failed {
+				ownFailed = true
+			}
+			for _, ev := range gs.Events {
+				if ev.Status == protocol.StatusSuccess || ev.Status == protocol.StatusNoop {
+					out = append(out, heard{noop: ev.Status == protocol.StatusNoop})
+				}
+			}
+		}
+		for _, ev := range status.Events {
+			switch {
+			case ev.Name == "refresh" || ev.Name == "noop_restart" || ev.Name == "resource_error":
+			case ev.Status == protocol.StatusFailure:
+				ownFailed = true
+			case ev.Status == protocol.StatusSuccess || ev.Status == protocol.StatusNoop:
+				out = append(out, heard{noop: ev.Status == protocol.StatusNoop})
+			}
+		}
+		if ownFailed {
+			continue
+		}
+		if !s.failed {
+			live := false
+			for _, h := range q {
+				live = live || !h.noop
+			}
+			for _, ev := range status.Events {
+				if ev.Name == "refresh" || ev.Name == "noop_restart" {
+					out = append(out, heard{noop: ev.Name == "noop_restart"})
+				}
+			}
+			if len(q) > 0 && !live && v.typ != nil && v.typ.Refreshes {
+				// Heard noop events only: Puppet says what it would have
+				// done and passes a noop event on.
+				log.Log(ctx, applier.LevelNotice, v.path+": "+refreshMessage("Would have triggered", len(q)))
+				out = append(out, heard{noop: true})
+			}
+		}
+		g.send(st, get, v, out)
+	}
+	sched.save(log)
+	rep.Duration = o.Now().Sub(start)
+	log.Log(ctx, applier.LevelNotice, fmt.Sprintf("Applied catalog in %.2f seconds", rep.Duration.Seconds()))
+	rep.Logs = o.Log.take()
+	rep.finish()
+	return rep
+}
+
+// prestarter is an Applier that delegates some types to a process it can
+// start ahead (delegate.Applier).
+type prestarter interface {
+	Delegates(*protocol.Request) bool
+	Prestart(ctx context.Context)
+}
+
+// prestart starts the Applier's delegate in the background when some
+// resource of the catalog will go to it: Puppet's start overlaps the
+// native resources walked before the first delegated one.
+func (g *Graph) prestart(ctx context.Context, app protocol.Applier) {
+	p, ok := app.(prestarter)
+	if !ok {
+		return
+	}
+	seen := map[string]bool{}
+	for _, v := range g.leaves {
+		t := strings.ToLower(v.res.Type)
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		if p.Delegates(&protocol.Request{Type: t, Title: v.res.Title, Op: protocol.OpApply}) {
+			go p.Prestart(context.WithoutCancel(ctx))
+			return
+		}
+	}
+}
+
+// send queues events along v's refresh edges: to a container's sentinel,
+// or to a resource of a type that refreshes (types the engine does not
+// know are given them: their Applier decides).
+func (g *Graph) send(st map[*vertex]*vstate, get func(*vertex) *vstate, v *vertex, events []heard) {
+	if len(events) == 0 {
+		return
+	}
+	for _, e := range v.out {
+		if !e.refresh {
+			continue
+		}
+		t := e.to
+		if t.kind == leaf && t.typ != nil && !t.typ.Refreshes {
+			continue
+		}
+		ts := get(t)
+		ts.queued = append(ts.queued, events...)
+	}
+}
+
+// ordering and walk metaparameters: the catalog's, not the engine's.
+var walkOnly = map[string]bool{
+	"before": true, "require": true, "notify": true, "subscribe": true,
+	"schedule": true, "stage": true, "tag": true, "alias": true,
+}
+
+// applyOne applies one resource, with Refresh when it heard events that
+// were not all noop.
+func (g *Graph) applyOne(ctx context.Context, app protocol.Applier, v *vertex, q []heard, sources func(string) (string, bool), log *slog.Logger) protocol.Result {
+	ref := v.res.Ref()
+	if v.res.deferred != "" {
+		msg := fmt.Sprintf("%s: parameter %s is a Deferred value, which pippet cannot evaluate: compile the catalog with the values resolved (Puppet's preprocess_deferred) or apply it with puppet", ref, v.res.deferred)
+		log.Error(v.path + ": " + msg)
+		return protocol.Result{Resource: ref, Failed: true, Error: true, Exception: msg}
+	}
+	params := make(map[string]any, len(v.res.Params))
+	for k, x := range v.res.Params {
+		if !walkOnly[k] {
+			params[k] = x
+		}
+	}
+	if src, ok := params["source"]; ok && sources != nil && strings.EqualFold(v.res.Type, "file") {
+		params["source"] = mapSources(src, sources)
+	}
+	req := &protocol.Request{Type: strings.ToLower(v.res.Type), Title: v.res.Title, Params: params}
+	live := false
+	for _, h := range q {
+		live = live || !h.noop
+	}
+	if len(q) > 0 && live {
+		req.Refresh = true
+	}
+	return app.Apply(ctx, req)
+}
+
+// record fills a resource's status from its answer and reports whether
+// the resource failed. heardN is how many events it heard (the count its
+// refresh event names).
+func (g *Graph) record(s *Status, v *vertex, res protocol.Result, heardN int) bool {
+	s.Failed = res.Failed
+	s.Changed = res.Changed
+	if res.Exception != "" && len(res.Events) == 0 && res.Failed {
+		s.Events = append(s.Events, Event{Status: protocol.StatusFailure, Message: redact(res.Exception, secretStrings(v.res)), Name: "resource_error"})
+	}
+	secret := map[string]bool{}
+	for _, p := range v.res.Secrets {
+		secret[p] = true
+	}
+	secrets := secretStrings(v.res)
+	for _, e := range res.Events {
+		ev := Event{Property: e.Property, Previous: e.Previous, Desired: e.Desired, Message: redact(e.Message, secrets), Status: e.Status}
+		if e.Property == "refresh" {
+			ev.Property, ev.Previous, ev.Desired = "", nil, nil
+			ev.Name = "refresh"
+			switch e.Status {
+			case protocol.StatusSuccess:
+				ev.Message = refreshMessage("Triggered", heardN)
+			case protocol.StatusNoop:
+				ev.Message = refreshMessage("Would have triggered", heardN)
+				ev.Name = "noop_restart"
+			case protocol.StatusFailure:
+				msg := e.Message
+				if i := strings.Index(msg, ", which failed: "); i >= 0 {
+					msg = msg[i+len(", which failed: "):]
+				}
+				// The command's output was logged as it came (returns lines,
+				// as Puppet logs it); the event keeps the error alone.
+				msg, _, _ = strings.Cut(msg, "; last output:")
+				ev.Message = "Failed to call refresh: " + redact(msg, secrets)
+				ev.Name = "resource_error"
+				s.FailedToRestart = true
+			}
+		} else if gref, prop, ok := generatedEvent(e.Property); ok {
+			// A resource Puppet generated for this one (a concat_file's
+			// File): its own status, beside this one's, as Puppet reports it.
+			gs := s.generated(gref, v)
+			if prop == "" && e.Status == "unchanged" {
+				continue // the bridge's marker of a generated resource with nothing to do
+			}
+			ev.Property = prop
+			if prop == "refresh" || prop == "" {
+				ev.Property = ""
+			}
+			typ, _, _ := parseRef(gref)
+			ev.Name = eventName(typ, prop, e.Desired)
+			gs.Events = append(gs.Events, ev)
+			gs.OutOfSync = true
+			switch e.Status {
+			case protocol.StatusSuccess:
+				gs.Changed = true
+			case protocol.StatusFailure:
+				gs.Failed = true
+			}
+			continue
+		} else {
+			ev.Name = eventName(v.res.Type, e.Property, e.Desired)
+			if secret[e.Property] {
+				ev.Previous, ev.Desired = "[redacted]", "[redacted]"
+				if e.Status == protocol.StatusNoop {
+					ev.Message = "current_value [redacted], should be [redacted] (noop)"
+				} else {
+					ev.Message = "changed [redacted] to [redacted]"
+				}
+			}
+		}
+		s.Events = append(s.Events, ev)
+	}
+	s.OutOfSync = len(s.Events) > 0
+	if len(s.Generated) > 0 {
+		// The changes and failures are the generated resources'; this
+		// one failed only if something of its own did.
+		s.Changed, s.Failed = false, res.Error
+		for _, e := range s.Events {
+			s.Changed = s.Changed || e.Status == protocol.StatusSuccess
+			s.Failed = s.Failed || e.Status == protocol.StatusFailure
+		}
+		if res.Failed && !s.Failed {
+			failedGen := false
+			for _, g := range s.Generated {
+				failedGen = failedGen || g.Failed
+			}
+			s.Failed = !failedGen
+		}
+	}
+	if s.FailedToRestart {
+		s.Changed = false
+		for _, e := range s.Events {
+			if e.Name != "resource_error" && e.Status == protocol.StatusSuccess {
+				s.Changed = true
+			}
+		}
+	}
+	return s.Failed
+}
+
+// loggedFailure: the engine logged the failure itself (a change that
+// failed); an error before any change (validation, Get) it did not.
+func loggedFailure(res protocol.Result) bool {
+	if res.Error {
+		return false
+	}
+	for _, e := range res.Events {
+		if e.Status == protocol.StatusFailure {
+			return true
+		}
+	}
+	return false
+}
+
+// generatedEvent splits a delegated answer's event property naming a
+// resource Puppet generated: "File[/etc/motd]/content".
+func generatedEvent(prop string) (ref, rest string, ok bool) {
+	i := strings.Index(prop, "]/")
+	if i <= 0 || prop[0] < 'A' || prop[0] > 'Z' || !strings.Contains(prop[:i], "[") {
+		return "", "", false
+	}
+	return prop[:i+1], prop[i+2:], true
+}
+
+// generated returns the status of a resource generated for v, made on
+// first use.
+func (s *Status) generated(ref string, v *vertex) *Status {
+	for _, g := range s.Generated {
+		if g.Resource == ref {
+			return g
+		}
+	}
+	typ, title, _ := parseRef(ref)
+	elems := append(append([]string{}, v.elems[:len(v.elems)-1]...), ref)
+	g := &Status{Resource: ref, Type: typ, Title: title, Path: "/" + strings.Join(elems, "/"), Containment: elems,
+		Tags: v.res.Tags, Time: s.Time, Scheduled: true}
+	s.Generated = append(s.Generated, g)
+	return g
+}
+
+func refreshMessage(verb string, n int) string {
+	if n == 1 {
+		return verb + " 'refresh' from 1 event"
+	}
+	return fmt.Sprintf("%s 'refresh' from %d events", verb, n)
+}
+
+// eventName is Puppet's name for a property's event: ensure's by the
+// value it moved to (file_created, service_started, package_installed,
+// TYPE_removed), any other property's PROPERTY_changed.
+func eventName(typ, prop string, desired any) string {
+	if prop != "ensure" {
+		return prop + "_changed"
+	}
+	t := strings.ToLower(typ)
+	d, _ := desired.(string)
+	switch t {
+	case "file":
+		switch d {
+		case "file", "present":
+			return "file_created"
+		case "directory":
+			return "directory_created"
+		case "link":
+			return "link_created"
+		case "absent":
+			return "file_removed"
+		}
+	case "service":
+		switch d {
+		case "running", "true":
+			return "service_started"
+		case "stopped", "false":
+			return "service_stopped"
+		}
+	case "package":
+		switch d {
+		case "absent", "purged":
+			return "package_removed"
+		case "held":
+			return "package_held"
+		default:
+			return "package_installed"
+		}
+	}
+	switch d {
+	case "present":
+		return t + "_created"
+	case "absent":
+		return t + "_removed"
+	}
+	return t + "_changed"
+}
+
+// tagged: the resource carries one of tags (compared in lower case).
+func tagged(r *Resource, tags []string) bool {
+	for _, t := range tags {
+		t = strings.ToLower(strings.TrimSpace(t))
+		if t == "" {
+			continue
+		}
+		for _, rt := range r.Tags {
+			if strings.ToLower(rt) == t {
+				return true
+			}
+		}
+		if strings.ToLower(r.Type) == t {
+			return true
+		}
+		for _, x := range stringsOf(r.Params["tag"]) {
+			if strings.ToLower(x) == t {
+				return true
+			}
+		}
+	}
+	return false
+}
