@@ -74,6 +74,15 @@ func stringParam(name, doc string) *applier.Attr {
 // FileType is concat_file's declaration.
 var FileType = &applier.Type{
 	Name: "concat_file",
+	// The module's autorequire (a file of its path), and those of the File
+	// it generates for its target: the nearest managed ancestor directory,
+	// the owner and the group.
+	Auto: []applier.AutoRel{
+		{Type: "file", Attr: "path"},
+		{Type: "file", Attr: "path", Titles: applier.Ancestors, First: true},
+		{Type: "user", Attr: "owner", Titles: applier.Names},
+		{Type: "group", Attr: "group", Titles: applier.Names},
+	},
 	Doc: "Generates a file with content from fragments (concat_fragment resources) whose " +
 		"target is its title or path, or that share its tag (puppetlabs-concat's concat_file).",
 	Attrs: []*applier.Attr{
