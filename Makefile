@@ -53,7 +53,7 @@ unit:
 # their seed corpora (testdata/fuzz) as ordinary tests.
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLine$$' -fuzztime $(FUZZTIME) ./protocol
-	$(GO) test -run '^$$' -fuzz '^FuzzParseParams$$' -fuzztime $(FUZZTIME) ./protocol
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./protocol/yamlparams
 
 # oracle: the Puppet oracle's own score script against the built binary
 # (it runs each case in a scratch directory, hence the absolute path).

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/protocol"
+	"github.com/pippet/pippet/protocol/yamlparams"
 )
 
 // slotType is a type over a real directory: each file NAME is the
@@ -128,7 +129,7 @@ func TestFindRoundTrip(t *testing.T) {
 	assert.Equal(t, `{ensure: 'present', data: "it's\nhere", mode: '0640', provider: 'dir'}`, res.Params)
 
 	// The params, applied, change nothing.
-	params, err := protocol.ParseParams([]byte(res.Params))
+	params, err := yamlparams.Parse([]byte(res.Params))
 	require.NoError(t, err)
 	back := e.Apply(ctx, req("slot", "a", params))
 	assert.False(t, back.Failed, back.Exception)
@@ -279,7 +280,7 @@ func TestFindKeepsScope(t *testing.T) {
 	require.False(t, res.Failed, res.Exception)
 	assert.Equal(t, "present", res.State[0].Value)
 	assert.Equal(t, "{ensure: 'present', data: 'x', mode: '0600', provider: 'dir', name: 'real'}", res.Params)
-	params, err := protocol.ParseParams([]byte(res.Params))
+	params, err := yamlparams.Parse([]byte(res.Params))
 	require.NoError(t, err)
 	back := e.Apply(ctx, req("slot", "alias", params))
 	assert.False(t, back.Failed || back.Error, back.Exception)

@@ -82,8 +82,9 @@ func TestYAMLErrorAnswers(t *testing.T) {
 }
 
 // Typos get help: a misspelt attribute, type or enum value is answered with
-// the closest name (only when one is close), and an unquoted number for a
-// file mode is told to be quoted.
+// the closest name (only when one is close), an unquoted number for a file
+// mode is told to be quoted, and so is a value cut at a comma; a legacy
+// line whose title has spaces is shown in the JSON form.
 func TestTypoHints(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "motd")
@@ -99,6 +100,12 @@ func TestTypoHints(t *testing.T) {
 			`Parameter logoutput failed on Exec[/bin/true]: Invalid value "on_falure". Valid values are true, false, on_failure. Did you mean 'on_failure'?`},
 		{file("{ensure: file, mode: 644}"), "Parameter mode failed on File[" + target + "]: the file mode specification must be a string, not 'Integer'; quote the mode as a string, e.g. '0644'"},
 		{file("{ensure: file, mode: 0644}"), "quote the mode as a string, e.g. '0644'"},
+		// Puppet's error, and what was probably meant: a symbolic mode
+		// cut at its comma, a legacy line's title with spaces.
+		{file("{ensure: file, mode: u=rw,go=r}"), "no parameter named 'go=r' on File[" + target + "]; " +
+			"quote a value that holds a comma, as in mode: 'u=rw,go=r' (in a flow mapping a plain value ends at the first ',')"},
+		{"exec run backup {command: /bin/true}\n", "no parameter named 'backup {command' on Exec[run]; " +
+			`a title with spaces needs the JSON form: {"type":"exec","title":"run backup","params":"{command: /bin/true}"}`},
 	}
 	for _, tt := range tests {
 		out, stderr, code := run(t, dir, strings.NewReader(tt.in), "--no-banner")

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/internal/testutil"

@@ -2,14 +2,16 @@ package protocol
 
 import (
 	"bytes"
-	"encoding/binary"
 	"fmt"
 	"math"
-	"math/bits"
 	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/pippet/pippet/protocol/internal/intern"
+	"github.com/pippet/pippet/protocol/internal/swar"
+	"github.com/pippet/pippet/protocol/yamlparams"
 )
 
 // DecodeError says why a request line was refused. Type and Title are set
@@ -21,7 +23,7 @@ type DecodeError struct {
 	ID []byte
 	// Msg says what is wrong and where.
 	Msg string
-	// Err is the underlying error, if any (a *ParamsError for params).
+	// Err is the underlying error, if any (a *yamlparams.Error for params).
 	Err error
 }
 
@@ -63,7 +65,7 @@ func DecodeLine(line []byte, req *Request) error {
 // Decoder decodes request lines as DecodeLine does, reusing its memory from
 // one line to the next: the Params mapping (cleared first) and ID of the
 // request it fills (and a DecodeError's ID), its scratch buffers, and a
-// small cache of short strings repeated from line to line (intern.go). So
+// small cache of short strings repeated from line to line (intern.Cache). So
 // what it puts in a Request is only valid until its next DecodeLine: the
 // caller, and the Applier it hands the request to, must not keep req.Params
 // or req.ID (values inside Params are not reused and may be kept). The
@@ -75,9 +77,9 @@ func DecodeLine(line []byte, req *Request) error {
 type Decoder struct {
 	params     map[string]any
 	id         []byte
-	buf, spare []byte    // the JSON scanner's string buffers
-	fast       fastState // the fast path's buffer and string cache
-	oneLine    bool      // DecodeLine's own: no cache for a single line
+	buf, spare []byte            // the JSON scanner's string buffers
+	reader     yamlparams.Reader // params: the fast path's buffer and the string cache
+	oneLine    bool              // DecodeLine's own: no cache for a single line
 }
 
 const (
@@ -89,8 +91,8 @@ const (
 // Decoder's rule on what req may be kept.
 func (d *Decoder) DecodeLine(line []byte, req *Request) error {
 	*req = Request{}
-	if d.fast.cache == nil && !d.oneLine {
-		d.fast.cache = new(valueCache)
+	if d.reader.Strings == nil && !d.oneLine {
+		d.reader.Strings = new(intern.Cache)
 	}
 	if len(d.params) > maxKeptEntries {
 		d.params = nil
@@ -123,33 +125,22 @@ func keptBuf(b []byte) []byte {
 	return b[:0]
 }
 
-// parseParams is ParseParams filling the Decoder's mapping on the fast path.
+// parseParams is yamlparams.Parse filling the Decoder's mapping on the
+// fast path.
 func (d *Decoder) parseParams(src []byte) (map[string]any, error) {
 	if d.params == nil {
 		d.params = make(map[string]any, 8)
 	}
-	m, ok := fastParamsInto(src, d.params, &d.fast)
-	d.fast.buf = keptBuf(d.fast.buf)
-	if ok {
-		return m, nil
-	}
-	clear(d.params)
-	return parseParamsYAML(src)
+	return d.reader.ParseInto(src, d.params)
 }
 
 // checkBytes refuses invalid UTF-8 and control characters (other than tab)
-// anywhere in the line, naming the first offending byte. Eight bytes at a
-// time: only non-ASCII and control bytes need a closer look.
+// anywhere in the line, naming the first offending byte. Only non-ASCII and
+// control bytes need a closer look (swar.SkipText finds them).
 func checkBytes(line []byte) error {
 	for i := 0; i < len(line); {
-		if i+8 <= len(line) {
-			w := binary.LittleEndian.Uint64(line[i:])
-			m := (w | hasBelow(w, 0x20)) & msb // non-ASCII or control bytes
-			if m == 0 {
-				i += 8
-				continue
-			}
-			i += bits.TrailingZeros64(m) / 8 // the first of them
+		if i = swar.SkipText(line, i); i >= len(line) {
+			break
 		}
 		c := line[i]
 		if c < utf8.RuneSelf {
@@ -200,7 +191,7 @@ func (d *Decoder) decodeLegacy(line []byte, req *Request) error {
 	if sp2 < 0 {
 		return &DecodeError{Msg: "invalid request: legacy form TYPE TITLE YAML has no YAML after the title"}
 	}
-	typ, title, params := d.fast.str('t', line[:sp]), string(rest[:sp2]), rest[sp2+1:]
+	typ, title, params := d.reader.Strings.String(intern.TypeName, line[:sp]), string(rest[:sp2]), rest[sp2+1:]
 	if !validTypeName(typ) {
 		return &DecodeError{Msg: fmt.Sprintf("invalid request: %q is not a resource type name", typ)}
 	}
@@ -209,11 +200,62 @@ func (d *Decoder) decodeLegacy(line []byte, req *Request) error {
 	}
 	req.Type, req.Title = typ, title
 	m, err := d.parseParams(params)
+	var (
+		hint   yamlparams.Hint
+		spaced bool
+	)
+	if len(params) > 0 && params[0] != '{' { // (the usual legacy params are a flow mapping)
+		hint, spaced = spacedTitle(typ, title, params)
+	}
 	if err != nil {
-		return &DecodeError{Type: typ, Title: title, Msg: err.Error(), Err: err}
+		msg := err.Error()
+		if spaced {
+			msg += "; " + hint.Text
+		}
+		return &DecodeError{Type: typ, Title: title, Msg: msg, Err: err}
 	}
 	req.Params = m
+	req.Hints = d.reader.Hints()
+	if spaced {
+		if _, named := m[hint.Key]; named {
+			req.Hints = append(req.Hints, hint)
+		}
+	}
 	return nil
+}
+
+// spacedTitle: the params of a legacy line whose first key has a space in
+// it, as in `exec run backup {command: /bin/true}`, where the title was
+// "run backup" and the first key became "backup {command". The hint shows
+// the request in the JSON form, which takes any title.
+func spacedTitle(typ, title string, src []byte) (yamlparams.Hint, bool) {
+	if len(src) == 0 || bytes.IndexByte([]byte("{[\"'#&*!|>%@`-?,"), src[0]) >= 0 {
+		return yamlparams.Hint{}, false
+	}
+	colon := bytes.IndexByte(src, ':')
+	if colon < 0 {
+		return yamlparams.Hint{}, false
+	}
+	key := bytes.TrimRight(src[:colon], " \t")
+	sp := bytes.LastIndex(key, []byte(" {")) // the params' flow mapping
+	if sp < 0 {
+		sp = bytes.LastIndexByte(key, ' ') // or their first key
+	}
+	if sp < 0 {
+		return yamlparams.Hint{}, false
+	}
+	line := []byte(`{"type":`)
+	line = AppendString(line, typ)
+	line = append(line, `,"title":`...)
+	full := title + " " + string(bytes.TrimRight(key[:sp], " \t"))
+	if q := full[0]; (q == '"' || q == '\'') && full[len(full)-1] == q {
+		full = full[1 : len(full)-1] // the title in quotes, as a shell would take it
+	}
+	line = AppendString(line, full)
+	line = append(line, `,"params":`...)
+	line = AppendString(line, string(src[sp+1:]))
+	line = append(line, '}')
+	return yamlparams.Hint{Key: string(key), Text: "a title with spaces needs the JSON form: " + string(line)}, true
 }
 
 // jsonScanner is a small strict JSON reader over one line. Positions in
@@ -256,29 +298,50 @@ func (s *jsonScanner) describe() string {
 	return strconv.QuoteRune(r)
 }
 
+// A JSON request's members, each a bit of jsonMembers.seen.
+const (
+	memberType uint8 = 1 << iota
+	memberTitle
+	memberParams
+	memberID
+	memberRefresh
+	memberOp
+)
+
+// jsonMembers is what a JSON request's members gave that is checked only
+// once the whole object is read: the members seen, the params in their
+// three forms, an op not known.
+type jsonMembers struct {
+	seen       uint8
+	params     []byte         // a params string (YAML), parsed last
+	paramsObj  map[string]any // params as a JSON object
+	paramsNull bool
+	badOp      []byte // an unknown op, named once type and title are known
+}
+
+// decodeJSONRequest reads the request object, then checks what it gave and
+// reads its params. A request that cannot be read (bad JSON, a member
+// unknown, repeated or of the wrong kind, no type) is answered, as Puppet
+// answers it, without naming a resource; once type and title are known, an
+// error names them.
 func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
-	fail := func(err error) error {
-		// The line could not be read as a request: like Puppet, the answer
-		// names no resource.
-		return &DecodeError{Msg: "invalid request: " + err.Error(), Err: err}
+	var m jsonMembers
+	if err := d.readMembers(s, req, &m); err != nil {
+		return unnamed(err)
 	}
+	return d.finishJSONRequest(req, &m)
+}
+
+// unnamed is the error for a line that could not be read as a request.
+func unnamed(err error) error {
+	return &DecodeError{Msg: "invalid request: " + err.Error(), Err: err}
+}
+
+// readMembers reads the request object's members into req and m, and
+// nothing may follow the object.
+func (d *Decoder) readMembers(s *jsonScanner, req *Request, m *jsonMembers) error {
 	s.ws()
 	s.i++ // '{'
-	var (
-		params       []byte
-		paramsObj    map[string]any
-		paramsIsNull bool
-		seen         uint8
-	)
-	const (
-		seenType = 1 << iota
-		seenTitle
-		seenParams
-		seenID
-		seenRefresh
-		seenOp
-	)
-	var badOp []byte
 	s.ws()
 	if s.i < len(s.b) && s.b[s.i] == '}' {
 		s.i++
@@ -286,108 +349,42 @@ func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
 		for {
 			s.ws()
 			if s.i >= len(s.b) || s.b[s.i] != '"' {
-				return fail(s.errf("expected a member name in double quotes, found %s", s.describe()))
+				return s.errf("expected a member name in double quotes, found %s", s.describe())
 			}
 			keyPos := s.i + 1
 			key, err := s.str()
 			if err != nil {
-				return fail(err)
+				return err
 			}
 			s.ws()
 			if s.i >= len(s.b) || s.b[s.i] != ':' {
-				return fail(s.errf("expected ':' after member name %q, found %s", key, s.describe()))
+				return s.errf("expected ':' after member name %q, found %s", key, s.describe())
 			}
 			s.i++
 			s.ws()
 			var bit uint8
 			switch string(key) {
 			case "type":
-				bit = seenType
+				bit = memberType
 			case "title":
-				bit = seenTitle
+				bit = memberTitle
 			case "params":
-				bit = seenParams
+				bit = memberParams
 			case "id":
-				bit = seenID
+				bit = memberID
 			case "refresh":
-				bit = seenRefresh
+				bit = memberRefresh
 			case "op":
-				bit = seenOp
+				bit = memberOp
 			default:
-				return fail(&jsonError{pos: keyPos, msg: fmt.Sprintf("unknown member %q (expected type, title, params, id, refresh, op)", key)})
+				return &jsonError{pos: keyPos, msg: fmt.Sprintf("unknown member %q (expected type, title, params, id, refresh, op)", key)}
 			}
-			if seen&bit != 0 {
-				return fail(&jsonError{pos: keyPos, msg: fmt.Sprintf("member %q given twice", key)})
+			if m.seen&bit != 0 {
+				return &jsonError{pos: keyPos, msg: fmt.Sprintf("member %q given twice", key)}
 			}
-			seen |= bit
-			switch bit {
-			case seenType, seenTitle:
-				if s.i >= len(s.b) || s.b[s.i] != '"' {
-					return fail(s.errf("%q must be a string, found %s", key, s.describe()))
-				}
-				v, err := s.str()
-				if err != nil {
-					return fail(err)
-				}
-				if bit == seenType {
-					req.Type = d.fast.str('t', v)
-				} else {
-					req.Title = string(v)
-				}
-			case seenParams:
-				switch {
-				case s.i < len(s.b) && s.b[s.i] == '"':
-					v, err := s.str()
-					if err != nil {
-						return fail(err)
-					}
-					// v (perhaps in s.buf) is parsed before DecodeLine
-					// returns; a later string gets the other buffer.
-					params = v
-					s.buf, s.spare = s.spare, s.buf
-				case s.i < len(s.b) && s.b[s.i] == '{':
-					v, err := s.value(0)
-					if err != nil {
-						return fail(err)
-					}
-					paramsObj = v.(map[string]any)
-				case bytes.HasPrefix(s.b[s.i:], []byte("null")):
-					s.i += 4
-					paramsIsNull = true
-				default:
-					return fail(s.errf("\"params\" must be a YAML string or a JSON object, found %s", s.describe()))
-				}
-			case seenOp:
-				if s.i >= len(s.b) || s.b[s.i] != '"' {
-					return fail(s.errf("\"op\" must be a string, found %s", s.describe()))
-				}
-				v, err := s.str()
-				if err != nil {
-					return fail(err)
-				}
-				op, ok := ParseOp(string(v))
-				if !ok {
-					// Named below, once type and title are known.
-					badOp = append([]byte(nil), v...)
-				}
-				req.Op = op
-			case seenRefresh:
-				switch {
-				case bytes.HasPrefix(s.b[s.i:], []byte("true")):
-					s.i += 4
-					req.Refresh = true
-				case bytes.HasPrefix(s.b[s.i:], []byte("false")):
-					s.i += 5
-				default:
-					return fail(s.errf("\"refresh\" must be true or false, found %s", s.describe()))
-				}
-			case seenID:
-				start := s.i
-				if _, err := s.value(0); err != nil {
-					return fail(err)
-				}
-				req.ID = append(d.id[:0], s.b[start:s.i]...)
-				d.id = keptBuf(req.ID)
+			m.seen |= bit
+			if err := d.readMember(s, bit, key, req, m); err != nil {
+				return err
 			}
 			s.ws()
 			if s.i < len(s.b) && s.b[s.i] == ',' {
@@ -398,59 +395,129 @@ func (d *Decoder) decodeJSONRequest(s *jsonScanner, req *Request) error {
 				s.i++
 				break
 			}
-			return fail(s.errf("expected ',' or '}' after a member, found %s", s.describe()))
+			return s.errf("expected ',' or '}' after a member, found %s", s.describe())
 		}
 	}
 	s.ws()
 	if s.i < len(s.b) {
-		return fail(s.errf("unexpected %s after the request object", s.describe()))
-	}
-	if seen&seenType == 0 {
-		return fail(fmt.Errorf("missing member \"type\""))
-	}
-	if !validTypeName(req.Type) {
-		return fail(fmt.Errorf("%q is not a resource type name", req.Type))
-	}
-	named := func(msg string) error {
-		return &DecodeError{Type: req.Type, Title: req.Title, ID: req.ID, Msg: "invalid request: " + msg}
-	}
-	if badOp != nil {
-		return named(fmt.Sprintf("unknown op %q (expected apply, find, search or describe)", badOp))
-	}
-	if req.Op == OpApply && (seen&seenTitle == 0 || req.Title == "") {
-		return fail(fmt.Errorf("missing or empty \"title\" for type %s", req.Type))
-	}
-	if strings.IndexByte(req.Title, 0) >= 0 {
-		return fail(fmt.Errorf("title contains a NUL character"))
-	}
-	switch {
-	case paramsObj != nil:
-		req.Params = paramsObj
-	case seen&seenParams == 0 && req.Op != OpApply:
-		// The read verbs need no params.
-	case seen&seenParams == 0:
-		return named("missing member \"params\" (use \"{}\" for none)")
-	case paramsIsNull:
-		return named("\"params\" is null; a mapping such as \"{ensure: file}\" is required")
-	default:
-		m, err := d.parseParams(params)
-		if err != nil {
-			return &DecodeError{Type: req.Type, Title: req.Title, ID: req.ID, Msg: err.Error(), Err: err}
-		}
-		req.Params = m
+		return s.errf("unexpected %s after the request object", s.describe())
 	}
 	return nil
 }
 
-// strStop marks the bytes that end a run of plain bytes in a JSON string:
-// the closing quote, a backslash, a control character.
-var strStop = func() (t [256]bool) {
-	for c := range 0x20 {
-		t[c] = true
+// readMember reads the value of the member bit (named key) at s.i.
+func (d *Decoder) readMember(s *jsonScanner, bit uint8, key []byte, req *Request, m *jsonMembers) error {
+	switch bit {
+	case memberType, memberTitle:
+		if s.i >= len(s.b) || s.b[s.i] != '"' {
+			return s.errf("%q must be a string, found %s", key, s.describe())
+		}
+		v, err := s.str()
+		if err != nil {
+			return err
+		}
+		if bit == memberType {
+			req.Type = d.reader.Strings.String(intern.TypeName, v)
+		} else {
+			req.Title = string(v)
+		}
+	case memberParams:
+		switch {
+		case s.i < len(s.b) && s.b[s.i] == '"':
+			v, err := s.str()
+			if err != nil {
+				return err
+			}
+			// v (perhaps in s.buf) is parsed before DecodeLine returns; a
+			// later string gets the other buffer.
+			m.params = v
+			s.buf, s.spare = s.spare, s.buf
+		case s.i < len(s.b) && s.b[s.i] == '{':
+			v, err := s.value(0)
+			if err != nil {
+				return err
+			}
+			m.paramsObj = v.(map[string]any)
+		case bytes.HasPrefix(s.b[s.i:], []byte("null")):
+			s.i += 4
+			m.paramsNull = true
+		default:
+			return s.errf("\"params\" must be a YAML string or a JSON object, found %s", s.describe())
+		}
+	case memberOp:
+		if s.i >= len(s.b) || s.b[s.i] != '"' {
+			return s.errf("\"op\" must be a string, found %s", s.describe())
+		}
+		v, err := s.str()
+		if err != nil {
+			return err
+		}
+		op, ok := ParseOp(string(v))
+		if !ok {
+			m.badOp = append([]byte(nil), v...)
+		}
+		req.Op = op
+	case memberRefresh:
+		switch {
+		case bytes.HasPrefix(s.b[s.i:], []byte("true")):
+			s.i += 4
+			req.Refresh = true
+		case bytes.HasPrefix(s.b[s.i:], []byte("false")):
+			s.i += 5
+		default:
+			return s.errf("\"refresh\" must be true or false, found %s", s.describe())
+		}
+	case memberID:
+		start := s.i
+		if _, err := s.value(0); err != nil {
+			return err
+		}
+		req.ID = append(d.id[:0], s.b[start:s.i]...)
+		d.id = keptBuf(req.ID)
 	}
-	t['"'], t['\\'] = true, true
-	return t
-}()
+	return nil
+}
+
+// finishJSONRequest checks the members together (a type, a title unless a
+// read verb, a known op, params unless a read verb) and reads the params.
+func (d *Decoder) finishJSONRequest(req *Request, m *jsonMembers) error {
+	if m.seen&memberType == 0 {
+		return unnamed(fmt.Errorf("missing member \"type\""))
+	}
+	if !validTypeName(req.Type) {
+		return unnamed(fmt.Errorf("%q is not a resource type name", req.Type))
+	}
+	named := func(msg string) error {
+		return &DecodeError{Type: req.Type, Title: req.Title, ID: req.ID, Msg: "invalid request: " + msg}
+	}
+	if m.badOp != nil {
+		return named(fmt.Sprintf("unknown op %q (expected apply, find, search or describe)", m.badOp))
+	}
+	if req.Op == OpApply && (m.seen&memberTitle == 0 || req.Title == "") {
+		return unnamed(fmt.Errorf("missing or empty \"title\" for type %s", req.Type))
+	}
+	if strings.IndexByte(req.Title, 0) >= 0 {
+		return unnamed(fmt.Errorf("title contains a NUL character"))
+	}
+	switch {
+	case m.paramsObj != nil:
+		req.Params = m.paramsObj
+	case m.seen&memberParams == 0 && req.Op != OpApply:
+		// The read verbs need no params.
+	case m.seen&memberParams == 0:
+		return named("missing member \"params\" (use \"{}\" for none)")
+	case m.paramsNull:
+		return named("\"params\" is null; a mapping such as \"{ensure: file}\" is required")
+	default:
+		p, err := d.parseParams(m.params)
+		if err != nil {
+			return &DecodeError{Type: req.Type, Title: req.Title, ID: req.ID, Msg: err.Error(), Err: err}
+		}
+		req.Params = p
+		req.Hints = d.reader.Hints()
+	}
+	return nil
+}
 
 // str reads a JSON string at s.i (which is '"') and returns its decoded
 // bytes: a slice of the line when there is no escape, else s.buf (valid
@@ -461,7 +528,7 @@ func (s *jsonScanner) str() ([]byte, error) {
 	var buf []byte
 	escaped := false
 	for {
-		j := skipJSONPlain(s.b, s.i)
+		j := swar.SkipJSONPlain(s.b, s.i)
 		if escaped {
 			buf = append(buf, s.b[s.i:j]...)
 		}
@@ -559,12 +626,12 @@ func (s *jsonScanner) hex4() (rune, bool) {
 
 // value reads any JSON value into the Go values params use.
 func (s *jsonScanner) value(depth int) (any, error) {
-	if depth > MaxParamsDepth {
-		return nil, s.errf("nesting deeper than %d levels", MaxParamsDepth)
+	if depth > yamlparams.MaxDepth {
+		return nil, s.errf("nesting deeper than %d levels", yamlparams.MaxDepth)
 	}
 	s.n++
-	if s.n > MaxParamsValues {
-		return nil, s.errf("more than %d values", MaxParamsValues)
+	if s.n > yamlparams.MaxValues {
+		return nil, s.errf("more than %d values", yamlparams.MaxValues)
 	}
 	s.ws()
 	if s.i >= len(s.b) {

@@ -1,15 +1,19 @@
 package protocol
 
 import (
-	"encoding/json"
+	"encoding/json" // the standard decoder is the reference here
 	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/protocol/internal/intern"
+	"github.com/pippet/pippet/protocol/yamlparams"
 )
 
 func TestDecodeLine(t *testing.T) {
@@ -40,9 +44,12 @@ func TestDecodeLine(t *testing.T) {
 		{"legacy block yaml", "notify spec message: hi",
 			Request{Type: "notify", Title: "spec", Params: map[string]any{"message": "hi"}}},
 		// Psych reads this as a mapping too; the type then refuses the
-		// attribute "/b /x what { ensure".
+		// attribute "/b /x what { ensure", and the hint shows the title
+		// with spaces in the JSON form.
 		{"legacy garbled is a mapping", "file /a /b /x what { ensure: file }",
-			Request{Type: "file", Title: "/a", Params: map[string]any{"/b /x what { ensure": "file }"}}},
+			Request{Type: "file", Title: "/a", Params: map[string]any{"/b /x what { ensure": "file }"},
+				Hints: []yamlparams.Hint{{Key: "/b /x what { ensure",
+					Text: `a title with spaces needs the JSON form: {"type":"file","title":"/a /b /x what","params":"{ ensure: file }"}`}}}},
 		{"namespaced type", `{"type":"foo::bar","title":"x","params":"{}"}`,
 			Request{Type: "foo::bar", Title: "x", Params: map[string]any{}}},
 	}
@@ -281,7 +288,7 @@ func TestDecoderCache(t *testing.T) {
 		"www-data", "/srv/app", "'/srv/app'", "0x1F", "12.5", ".inf", "other"}
 	var d Decoder
 	var req Request
-	for i := range 3 * cacheSlots * len(values) {
+	for i := range 3 * intern.Slots * len(values) {
 		v := values[i%len(values)]
 		if i%7 == 0 {
 			v = fmt.Sprintf("v%d", i) // one-off values, pushing others out
@@ -313,7 +320,7 @@ func TestDecoderCacheKeepsRepeated(t *testing.T) {
 		d   Decoder
 		req Request
 	)
-	lines := make([][]byte, 4*cacheSlots)
+	lines := make([][]byte, 4*intern.Slots)
 	for i := range lines {
 		lines[i] = []byte(fmt.Sprintf(`{"type":"exec","title":"/bin/true %d","params":"{creates: /srv/d/f%d, cwd: /srv}"}`, i, i))
 	}
@@ -330,4 +337,95 @@ func TestDecoderCacheKeepsRepeated(t *testing.T) {
 	// The title, and the creates path as a string and as a value.
 	assert.Equal(t, 3.0, allocs)
 	assert.Equal(t, "exec", req.Type)
+}
+
+// checkBytes, which skips plain ASCII eight bytes at a time, agrees with
+// the byte-at-a-time definition wherever in a word, or across words, the
+// bytes it stops at are: every pair of them at every two places of a line.
+func TestCheckBytesAgreesWithBytewise(t *testing.T) {
+	special := []string{"\t", "\n", "\x00", "\x1f", "\x7f", "\x80", "\xff", "\u00e9", "\u65e5", "\U0001F600", "\xe2\x82", "\xc3"}
+	for i := range 18 {
+		for j := i; j < 18; j++ {
+			for _, a := range special {
+				for _, b := range special {
+					line := []byte(strings.Repeat("a", i) + a + strings.Repeat("b", j-i) + b + strings.Repeat("c", 18-j))
+					if got, want := errText(checkBytes(line)), errText(checkBytesBytewise(line)); got != want {
+						t.Fatalf("checkBytes(%q) = %q, bytewise %q", line, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// checkBytesBytewise is checkBytes one byte at a time.
+func checkBytesBytewise(line []byte) error {
+	for i := 0; i < len(line); {
+		c := line[i]
+		if c < utf8.RuneSelf {
+			if c < 0x20 && c != '\t' {
+				if c == 0 {
+					return fmt.Errorf("invalid request: NUL byte at byte %d", i+1)
+				}
+				return fmt.Errorf("invalid request: control character 0x%02x at byte %d", c, i+1)
+			}
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRune(line[i:])
+		if r == utf8.RuneError && n == 1 {
+			return fmt.Errorf("invalid request: not valid UTF-8 at byte %d (0x%02x)", i+1, c)
+		}
+		i += n
+	}
+	return nil
+}
+
+// A legacy line whose title has spaces, and a flow value cut at a comma,
+// decode as Puppet reads them, with a hint for the parameter name they
+// make; Explain adds it to a failed answer that names that parameter.
+func TestDecodeHints(t *testing.T) {
+	for _, tt := range []struct {
+		line, key, hint string
+	}{
+		{"exec run backup {command: /bin/true}", "backup {command",
+			`a title with spaces needs the JSON form: {"type":"exec","title":"run backup","params":"{command: /bin/true}"}`},
+		{"exec 'run my backup' command: /bin/true", "my backup' command",
+			`a title with spaces needs the JSON form: {"type":"exec","title":"run my backup","params":"command: /bin/true"}`},
+		{`{"type":"file","title":"/x","params":"{mode: u=rw,go=r}"}`, "go=r",
+			"quote a value that holds a comma, as in mode: 'u=rw,go=r' (in a flow mapping a plain value ends at the first ',')"},
+		{"file /x {mode: u=rw,go=r}", "go=r",
+			"quote a value that holds a comma, as in mode: 'u=rw,go=r' (in a flow mapping a plain value ends at the first ',')"},
+	} {
+		var d Decoder
+		var req Request
+		require.NoError(t, d.DecodeLine([]byte(tt.line), &req), tt.line)
+		require.Contains(t, req.Params, tt.key, tt.line)
+		require.Equal(t, []yamlparams.Hint{{Key: tt.key, Text: tt.hint}}, req.Hints, tt.line)
+
+		puppets := "no parameter named '" + tt.key + "' on X[y]"
+		res := ErrorResult("X[y]", puppets)
+		req.Explain(&res)
+		assert.Equal(t, puppets+"; "+tt.hint, res.Exception)
+		other := ErrorResult("X[y]", "no parameter named 'bogus' on X[y]")
+		req.Explain(&other)
+		assert.Equal(t, "no parameter named 'bogus' on X[y]", other.Exception, "a hint only for its parameter")
+	}
+
+	// A refused document says it too; lines without the mistake have no hints.
+	err := DecodeLine([]byte("exec run backup {command: /bin/true, creates: /tmp}"), new(Request))
+	assert.ErrorContains(t, err, `a title with spaces needs the JSON form: {"type":"exec","title":"run backup","params":"{command: /bin/true, creates: /tmp}"}`)
+	assert.ErrorContains(t, DecodeLine([]byte("exec run "), new(Request)), "empty document")
+	for _, line := range []string{"exec run {command: /bin/true}", "exec run command: /bin/true", `{"type":"file","title":"/x","params":"{mode: 'u=rw,go=r'}"}`} {
+		var req Request
+		require.NoError(t, DecodeLine([]byte(line), &req), line)
+		assert.Nil(t, req.Hints, line)
+	}
 }

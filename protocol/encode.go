@@ -1,13 +1,10 @@
 package protocol
 
 import (
-	"math"
-	"math/big"
-	"sort"
 	"strconv"
 	"unicode/utf8"
 
-	json "github.com/goccy/go-json"
+	"github.com/pippet/pippet/protocol/internal/swar"
 )
 
 // Banner is the line the receiver writes before its first answer. It is
@@ -128,71 +125,6 @@ func appendEvent(dst []byte, e *Event) []byte {
 	return append(dst, '}')
 }
 
-// AppendValue appends v as JSON. Besides what encoding/json takes, it
-// writes non-finite floats as the strings YAML spells them (".inf",
-// "-.inf", ".nan") so that an answer is always valid JSON.
-func AppendValue(dst []byte, v any) []byte {
-	switch x := v.(type) {
-	case nil:
-		return append(dst, "null"...)
-	case string:
-		return AppendString(dst, x)
-	case bool:
-		return strconv.AppendBool(dst, x)
-	case int64:
-		return strconv.AppendInt(dst, x, 10)
-	case int:
-		return strconv.AppendInt(dst, int64(x), 10)
-	case uint64:
-		return strconv.AppendUint(dst, x, 10)
-	case float64:
-		switch {
-		case math.IsNaN(x):
-			return append(dst, `".nan"`...)
-		case math.IsInf(x, 1):
-			return append(dst, `".inf"`...)
-		case math.IsInf(x, -1):
-			return append(dst, `"-.inf"`...)
-		}
-		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-			// Keep floats recognisable as floats: 1.0, not 1.
-			return strconv.AppendFloat(dst, x, 'f', 1, 64)
-		}
-		return strconv.AppendFloat(dst, x, 'g', -1, 64)
-	case *big.Int:
-		return x.Append(dst, 10)
-	case []string:
-		dst = append(dst, '[')
-		for i, e := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = AppendString(dst, e)
-		}
-		return append(dst, ']')
-	case []any:
-		dst = append(dst, '[')
-		for i, e := range x {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = AppendValue(dst, e)
-		}
-		return append(dst, ']')
-	case map[string]any:
-		return appendObject(dst, x, AppendValue)
-	case map[string]string:
-		return appendObject(dst, x, AppendString)
-	case interface{ String() string }:
-		return AppendString(dst, x.String())
-	}
-	b, err := json.Marshal(v)
-	if err != nil || !utf8.Valid(b) {
-		return AppendString(dst, "<unencodable value>")
-	}
-	return append(dst, b...)
-}
-
 const hexDigits = "0123456789abcdef"
 
 // AppendString appends s as a JSON string. Control characters are escaped,
@@ -202,7 +134,7 @@ func AppendString(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
-		if i = skipJSONSafe(s, i); i >= len(s) {
+		if i = swar.SkipJSONSafe(s, i); i >= len(s) {
 			break
 		}
 		c := s[i]
@@ -247,24 +179,4 @@ func AppendString(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
-}
-
-// appendObject appends m as a JSON object with its keys sorted, so the same
-// map always encodes to the same bytes.
-func appendObject[V any](dst []byte, m map[string]V, appendValue func([]byte, V) []byte) []byte {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	dst = append(dst, '{')
-	for i, k := range keys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = AppendString(dst, k)
-		dst = append(dst, ':')
-		dst = appendValue(dst, m[k])
-	}
-	return append(dst, '}')
 }

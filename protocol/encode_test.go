@@ -1,7 +1,7 @@
 package protocol
 
 import (
-	"encoding/json"
+	"encoding/json" // the standard decoder judges the hand-written encoder
 	"math"
 	"testing"
 

@@ -20,35 +20,21 @@
 // DecodeLine first refuses invalid UTF-8 and control characters, then reads
 // a JSON request with a small strict reader of its own (exact byte offsets
 // in its errors, no reflection, unknown or repeated members refused) or
-// splits the legacy form. Params go through ParseParams, which reads YAML
-// the way Puppet does through Ruby's Psych: yaml.v3 parses the document
-// into nodes, and the conversion to Go values is ours, so plain scalars
-// resolve by Psych's YAML 1.1 rules (yes/no/on/off, octal 0644, base 60,
-// dates and symbols refused) and every alias expansion is counted. Two
-// shapes that make up nearly all real requests, a one-line flow mapping and
-// a block mapping with literal blocks, are read by a fast path that never
-// builds a tree; the fuzz target FuzzParseParams holds it to the general
-// path's answers. When yaml.v3 refuses a document, a small scanner of our
-// own (yamlpos.go) finds the token at fault, so the error names its line
-// and column within the params, and says to quote a plain value that YAML
-// reads as structure (one with ": " inside, one starting with '@' or '%').
+// splits the legacy form. Params in a string go to package yamlparams,
+// which reads YAML the way Puppet does through Ruby's Psych (YAML 1.1
+// scalars, safe loading, bounded work, errors located by line and column);
+// params given as a JSON object are read by the JSON reader, within the
+// same limits (yamlparams.MaxDepth, yamlparams.MaxValues).
 //
 // A Decoder decodes a stream of lines as the receiver loop does, reusing
 // the Params mapping and its buffers from line to line, and sharing short
 // type names, keys and values repeated from line to line through a small
-// bounded cache that learns them from the input (intern.go: no names are
-// known in advance), so that a line costs only the strings new to it; an
-// Applier must therefore not keep a request after answering it. Scans over
-// plain bytes (the UTF-8 and control check, JSON strings, quoted YAML
-// values, answer strings) go eight bytes at a time (swar.go).
-//
-// # Limits
-//
-// Nothing a line holds can cost more than bounded work: nesting is at most
-// MaxParamsDepth, values (alias expansions included) at most
-// MaxParamsValues, and a large document is scanned once (estimateNodes)
-// before yaml.v3 may build anything. The line length limit is the
-// reader's (cmd/receiver).
+// bounded cache that learns them from the input (internal/intern: no
+// names are known in advance), so that a line costs only the strings new
+// to it; an Applier must therefore not keep a request after answering it.
+// Scans over plain bytes (the UTF-8 and control check, JSON strings,
+// quoted YAML values, answer strings) go eight bytes at a time
+// (internal/swar). The line length limit is the reader's (cmd/receiver).
 //
 // # Encoding
 //
@@ -60,6 +46,9 @@ package protocol
 import (
 	"context"
 	"strconv"
+	"strings"
+
+	"github.com/pippet/pippet/protocol/yamlparams"
 )
 
 // Request is one decoded request line.
@@ -94,6 +83,22 @@ type Request struct {
 	Stable bool
 	// Memo belongs to the Applier, for a Stable request; nil at first.
 	Memo any
+	// Hints say how a parameter name in Params was probably meant, when
+	// reading the line made it out of something else (the rest of a
+	// legacy line's title with spaces, a flow value cut at a comma); nil
+	// for nearly every request. See Explain.
+	Hints []yamlparams.Hint
+}
+
+// Explain adds to a failed answer the hints about the parameter its
+// exception names ('go=r', quoted as Puppet quotes an unknown parameter),
+// so that the error stays Puppet's and says what was probably meant.
+func (r *Request) Explain(res *Result) {
+	for _, h := range r.Hints {
+		if res.Failed && strings.Contains(res.Exception, "'"+h.Key+"'") && !strings.Contains(res.Exception, h.Text) {
+			res.Exception += "; " + h.Text
+		}
+	}
 }
 
 // Op is a request's verb.

@@ -2,7 +2,7 @@ package runner_test
 
 import (
 	"context"
-	"encoding/json"
+	"encoding/json" // what a Go program using the standard library sees
 	"errors"
 	"fmt"
 	"strings"

@@ -3,14 +3,11 @@ package runner
 import (
 	"errors"
 	"fmt"
-	"math"
-	"reflect"
-	"sort"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/pippet/pippet/protocol"
+	"github.com/pippet/pippet/protocol/yamlparams"
 )
 
 // Resource is one resource to converge, as a graph engine holds it.
@@ -33,7 +30,7 @@ import (
 //
 // Any other Go type (a struct, a channel) is refused with an error wrapping
 // ErrInvalidRequest, as is invalid UTF-8 in a key or a string, nesting
-// deeper than protocol.MaxParamsDepth, or both Params and Values set. Our
+// deeper than yamlparams.MaxDepth, or both Params and Values set. Our
 // receiver takes either form; Puppet's own receiver reads only a string,
 // so use Params with it.
 type Resource struct {
@@ -121,7 +118,7 @@ func encodeRequest(res *Resource, noop bool) ([]byte, error) {
 		// string are read here as the receiver reads them.
 		m := map[string]any{}
 		if !blank {
-			parsed, err := protocol.ParseParams([]byte(res.Params))
+			parsed, err := yamlparams.Parse([]byte(res.Params))
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w: params: %w", shortRef(res), ErrInvalidRequest, err)
 			}
@@ -142,7 +139,7 @@ func encodeRequest(res *Resource, noop bool) ([]byte, error) {
 	switch {
 	case values != nil:
 		var err error
-		if b, err = appendParam(b, reflect.ValueOf(values), 0); err != nil {
+		if b, err = protocol.AppendExactValue(b, values); err != nil {
 			return nil, fmt.Errorf("%s: %w: params: %w", shortRef(res), ErrInvalidRequest, err)
 		}
 	case blank:
@@ -166,108 +163,4 @@ func badByte(s string) int {
 		}
 	}
 	return -1
-}
-
-// appendParam appends one Go value as JSON, following the table of
-// Resource.
-func appendParam(dst []byte, v reflect.Value, depth int) ([]byte, error) {
-	if depth > protocol.MaxParamsDepth {
-		return nil, fmt.Errorf("nested deeper than %d levels", protocol.MaxParamsDepth)
-	}
-	for v.IsValid() && (v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface) {
-		if v.IsNil() {
-			return append(dst, "null"...), nil
-		}
-		v = v.Elem()
-	}
-	if !v.IsValid() {
-		return append(dst, "null"...), nil
-	}
-	switch v.Kind() {
-	case reflect.String:
-		s := v.String()
-		if !utf8.ValidString(s) {
-			return nil, fmt.Errorf("string %q is not valid UTF-8 (byte %d)", clip(strings.ToValidUTF8(s, "\uFFFD"), 64), badByte(s))
-		}
-		return protocol.AppendString(dst, s), nil
-	case reflect.Bool:
-		return strconv.AppendBool(dst, v.Bool()), nil
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
-		return strconv.AppendInt(dst, v.Int(), 10), nil
-	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
-		u := v.Uint()
-		if u > math.MaxInt64 {
-			return nil, fmt.Errorf("integer %d is beyond the receiver's integers (at most %d)", u, int64(math.MaxInt64))
-		}
-		return strconv.AppendUint(dst, u, 10), nil
-	case reflect.Float32, reflect.Float64:
-		f := v.Float()
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, fmt.Errorf("float %v has no JSON form", f)
-		}
-		return appendFloat(dst, f, v.Type().Bits()), nil
-	case reflect.Slice, reflect.Array:
-		if v.Kind() == reflect.Slice && v.IsNil() {
-			return append(dst, "null"...), nil
-		}
-		dst = append(dst, '[')
-		for i := range v.Len() {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			var err error
-			if dst, err = appendParam(dst, v.Index(i), depth+1); err != nil {
-				return nil, err
-			}
-		}
-		return append(dst, ']'), nil
-	case reflect.Map:
-		if v.Type().Key().Kind() != reflect.String {
-			return nil, fmt.Errorf("a map with %s keys (keys must be strings)", v.Type().Key())
-		}
-		if v.IsNil() {
-			return append(dst, "null"...), nil
-		}
-		keys := make([]string, 0, v.Len())
-		vals := make(map[string]reflect.Value, v.Len())
-		for it := v.MapRange(); it.Next(); {
-			k := it.Key().String()
-			if !utf8.ValidString(k) {
-				return nil, fmt.Errorf("key %q is not valid UTF-8 (byte %d)", clip(strings.ToValidUTF8(k, "\uFFFD"), 64), badByte(k))
-			}
-			keys = append(keys, k)
-			vals[k] = it.Value()
-		}
-		sort.Strings(keys)
-		dst = append(dst, '{')
-		for i, k := range keys {
-			if i > 0 {
-				dst = append(dst, ',')
-			}
-			dst = protocol.AppendString(dst, k)
-			dst = append(dst, ':')
-			var err error
-			if dst, err = appendParam(dst, vals[k], depth+1); err != nil {
-				return nil, fmt.Errorf("%s: %w", k, err)
-			}
-		}
-		return append(dst, '}'), nil
-	}
-	return nil, fmt.Errorf("a Go %s has no YAML kind (use string, bool, a number, a slice or a map)", v.Type())
-}
-
-// appendFloat writes f so that it reads back as a float: always with a
-// fraction (1.0, 1.5e+300 becomes 1.5e+300, 1e+300 becomes 1.0e+300).
-func appendFloat(dst []byte, f float64, bits int) []byte {
-	start := len(dst)
-	dst = strconv.AppendFloat(dst, f, 'g', -1, bits)
-	num := dst[start:]
-	if strings.ContainsAny(string(num), ".") {
-		return dst
-	}
-	if e := strings.IndexAny(string(num), "eE"); e >= 0 {
-		exp := append([]byte(nil), num[e:]...)
-		return append(append(dst[:start+e], ".0"...), exp...)
-	}
-	return append(dst, ".0"...)
 }

@@ -2,12 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/delegate"

@@ -550,14 +550,18 @@ func (l *loop) encode(dst []byte, res *protocol.Result, lineNo int) (out []byte)
 }
 
 // answered echoes the request's id in its answer (the one place that
-// does) and names the resource where the applier did not. A panic in the
-// applier is the applier's to answer: applier.Engine turns one into an
+// does), names the resource where the applier did not, and adds the
+// decoder's hints to an error about a parameter it has one for. A panic in
+// the applier is the applier's to answer: applier.Engine turns one into an
 // error answer naming the resource.
 func (l *loop) answered(req *protocol.Request, res protocol.Result) protocol.Result {
 	if res.Resource == "" {
 		res.Resource = protocol.Ref(req.Type, req.Title)
 	}
 	res.ID = req.ID
+	if req.Hints != nil {
+		req.Explain(&res)
+	}
 	return res
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/protocol"
+	"github.com/pippet/pippet/protocol/yamlparams"
 )
 
 // resource is the command-line face of the read verbs, shaped after
@@ -120,7 +121,7 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			out.Write(protocol.AppendResult(nil, &res, false))
 		case *asYAML && res.Instances != nil:
 			for _, in := range res.Instances {
-				b := applier.AppendYAML(nil, in.Title)
+				b := protocol.AppendYAML(nil, in.Title)
 				out.WriteString(string(b) + ": " + applier.ParamsYAML(t, in.State) + "\n")
 			}
 		case *asYAML:
@@ -186,7 +187,7 @@ func cliValue(v string) (any, error) {
 	if !strings.HasPrefix(v, "[") && !strings.HasPrefix(v, "{") {
 		return v, nil
 	}
-	m, err := protocol.ParseParams([]byte("v: " + v))
+	m, err := yamlparams.Parse([]byte("v: " + v))
 	if err != nil {
 		return nil, err
 	}

@@ -4,10 +4,14 @@ package testutil
 
 import (
 	"bytes"
-	"encoding/json"
+	"flag"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	json "github.com/goccy/go-json"
 )
 
 // SyncBuffer is a bytes.Buffer safe for concurrent writers, such as a log
@@ -66,4 +70,17 @@ func DecodeAnswers(t testing.TB, out string) (banner string, as []Answer) {
 		as = append(as, a)
 	}
 	return banner, as
+}
+
+// FuzzWatchdog crashes the fuzz worker when one input takes more than two
+// seconds, so that the fuzzer records it (a hang is otherwise never
+// reported): defer FuzzWatchdog(input)() at the top of a fuzz function.
+// It is armed only while fuzzing: seed runs under -race on a loaded
+// machine may be slow without anything being wrong.
+func FuzzWatchdog(in []byte) (stop func()) {
+	if f := flag.Lookup("test.fuzz"); f == nil || f.Value.String() == "" {
+		return func() {}
+	}
+	t := time.AfterFunc(2*time.Second, func() { panic(fmt.Sprintf("input took more than 2s: %q", in)) })
+	return func() { t.Stop() }
 }

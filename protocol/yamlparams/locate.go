@@ -1,4 +1,4 @@
-package protocol
+package yamlparams
 
 import (
 	"bytes"
@@ -11,7 +11,7 @@ import (
 // yaml.v3 reports a syntax error with at most a line, and for a parser
 // error (an unexpected token) that line is where the enclosing collection
 // starts, counted from 0, or nothing when that is the first line. So when
-// yaml.v3 refuses a document, locateYAMLError reads it again with a small
+// yaml.v3 refuses a document, locateError reads it again with a small
 // scanner of its own, which follows libyaml's tokens far enough to find
 // the token the error is about, and names its line and column (1-based,
 // columns in characters, as yaml.v3's node positions are). Where the cause
@@ -26,9 +26,9 @@ type yamlSpot struct {
 	hint string // how to fix it, or ""
 }
 
-// yamlErrorLocation returns the ParamsError for yaml.v3's message msg about
+// locateError returns the Error for yaml.v3's message msg about
 // src, located by the scanner below when it can.
-func yamlErrorLocation(src []byte, msg string) *ParamsError {
+func locateError(src []byte, msg string) *Error {
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	line := 0
 	if rest, ok := strings.CutPrefix(msg, "line "); ok {
@@ -46,7 +46,7 @@ func yamlErrorLocation(src []byte, msg string) *ParamsError {
 		if strings.HasPrefix(msg, "did not find expected") && msg != "did not find expected comment or line break" {
 			line = 0
 		}
-		return &ParamsError{Line: line, Msg: "invalid YAML: " + msg}
+		return &Error{Line: line, Msg: "invalid YAML: " + msg}
 	}
 	text := msg
 	if spot.msg != "" {
@@ -56,7 +56,7 @@ func yamlErrorLocation(src []byte, msg string) *ParamsError {
 		text += "; " + spot.hint
 	}
 	ln, col := lineCol(src, spot.off)
-	return &ParamsError{Line: ln, Column: col, Msg: "invalid YAML: " + text}
+	return &Error{Line: ln, Column: col, Msg: "invalid YAML: " + text}
 }
 
 // lineCol turns a byte offset into a 1-based line and column (characters).
@@ -220,7 +220,7 @@ func blockScalarEnd(src []byte, i int) int {
 // flowNode reads one node at l.i in flow context; ok reports an error
 // found (its spot).
 func (l *yamlLocator) flowNode() (yamlSpot, bool) {
-	if l.depth > MaxParamsDepth {
+	if l.depth > MaxDepth {
 		l.i = len(l.src) // too deep to look into: not located
 		return yamlSpot{}, false
 	}

@@ -1,4 +1,4 @@
-package protocol
+package yamlparams
 
 import (
 	"math"
@@ -11,7 +11,7 @@ import (
 
 // The expectations below were checked against Ruby 3.1's Psych, which
 // Puppet 7 uses: ruby -ryaml -e 'p YAML.safe_load(ARGV[0], aliases: true)'.
-func TestParseParams(t *testing.T) {
+func TestParse(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
@@ -59,7 +59,7 @@ func TestParseParams(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := ParseParams([]byte(tt.in))
+			got, err := Parse([]byte(tt.in))
 			if tt.err != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.err)
@@ -71,8 +71,8 @@ func TestParseParams(t *testing.T) {
 	}
 }
 
-func TestParseParamsNonFinite(t *testing.T) {
-	got, err := ParseParams([]byte("{a: .inf, b: -.Inf, c: .NaN, d: +.INF}"))
+func TestParseNonFinite(t *testing.T) {
+	got, err := Parse([]byte("{a: .inf, b: -.Inf, c: .NaN, d: +.INF}"))
 	require.NoError(t, err)
 	assert.True(t, math.IsInf(got["a"].(float64), 1))
 	assert.True(t, math.IsInf(got["b"].(float64), -1))
@@ -83,14 +83,14 @@ func TestParseParamsNonFinite(t *testing.T) {
 // A billion-laughs document is refused without building the expansion:
 // it would make 9^9 (387 million) values; the work done, counted in
 // allocations (deterministic, unlike a time), stays within what
-// MaxParamsValues values cost.
-func TestParseParamsBillionLaughs(t *testing.T) {
+// MaxValues values cost.
+func TestParseBillionLaughs(t *testing.T) {
 	doc := []byte(billionLaughs())
-	_, err := ParseParams(doc)
+	_, err := Parse(doc)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "more than")
-	allocs := testing.AllocsPerRun(1, func() { _, _ = ParseParams(doc) })
-	assert.LessOrEqual(t, allocs, float64(MaxParamsValues+MaxParamsValues/10))
+	allocs := testing.AllocsPerRun(1, func() { _, _ = Parse(doc) })
+	assert.LessOrEqual(t, allocs, float64(MaxValues+MaxValues/10))
 }
 
 func billionLaughs() string {
@@ -125,7 +125,7 @@ func TestFastParams(t *testing.T) {
 	for _, s := range takes {
 		fast, ok := fastParams([]byte(s))
 		require.True(t, ok, "fast path declined %q", s)
-		slow, err := parseParamsYAML([]byte(s))
+		slow, err := parseYAML([]byte(s), nil)
 		require.NoError(t, err, s)
 		assert.True(t, equalValues(fast, slow), "%q: fast %#v, slow %#v", s, fast, slow)
 	}
@@ -143,7 +143,7 @@ func TestFastParams(t *testing.T) {
 
 // Big documents: many values are refused before yaml.v3 builds them; a big
 // string is fine whichever way it is written.
-func TestParseParamsBigDocuments(t *testing.T) {
+func TestParseBigDocuments(t *testing.T) {
 	// 14,000 lines with 112,000 indicator bytes: over the limit unless the
 	// scan skips the scalar (kept small: yaml.v3 is slow under -race).
 	text := strings.Repeat("a line, with: commas - and [brackets] {braces} 'quotes'\n", 14_000)
@@ -168,13 +168,13 @@ func TestParseParamsBigDocuments(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			doc := []byte(tt.doc)
-			got, err := ParseParams(doc)
+			got, err := Parse(doc)
 			if tt.err != "" {
 				require.Error(t, err)
 				assert.Contains(t, err.Error(), tt.err)
 				// Refused by the scan, before yaml.v3 builds a node: a
 				// handful of allocations for millions of values.
-				allocs := testing.AllocsPerRun(1, func() { _, _ = ParseParams(doc) })
+				allocs := testing.AllocsPerRun(1, func() { _, _ = Parse(doc) })
 				assert.Less(t, allocs, 20.0)
 				return
 			}
@@ -195,7 +195,7 @@ func TestLiteralBlocks(t *testing.T) {
 		{"a: |\n  one\n\n   two\n", "one\n\n two\n"},
 	}
 	for _, tt := range tests {
-		for name, parse := range map[string]func([]byte) (map[string]any, error){"ParseParams": ParseParams, "yaml.v3": parseParamsYAML} {
+		for name, parse := range map[string]func([]byte) (map[string]any, error){"Parse": Parse, "yaml.v3": func(b []byte) (map[string]any, error) { return parseYAML(b, nil) }} {
 			m, err := parse([]byte(tt.doc))
 			require.NoError(t, err, "%s %q", name, tt.doc)
 			assert.Equal(t, tt.want, m["a"], "%s %q", name, tt.doc)
@@ -203,19 +203,45 @@ func TestLiteralBlocks(t *testing.T) {
 	}
 }
 
-// TestParseParamsIntegerRangeNamesAttribute: an integer beyond 64 bits in a
+// TestParseIntegerRangeNamesAttribute: an integer beyond 64 bits in a
 // top-level value names the attribute, so the error answer says which
 // value is at fault (the top-level one, when it is nested).
-func TestParseParamsIntegerRangeNamesAttribute(t *testing.T) {
+func TestParseIntegerRangeNamesAttribute(t *testing.T) {
 	for _, c := range []struct{ doc, want string }{
 		{"{uid: 99999999999999999999}", "params: line 1 column 7: uid: integer 99999999999999999999 is out of range (64 bits)"},
 		{"ensure: present\ngid: -9223372036854775809\n", "params: line 2 column 6: gid: integer -9223372036854775809 is out of range (64 bits)"},
 		{"{returns: [0, 18446744073709551616]}", "params: line 1 column 15: returns: integer 18446744073709551616 is out of range (64 bits)"},
 		{"{a: {b: 99999999999999999999}}", "params: line 1 column 9: a: integer 99999999999999999999 is out of range (64 bits)"},
 	} {
-		_, err := ParseParams([]byte(c.doc))
+		_, err := Parse([]byte(c.doc))
 		if assert.Error(t, err, c.doc) {
 			assert.Equal(t, c.want, err.Error(), c.doc)
 		}
+	}
+}
+
+// A plain value cut at a comma in a flow mapping leaves keys without a
+// value; each gets the hint to quote the whole value. Nothing else does.
+func TestCommaHints(t *testing.T) {
+	for _, tt := range []struct {
+		doc  string
+		want []Hint
+	}{
+		{"{mode: u=rw,go=r}", []Hint{{Key: "go=r", Text: "quote a value that holds a comma, as in mode: 'u=rw,go=r' (in a flow mapping a plain value ends at the first ',')"}}},
+		{"{ensure: file, mode: u=rw,g=r,o=r, owner: root}", []Hint{
+			{Key: "g=r", Text: "quote a value that holds a comma, as in mode: 'u=rw,g=r,o=r' (in a flow mapping a plain value ends at the first ',')"},
+			{Key: "o=r", Text: "quote a value that holds a comma, as in mode: 'u=rw,g=r,o=r' (in a flow mapping a plain value ends at the first ',')"},
+		}},
+		{"{message: it's,here}", []Hint{{Key: "here", Text: "quote a value that holds a comma, as in message: 'it''s,here' (in a flow mapping a plain value ends at the first ',')"}}},
+		{"{mode: 'u=rw,go=r'}", nil},
+		{"{a: b, c: d}", nil},
+		{"{a: 'b', c}", nil}, // the value before is quoted: not cut at a comma
+		{"{a: b, c: ~}", nil},
+		{"mode: u=rw\ngo=r:\n", nil}, // a block mapping
+	} {
+		var r Reader
+		_, err := r.ParseInto([]byte(tt.doc), nil)
+		require.NoError(t, err, tt.doc)
+		assert.Equal(t, tt.want, r.Hints(), tt.doc)
 	}
 }

@@ -1,7 +1,10 @@
-package protocol
+package yamlparams
 
 import (
 	"unicode/utf8"
+
+	"github.com/pippet/pippet/protocol/internal/intern"
+	"github.com/pippet/pippet/protocol/internal/swar"
 )
 
 // fastParams reads the two most common documents without building a YAML
@@ -17,27 +20,20 @@ import (
 // \t \r only). Plain values go through the same resolvePlain as the
 // general path. It answers ok=false for anything outside that narrow
 // grammar, and for any value the general path would refuse, so that the
-// general path decides and reports. FuzzParseParams checks both agree.
+// general path decides and reports. FuzzParse checks both agree.
 func fastParams(src []byte) (m map[string]any, ok bool) {
-	var st fastState
-	return fastParamsInto(src, nil, &st)
+	var r Reader
+	return r.fast(src, nil)
 }
 
-// fastState is what the fast path reuses from one document to the next:
-// the buffer quoted values with escapes are put together in, and a small
-// cache of short strings (nil: none).
-type fastState struct {
-	buf   []byte
-	cache *valueCache
-}
-
-// fastParamsInto is fastParams filling m (empty, or nil for a new map).
-// When it declines, m may hold some entries: the caller clears it.
-func fastParamsInto(src []byte, m map[string]any, st *fastState) (map[string]any, bool) {
+// fast is fastParams filling m (empty, or nil for a new map), with r's
+// buffer and cache. When it declines, m may hold some entries: the caller
+// clears it.
+func (r *Reader) fast(src []byte, m map[string]any) (map[string]any, bool) {
 	if m == nil {
 		m = make(map[string]any, 4)
 	}
-	if len(src) > estimateAbove && estimateNodes(src, MaxParamsValues) > MaxParamsValues {
+	if len(src) > estimateAbove && estimateNodes(src, MaxValues) > MaxValues {
 		return nil, false // the general path refuses it
 	}
 	i := skipSpaces(src, 0)
@@ -46,12 +42,12 @@ func fastParamsInto(src []byte, m map[string]any, st *fastState) (map[string]any
 		ok      bool
 	)
 	if i < len(src) && src[i] == '{' {
-		entries, ok = fastFlow(src, i+1, m, st)
+		entries, ok = fastFlow(src, i+1, m, r)
 	} else {
-		entries, ok = fastBlock(src, m, st)
+		entries, ok = fastBlock(src, m, r)
 	}
 	// The general path counts the mapping, every key and every value.
-	if !ok || 1+2*entries > MaxParamsValues {
+	if !ok || 1+2*entries > MaxValues {
 		return nil, false
 	}
 	return m, true
@@ -59,7 +55,7 @@ func fastParamsInto(src []byte, m map[string]any, st *fastState) (map[string]any
 
 // fastFlow reads the flow mapping whose '{' is before i into m and
 // returns its number of entries.
-func fastFlow(src []byte, i int, m map[string]any, st *fastState) (int, bool) {
+func fastFlow(src []byte, i int, m map[string]any, st *Reader) (int, bool) {
 	i = skipSpaces(src, i)
 	if i < len(src) && src[i] == '}' {
 		return 0, skipSpaces(src, i+1) == len(src)
@@ -91,7 +87,7 @@ func fastFlow(src []byte, i int, m map[string]any, st *fastState) (int, bool) {
 
 // fastBlock reads "key: value" lines starting in column 0, and literal
 // block scalars whose lines are all indented alike.
-func fastBlock(src []byte, m map[string]any, st *fastState) (int, bool) {
+func fastBlock(src []byte, m map[string]any, st *Reader) (int, bool) {
 	i, n := 0, 0
 	for i < len(src) {
 		key, j, ok := fastKey(src, i, st)
@@ -129,7 +125,7 @@ func fastBlock(src []byte, m map[string]any, st *fastState) (int, bool) {
 // fastKey reads [A-Za-z_][A-Za-z0-9_]* then optional spaces, ':' and at
 // least one space, or ':' at the end of the line in block context (which
 // fastValue then declines).
-func fastKey(src []byte, i int, st *fastState) (string, int, bool) {
+func fastKey(src []byte, i int, st *Reader) (string, int, bool) {
 	ks := i
 	for i < len(src) && (isAlpha(src[i]) || src[i] == '_' || (i > ks && isDigit(src[i]))) {
 		i++
@@ -137,7 +133,7 @@ func fastKey(src []byte, i int, st *fastState) (string, int, bool) {
 	if i == ks {
 		return "", 0, false
 	}
-	key := st.key(src[ks:i])
+	key := st.Strings.String(intern.Key, src[ks:i])
 	i = skipSpaces(src, i)
 	if i+1 >= len(src) || src[i] != ':' || src[i+1] != ' ' {
 		return "", 0, false
@@ -147,7 +143,7 @@ func fastKey(src []byte, i int, st *fastState) (string, int, bool) {
 
 // fastValue reads one scalar at i: in flow context a plain value ends
 // before spaces and ',' or '}', in block context at the end of the line.
-func fastValue(src []byte, i int, flow bool, st *fastState) (any, int, bool) {
+func fastValue(src []byte, i int, flow bool, st *Reader) (any, int, bool) {
 	if i >= len(src) {
 		return nil, 0, false
 	}
@@ -158,7 +154,7 @@ func fastValue(src []byte, i int, flow bool, st *fastState) (any, int, bool) {
 		i++
 		start := i
 		for {
-			i = skipPrintableASCII(src, i, '\'')
+			i = swar.SkipPrintableASCII(src, i, '\'')
 			if i >= len(src) {
 				return nil, 0, false
 			}
@@ -174,7 +170,7 @@ func fastValue(src []byte, i int, flow bool, st *fastState) (any, int, bool) {
 					continue
 				}
 				if !escaped {
-					return st.quoted(src[start:i]), i + 1, true
+					return st.Strings.Value(intern.Quoted, src[start:i]), i + 1, true
 				}
 				sb = append(sb, src[start:i]...)
 				st.buf = sb[:0]
@@ -192,7 +188,7 @@ func fastValue(src []byte, i int, flow bool, st *fastState) (any, int, bool) {
 		i++
 		start := i
 		for {
-			i = skipPrintableASCII(src, i, '"')
+			i = swar.SkipPrintableASCII(src, i, '"')
 			if i >= len(src) {
 				return nil, 0, false
 			}
@@ -200,7 +196,7 @@ func fastValue(src []byte, i int, flow bool, st *fastState) (any, int, bool) {
 			switch b {
 			case '"':
 				if !escaped {
-					return st.quoted(src[start:i]), i + 1, true
+					return st.Strings.Value(intern.Quoted, src[start:i]), i + 1, true
 				}
 				sb = append(sb, src[start:i]...)
 				st.buf = sb[:0]
@@ -259,7 +255,7 @@ func fastValue(src []byte, i int, flow bool, st *fastState) (any, int, bool) {
 			}
 			break
 		}
-		v, ok := st.plain(src[vs:end])
+		v, ok := st.Strings.Resolved(src[vs:end], resolvePlain)
 		if !ok {
 			return nil, 0, false
 		}
@@ -290,7 +286,7 @@ func printable(src []byte, i int) (int, bool) {
 // line's indentation, empty lines (no spaces) among them; it ends at a
 // line in column 0 or the end of the document. It declines leading empty
 // lines, lines of only spaces, tabs and anything not printable.
-func fastLiteral(src []byte, i int, st *fastState) (string, int, bool) {
+func fastLiteral(src []byte, i int, st *Reader) (string, int, bool) {
 	i++
 	chomp := byte(0)
 	if i < len(src) && (src[i] == '-' || src[i] == '+') {
@@ -332,7 +328,7 @@ func fastLiteral(src []byte, i int, st *fastState) (string, int, bool) {
 		}
 		j := i + indent
 		for {
-			j = skipPrintableASCII(src, j, '\n')
+			j = swar.SkipPrintableASCII(src, j, '\n')
 			if j >= len(src) || src[j] == '\n' {
 				break
 			}
@@ -364,3 +360,13 @@ func fastLiteral(src []byte, i int, st *fastState) (string, int, bool) {
 	st.buf = text[:0]
 	return string(text), i, true
 }
+
+func skipSpaces(b []byte, i int) int {
+	for i < len(b) && b[i] == ' ' {
+		i++
+	}
+	return i
+}
+
+func isAlpha(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }

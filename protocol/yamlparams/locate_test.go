@@ -1,4 +1,4 @@
-package protocol
+package yamlparams
 
 import (
 	"errors"
@@ -50,9 +50,9 @@ func TestYAMLErrorPositions(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseParams([]byte(tt.doc))
+			_, err := Parse([]byte(tt.doc))
 			require.Error(t, err)
-			var pe *ParamsError
+			var pe *Error
 			require.True(t, errors.As(err, &pe), "%T", err)
 			assert.Equal(t, [2]int{tt.line, tt.col}, [2]int{pe.Line, pe.Column}, err.Error())
 			assert.Contains(t, pe.Msg, tt.msg)
@@ -70,7 +70,7 @@ func TestYAMLErrorPositions(t *testing.T) {
 func TestYAMLErrorLocationBounded(t *testing.T) {
 	for _, doc := range []string{"", "{", "[", "'", "\"", ":", "- ", "{a: [b, {c: d}", "a: |\n", "a: >-\n  x\n y: z", "? x\n: y\n: z",
 		string(make([]byte, 0)) + "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[["} {
-		pe := yamlErrorLocation([]byte(doc), "yaml: did not find expected node content")
+		pe := locateError([]byte(doc), "yaml: did not find expected node content")
 		require.NotNil(t, pe)
 		assert.LessOrEqual(t, pe.Line, 1+len(doc))
 	}

@@ -1,4 +1,4 @@
-package protocol
+package yamlparams
 
 // yaml.v3 builds a node tree for the whole document before we can count
 // anything, at a few hundred bytes per node: an 8 MiB flow list of "1,"
@@ -25,7 +25,7 @@ package protocol
 //     are a syntax error before any node is built.
 //
 // Over-counting (a multi-line quoted string full of commas) only matters
-// for documents with more than MaxParamsValues such bytes.
+// for documents with more than MaxValues such bytes.
 func estimateNodes(src []byte, limit int) int {
 	n := 1
 	lineStart := true // only spaces so far on this line

@@ -1,12 +1,13 @@
-package protocol
+package yamlparams
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"strconv"
 	"testing"
+
+	json "github.com/goccy/go-json"
 )
 
 // TestPsychScalars compares how 5,000 scalars (YAML 1.1 edge cases and
@@ -35,7 +36,7 @@ func TestPsychScalars(t *testing.T) {
 		if known[s] {
 			continue
 		}
-		m, err := ParseParams([]byte("a: " + s + "\n"))
+		m, err := Parse([]byte("a: " + s + "\n"))
 		var got []string
 		if err != nil {
 			got = []string{"error", err.Error()}

@@ -1,7 +1,6 @@
-package protocol
+package yamlparams
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"os"
@@ -9,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"testing"
+
+	json "github.com/goccy/go-json"
 )
 
 // encPsych renders a value the way testdata/psych-docs.rb renders Psych's.
@@ -88,7 +89,7 @@ func TestPsychDocuments(t *testing.T) {
 		var want map[string]any
 		json.Unmarshal(r[0], &doc)
 		json.Unmarshal(r[1], &want)
-		m, err := ParseParams([]byte(doc))
+		m, err := Parse([]byte(doc))
 		if _, isErr := want["error"]; isErr {
 			if err == nil {
 				bad++

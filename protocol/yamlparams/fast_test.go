@@ -1,4 +1,4 @@
-package protocol
+package yamlparams
 
 import (
 	"math/rand/v2"
@@ -13,7 +13,7 @@ import (
 // indentation, escapes it must decline, YAML line breaks) and checks that
 // whenever the fast path answers, the yaml.v3 path accepts the document
 // and gives the same mapping. It reaches far more of the fast grammar than
-// byte-level fuzzing does; FuzzParseParams checks the same property.
+// byte-level fuzzing does; FuzzParse checks the same property.
 func TestFastParamsAgreesOnRandomDocuments(t *testing.T) {
 	n := 20000
 	if testing.Short() {
@@ -97,7 +97,7 @@ func TestFastParamsAgreesOnRandomDocuments(t *testing.T) {
 			continue
 		}
 		took++
-		slow, err := parseParamsYAML([]byte(doc))
+		slow, err := parseYAML([]byte(doc), nil)
 		require.NoError(t, err, "fast path took %q, yaml.v3 path refused it", doc)
 		require.True(t, equalValues(fast, slow), "%q: fast %#v, yaml.v3 %#v", doc, fast, slow)
 	}
