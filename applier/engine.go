@@ -394,7 +394,7 @@ func quoteValue(a *Attr, v any) string {
 		s = FormatValue(v)
 	}
 	switch v.(type) {
-	case []any, []string:
+	case []any, []string, map[string]any:
 		return s
 	}
 	return "'" + s + "'"

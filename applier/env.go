@@ -28,7 +28,9 @@ type Options struct {
 	// CAFile, when set, is the PEM bundle HTTPS sources are verified against
 	// instead of the system roots.
 	CAFile string
-	// HTTPTimeout bounds one HTTP source request (0: 60s).
+	// HTTPTimeout bounds idle time in one HTTP or puppet:// source request
+	// (0: 60s): connecting, the handshake, the wait for the headers and
+	// every wait for more of the body, never the whole transfer.
 	HTTPTimeout time.Duration
 	// MaxSourceSize bounds the bytes one HTTP source may send (0: 4 GiB).
 	MaxSourceSize int64

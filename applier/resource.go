@@ -67,9 +67,13 @@ func (r *Resource) reset(t *Type, ix *typeIndex, title string, noop bool) {
 // Ref is the reference Puppet prints, e.g. File[/etc/motd] or Ssh_authorized_key[x].
 func (r *Resource) Ref() string {
 	if r.ref == "" {
-		if ix, err := r.Type.index(); err == nil {
+		switch ix, err := r.Type.index(); {
+		case r.Title == "":
+			// A search's scope: the type, as the search's answer names it.
+			r.ref = protocol.RefType(r.Type.Name)
+		case err == nil:
 			r.ref = ix.display + "[" + r.Title + "]"
-		} else {
+		default:
 			r.ref = protocol.Ref(r.Type.Name, r.Title)
 		}
 	}

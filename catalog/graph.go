@@ -154,6 +154,17 @@ func Build(c *Catalog, types Types) (*Graph, error) {
 			}
 		}
 	}
+	// An alias another resource of the type already has (its title, or
+	// its own alias) is refused, as Puppet's catalog refuses it, instead
+	// of the reference finding one of the two.
+	for _, v := range g.leaves {
+		lt := strings.ToLower(v.res.Type)
+		for _, n := range stringsOf(v.res.Params["alias"]) {
+			if other := g.byKey[refKey(lt, n)]; other != nil && other != v {
+				return nil, fmt.Errorf("Cannot alias %s to %q; resource %s already declared", v.res.Ref(), n, other.res.Ref())
+			}
+		}
+	}
 	// Containment.
 	parent := map[*Resource]*Resource{}
 	children := map[*Resource][]*Resource{}
@@ -545,7 +556,7 @@ func findCycles(verts []*vertex, deg map[*vertex]int) [][]string {
 					break
 				}
 			}
-			if len(c) > 1 {
+			if len(c) > 1 || selfLoop(v) {
 				sccs = append(sccs, c)
 			}
 		}
@@ -563,6 +574,16 @@ func findCycles(verts []*vertex, deg map[*vertex]int) [][]string {
 	}
 	sort.Slice(out, func(i, j int) bool { return strings.Join(out[i], " ") < strings.Join(out[j], " ") })
 	return out
+}
+
+// selfLoop: v has an edge to itself.
+func selfLoop(v *vertex) bool {
+	for _, e := range v.out {
+		if e.to == v {
+			return true
+		}
+	}
+	return false
 }
 
 // cyclePath finds one cycle within a strongly connected component (a
@@ -607,6 +628,11 @@ search:
 	steps = append(steps, start)
 	for i, j := 0, len(steps)-1; i < j; i, j = i+1, j-1 {
 		steps[i], steps[j] = steps[j], steps[i]
+	}
+	if len(c) == 1 {
+		// A resource depending on itself: a cycle of one, which Puppet
+		// writes (Notify[a] => Notify[a]).
+		return []string{start.res.Ref(), start.res.Ref()}
 	}
 	var names []string
 	for _, v := range append(steps, start) {

@@ -7,9 +7,10 @@
 #
 # Protocol (the receiver's, see README "Delegation"): after Puppet is loaded
 # a ready line {"ready":true,...}; then one JSON request per line on stdin,
-# {"type":T,"title":N,"params":{...} or "YAML",["refresh":true]}, and one
-# JSON answer per line on stdout, in Puppet's yamlresource order:
-# resource, failed, changed, noop, error, exception, then events.
+# {"type":T,"title":N,"params":{...} or "YAML",["refresh":true],["id":I]}, and
+# one JSON answer per line on stdout, in Puppet's yamlresource order:
+# resource, failed, changed, noop, error, exception, then events and the
+# request's id.
 #
 # Each resource is applied as `puppet resource TYPE NAME k=v` applies one
 # (Puppet::Resource::Ral#save): Puppet::Resource -> to_ral -> a catalog
@@ -242,6 +243,9 @@ Puppet.override(current_environment: env, loaders: Puppet::Pops::Loaders.new(env
       Puppet.log_exception(e, "#{ref || 'request'}: #{e.class}: #{e.message}")
       error_answer(ref, "#{e.class}: #{e.message}")
     end
+    # The request's id comes back, so the receiver can tell an answer out
+    # of step with its request (the runner numbers the requests).
+    h['id'] = req['id'] if req.is_a?(Hash) && req.key?('id')
     answer(answers, h)
   end
 end

@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	_ "github.com/pippet/pippet/applier/types/all"
+	"github.com/pippet/pippet/internal/testutil"
 )
 
 // receiverBin is the binary built once for the whole package.
@@ -45,7 +47,8 @@ func buildAndRun(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "integration: building the receiver:", err)
 		return 1
 	}
-	return m.Run()
+	// No test leaves one of its accounts behind.
+	return testutil.RunLeakingNoAccounts(m, regexp.MustCompile(`^(pipg397|pipu397|pipcronv1|pipvi7\d\d|pipvig7\d\d)$`))
 }
 
 // registered reports whether every named type is registered.

@@ -62,8 +62,6 @@ var oraclePending = map[string]string{
 	"kind-file-type-emptylist":           pendingEmptylist,
 	"kind-file-validate_cmd-false":       pendingFalseOff,
 	"kind-notify-message-emptylist":      pendingEmptylist,
-	"kind-notify-message-false":          pendingNotify,
-	"kind-notify-message-map":            pendingNotify,
 	"kind-notify-name-emptylist":         pendingEmptylist,
 	"kind-notify-name-false":             pendingNotify,
 	"kind-notify-name-list":              pendingParamList,

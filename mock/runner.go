@@ -230,8 +230,9 @@ func (m *Runner) startLocked() *fakeChild {
 }
 
 // reply picks the reply to one request line and records it.
-func (m *Runner) reply(line []byte) (runner.Resource, Reply) {
-	req, op := decodeRequest(line)
+func (m *Runner) reply(line []byte) (pending, Reply) {
+	req, op, id := decodeRequest(line)
+	p := pending{req: req, op: op, id: id}
 	m.mu.Lock()
 	m.lines = append(m.lines, string(line))
 	m.requests = append(m.requests, req)
@@ -240,20 +241,20 @@ func (m *Runner) reply(line []byte) (runner.Resource, Reply) {
 	m.served++
 	m.mu.Unlock()
 	if n < len(m.Script) {
-		return req, m.Script[n]
+		return p, m.Script[n]
 	}
 	if m.RespondVerb != nil && op != "apply" {
-		return req, m.RespondVerb(op, req)
+		return p, m.RespondVerb(op, req)
 	}
 	if m.Respond != nil {
-		return req, m.Respond(req)
+		return p, m.Respond(req)
 	}
-	return req, Unchanged()
+	return p, Unchanged()
 }
 
 // decodeRequest reads a request line back into a Resource: params in a
 // string into Params, a JSON object (as the receiver reads it) into Values.
-func decodeRequest(line []byte) (runner.Resource, string) {
+func decodeRequest(line []byte) (runner.Resource, string, []byte) {
 	if t := bytes.TrimSpace(line); len(t) > 0 && t[0] != '{' {
 		// The legacy form: TYPE TITLE YAML.
 		parts := strings.SplitN(string(t), " ", 3)
@@ -264,7 +265,7 @@ func decodeRequest(line []byte) (runner.Resource, string) {
 		if len(parts) > 2 {
 			req.Params = parts[2]
 		}
-		return req, "apply"
+		return req, "apply", nil
 	}
 	var w struct {
 		Op      string          `json:"op"`
@@ -272,6 +273,7 @@ func decodeRequest(line []byte) (runner.Resource, string) {
 		Title   string          `json:"title"`
 		Params  json.RawMessage `json:"params"`
 		Refresh bool            `json:"refresh"`
+		ID      json.RawMessage `json:"id"`
 	}
 	_ = json.Unmarshal(line, &w)
 	req := runner.Resource{Type: w.Type, Title: w.Title, Refresh: w.Refresh}
@@ -287,11 +289,13 @@ func decodeRequest(line []byte) (runner.Resource, string) {
 	if w.Op == "" {
 		w.Op = "apply"
 	}
-	return req, w.Op
+	return req, w.Op, w.ID
 }
 
 type pending struct {
 	req   runner.Resource
+	op    string
+	id    []byte // the request's id, echoed in the answer as the receiver does
 	reply Reply
 }
 
@@ -354,7 +358,15 @@ func render(p pending) []byte {
 	if a := p.reply.Answer; a != nil {
 		ans := *a
 		if ans.Resource == "" {
+			// As the receiver names them: search and describe by the
+			// type alone.
 			ans.Resource = p.req.Ref()
+			if p.op == "search" || p.op == "describe" {
+				ans.Resource = protocol.RefType(p.req.Type)
+			}
+		}
+		if ans.ID == nil && p.id != nil {
+			ans.ID = p.id
 		}
 		b.Write(protocol.AppendResult(nil, &ans, false))
 	}
@@ -394,9 +406,10 @@ func (s *fakeStdin) Write(p []byte) (int, error) {
 		}
 		line := bytes.Clone(s.buf[:i])
 		s.buf = s.buf[i+1:]
-		req, reply := s.c.m.reply(line)
+		p, reply := s.c.m.reply(line)
+		p.reply = reply
 		select {
-		case s.c.replies <- pending{req: req, reply: reply}:
+		case s.c.replies <- p:
 		case <-s.c.dead:
 			return 0, io.ErrClosedPipe
 		}

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/pippet/pippet/protocol"
@@ -138,16 +140,17 @@ func exchange(ctx context.Context, r Runner, res *Resource, noop bool) (Result, 
 	if err != nil {
 		return Result{}, err
 	}
-	return exchangeLine(ctx, r, res, line, nil)
+	return exchangeLine(ctx, r, res, res.Ref(), line, nil)
 }
 
 // exchangeLine sends one encoded request line and reads its answer.
 // check, when not nil, runs once the lock is held and before anything is
 // written (the read verbs ask whether the receiver answers them); its
-// error is returned as it is.
-func exchangeLine(ctx context.Context, r Runner, res *Resource, line []byte, check func() error) (Result, error) {
+// error is returned as it is. want is the reference the answer must name
+// (see answerKey).
+func exchangeLine(ctx context.Context, r Runner, res *Resource, want string, line []byte, check func() error) (Result, error) {
 	ref := func() string { return shortRef(res) } // built only for an error
-	if err := tooLong(r, res, line); err != nil {
+	if err := tooLong(r, res, line, idRoom); err != nil {
 		return Result{}, err
 	}
 
@@ -168,6 +171,8 @@ func exchangeLine(ctx context.Context, r Runner, res *Resource, line []byte, che
 			return Result{}, err
 		}
 	}
+	key := answerKey{ref: want}
+	line, key.id = withID(r, lines, line)
 	in := r.InputStream()
 	w := watchExchange(ctx, in, lines)
 	if w != nil {
@@ -177,7 +182,7 @@ func exchangeLine(ctx context.Context, r Runner, res *Resource, line []byte, che
 		lines.Break(err)
 		return Result{}, fmt.Errorf("%s: sending to receiver: %w", ref(), err)
 	}
-	return readAnswerWatched(ctx, lines, res, w != nil)
+	return readAnswerWatched(ctx, lines, res, key, w != nil)
 }
 
 // deadlineWatch makes the end of a context interrupt a write to in and a
@@ -234,24 +239,106 @@ func watchExchange(ctx context.Context, in io.Writer, lines *LineReader) *deadli
 }
 
 // tooLong refuses a request line longer than the receiver behind r reads
-// (when r knows: Options.MaxRequest), before anything is written.
-func tooLong(r Runner, res *Resource, line []byte) error {
-	if m, ok := r.(interface{ maxRequest() int }); ok && len(line)-1 > m.maxRequest() {
+// (when r knows: Options.MaxRequest), before anything is written; room is
+// what may still be added to the line (the id: idRoom).
+func tooLong(r Runner, res *Resource, line []byte, room int) error {
+	if m, ok := r.(interface{ maxRequest() int }); ok && len(line)-1+room > m.maxRequest() {
 		return fmt.Errorf("%s: %w: the request line is %d bytes, more than the %d the receiver reads (Options.MaxRequest)",
-			shortRef(res), ErrInvalidRequest, len(line)-1, m.maxRequest())
+			shortRef(res), ErrInvalidRequest, len(line)-1+room, m.maxRequest())
 	}
 	return nil
 }
 
+// answerKey is what an answer must carry to be the answer to the request
+// it is read for: the request's reference (its type's alone for search
+// and describe), and, when the child echoes ids, the id the runner gave
+// the request. A child that prints one answer too many (or too few) is
+// then caught at the next answer, which names another resource or id,
+// instead of shifting every later answer by one: the mismatch breaks the
+// child (ErrBadAnswer), as a malformed answer does. An answer naming no
+// resource is taken on its id alone (or as it is without ids: Puppet's
+// receiver, protocol level 0, echoes none).
+type answerKey struct {
+	ref string
+	id  []byte // nil: the child does not echo ids
+}
+
+// idRoom is the most withID adds to a request line: `,"id":` and a
+// uint64.
+const idRoom = len(`,"id":`) + 20
+
+// withID gives the request line the child's next id when the child echoes
+// ids (a receiver of ours, or the fallback's bridge: protocol level 1 or
+// more); it returns the line and the id (nil when none was added).
+func withID(r Runner, lines *LineReader, line []byte) ([]byte, []byte) {
+	pl, ok := r.(ProtocolLeveler)
+	if !ok || pl.ProtocolLevel() < 1 || len(line) < 2 || line[len(line)-2] != '}' {
+		return line, nil
+	}
+	lines.seq++
+	// In place when the line has room (encodeRequest leaves it); the id
+	// returned is a slice of the line.
+	out := append(line[:len(line)-2], `,"id":`...)
+	start := len(out)
+	out = strconv.AppendUint(out, lines.seq, 10)
+	end := len(out)
+	out = append(out, '}', '\n')
+	return out, out[start:end:end]
+}
+
+// check is nil when result answers the request k stands for. Whether
+// the child echoes ids is learnt from its first answer to a request that
+// had one (lines.ids): a receiver run with --compat leaves the id out of
+// every answer, and is then checked by resource alone; once a child has
+// echoed an id, an answer without one is out of step.
+func (k *answerKey) check(lines *LineReader, result *Result) error {
+	if result.Resource != "" && !sameRef(result.Resource, k.ref) {
+		return fmt.Errorf("%w: the answer names %s where the answer to %s was due (the receiver's answers are out of step with the requests)",
+			ErrBadAnswer, clip(result.Resource, maxRefInError), clip(k.ref, maxRefInError))
+	}
+	if k.id == nil {
+		return nil
+	}
+	if len(result.ID) == 0 && lines.ids <= 0 {
+		lines.ids = -1 // it echoes none
+		return nil
+	}
+	lines.ids = 1
+	if !bytes.Equal(bytes.TrimSpace(result.ID), k.id) {
+		got := "no id"
+		if len(result.ID) > 0 {
+			got = "id " + clip(string(result.ID), 64)
+		}
+		return fmt.Errorf("%w: the answer to %s carries %s where id %s was due (the receiver's answers are out of step with the requests)",
+			ErrBadAnswer, clip(k.ref, maxRefInError), got, k.id)
+	}
+	return nil
+}
+
+// sameRef compares two references: the type's name without regard to
+// case (Ruby's and Go's capitalisation differ beyond ASCII), the title
+// exactly.
+func sameRef(a, b string) bool {
+	if a == b {
+		return true
+	}
+	i, j := strings.IndexByte(a, '['), strings.IndexByte(b, '[')
+	if i < 0 || j < 0 {
+		return strings.EqualFold(a, b)
+	}
+	return strings.EqualFold(a[:i], b[:j]) && a[i:] == b[j:]
+}
+
 // readAnswer reads the answer to res, skipping Puppet's log lines and the
-// ready banner; a missing or malformed answer breaks the child.
-func readAnswer(ctx context.Context, lines *LineReader, res *Resource) (Result, error) {
-	return readAnswerWatched(ctx, lines, res, false)
+// ready banner; a missing, malformed or mismatched (key) answer breaks the
+// child.
+func readAnswer(ctx context.Context, lines *LineReader, res *Resource, key answerKey) (Result, error) {
+	return readAnswerWatched(ctx, lines, res, key, false)
 }
 
 // readAnswerWatched is readAnswer; watched: a deadlineWatch interrupts
 // the read when ctx ends.
-func readAnswerWatched(ctx context.Context, lines *LineReader, res *Resource, watched bool) (Result, error) {
+func readAnswerWatched(ctx context.Context, lines *LineReader, res *Resource, key answerKey, watched bool) (Result, error) {
 	for {
 		raw, err := lines.readLine(ctx, watched)
 		if err != nil {
@@ -264,6 +351,10 @@ func readAnswerWatched(ctx context.Context, lines *LineReader, res *Resource, wa
 		case lineNoise, lineReady:
 			continue
 		case lineBad:
+			lines.Break(err)
+			return Result{}, fmt.Errorf("%s: %w", shortRef(res), err)
+		}
+		if err := key.check(lines, &result); err != nil {
 			lines.Break(err)
 			return Result{}, fmt.Errorf("%s: %w", shortRef(res), err)
 		}

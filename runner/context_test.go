@@ -43,7 +43,7 @@ while IFS= read -r line; do
   case "$line" in
     *'"title":"hold"'*) : > ` + held + `; while [ ! -e ` + release + ` ]; do sleep 0.02; done ;;
   esac
-  printf '%s\n' '` + answerChanged + `'
+  answer "$line"
 done
 `
 }

@@ -47,6 +47,16 @@
 // error wrapping ErrNoAnswer, ErrBadAnswer or ErrReceiverDied, and the next
 // one is answered by a fresh child. Apply never waits past its context.
 //
+// Every answer is checked against its request: it must name the request's
+// resource (a search or describe, its type), and, with a child that
+// announces protocol level 1 or more (ours, the fallback's bridge), carry
+// the id the runner added to the request (a number per child, `"id":N`
+// last in the line). A child that prints one answer too many is thus
+// caught at the next answer (ErrBadAnswer, the child broken and replaced)
+// instead of shifting every later answer by one. Puppet's receiver echoes
+// no id: with it, an extra answer naming the next request's own resource
+// cannot be told apart.
+//
 // # The Runner interface
 //
 // Runner keeps the shape engines already use for Puppet's receiver

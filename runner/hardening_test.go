@@ -100,7 +100,7 @@ func TestStderrLongLineDoesNotEndLogging(t *testing.T) {
 while IFS= read -r line; do
   head -c 2000000 /dev/zero | tr '\0' x >&2; echo >&2
   echo "Warning: after the long line" >&2
-  printf '%s\n' '` + answerChanged + `'
+  answer "$line"
 done
 `
 	r := runner.New(runner.Options{Command: script(t, body), Logger: testLogger(&logs)})

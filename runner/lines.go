@@ -61,6 +61,13 @@ type LineReader struct {
 	mu      sync.Mutex
 	partial []byte       // a line begun when a read was interrupted
 	ended   atomic.Value // errBox: why the input ended, once it has
+
+	// seq is the last id given to a request to this child (withID),
+	// under the apply lock; ids is whether the child echoes them, learnt
+	// from its first answer (answerKey.check): 0 not known yet, 1 it
+	// does, -1 it does not (--compat).
+	seq uint64
+	ids int8
 }
 
 // errBox holds an error in an atomic.Value.
@@ -201,23 +208,29 @@ func (l *LineReader) loop(r io.Reader, max int) {
 
 // readLine returns the next line without its line ending (a partial last
 // line is returned with io.EOF). The returned slice is the caller's.
+//
+// A line longer than br's buffer is kept in pieces (lineChunks) and
+// joined once it ends: a line that never ends is refused after max bytes
+// with about max bytes held, where a slice grown by append would have held
+// two or three times that (the old arrays and the next one) by then.
 func readLine(br *bufio.Reader, max int) ([]byte, error) {
 	frag, err := br.ReadSlice('\n')
 	if err == nil {
 		return bytes.Clone(trimEOL(frag)), nil
 	}
-	var line []byte
+	var lc lineChunks
 	for err == bufio.ErrBufferFull {
-		line = append(line, frag...)
-		if len(line) > max {
+		if lc.n+len(frag) > max {
 			return nil, fmt.Errorf("%w (more than %d bytes)", ErrLineTooLong, max)
 		}
+		lc.add(frag)
 		frag, err = br.ReadSlice('\n')
 	}
-	line = append(line, frag...)
-	if len(line) > max {
+	if lc.n+len(frag) > max {
 		return nil, fmt.Errorf("%w (more than %d bytes)", ErrLineTooLong, max)
 	}
+	lc.add(frag)
+	line := lc.join()
 	if err == nil {
 		return trimEOL(line), nil
 	}
@@ -225,6 +238,49 @@ func readLine(br *bufio.Reader, max int) ([]byte, error) {
 		return nil, err
 	}
 	return line, err
+}
+
+// lineChunks holds a long line in pieces of growing size (64 KiB to
+// 4 MiB), so that nothing is copied before the line ends and at most one
+// piece's room is unused.
+type lineChunks struct {
+	chunks [][]byte
+	n      int
+}
+
+func (lc *lineChunks) add(b []byte) {
+	lc.n += len(b)
+	for len(b) > 0 {
+		last := len(lc.chunks) - 1
+		if last < 0 || len(lc.chunks[last]) == cap(lc.chunks[last]) {
+			size := 64 << 10
+			if last >= 0 {
+				size = min(2*cap(lc.chunks[last]), 4<<20)
+			}
+			lc.chunks = append(lc.chunks, make([]byte, 0, size))
+			last++
+		}
+		c := lc.chunks[last]
+		k := min(len(b), cap(c)-len(c))
+		lc.chunks[last] = append(c, b[:k]...)
+		b = b[k:]
+	}
+}
+
+// join is the line in one slice; nil when it is empty.
+func (lc *lineChunks) join() []byte {
+	switch len(lc.chunks) {
+	case 0:
+		return nil
+	case 1:
+		return lc.chunks[0]
+	}
+	line := make([]byte, 0, lc.n)
+	for i, c := range lc.chunks {
+		line = append(line, c...)
+		lc.chunks[i] = nil // each piece may go once copied
+	}
+	return line
 }
 
 func trimEOL(b []byte) []byte {

@@ -36,6 +36,7 @@ type Pipeline struct {
 type owed struct {
 	res  *Resource
 	size int
+	key  answerKey // what its answer must carry
 }
 
 // NewPipeline makes a Pipeline over r.
@@ -59,10 +60,10 @@ func (p *Pipeline) Send(ctx context.Context, res *Resource) (sent bool, err erro
 	if err != nil {
 		return false, err
 	}
-	if len(p.owed) > 0 && p.bytes+len(line) > PipelineWindow {
+	if len(p.owed) > 0 && p.bytes+len(line)+idRoom > PipelineWindow {
 		return false, nil
 	}
-	if err := tooLong(p.r, res, line); err != nil {
+	if err := tooLong(p.r, res, line, idRoom); err != nil {
 		return false, err
 	}
 	if !p.locked {
@@ -85,12 +86,14 @@ func (p *Pipeline) Send(ctx context.Context, res *Resource) (sent bool, err erro
 		p.unlockIdle()
 		return false, fmt.Errorf("%s: not sent: %w", shortRef(res), err)
 	}
+	key := answerKey{ref: res.Ref()}
+	line, key.id = withID(p.r, p.lines, line)
 	if err := write(ctx, p.r.InputStream(), line); err != nil {
 		p.lines.Break(err)
 		p.unlockIdle()
 		return false, fmt.Errorf("%s: sending to receiver: %w", shortRef(res), err)
 	}
-	p.owed = append(p.owed, owed{res: res, size: len(line)})
+	p.owed = append(p.owed, owed{res: res, size: len(line), key: key})
 	p.bytes += len(line)
 	return true, nil
 }
@@ -106,7 +109,7 @@ func (p *Pipeline) Receive(ctx context.Context) (*Resource, Result, error) {
 	p.owed[0] = owed{}
 	p.owed = p.owed[1:]
 	p.bytes -= o.size
-	result, err := readAnswer(ctx, p.lines, o.res)
+	result, err := readAnswer(ctx, p.lines, o.res, o.key)
 	p.unlockIdle()
 	return o.res, result, err
 }

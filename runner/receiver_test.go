@@ -23,18 +23,26 @@ import (
 // protocol, so the process handling is tested on its own. The real receiver
 // binary is tested in binary_test.go.
 
-const answerChanged = `{"resource":"Notify[x]","failed":false,"changed":true,"noop":false,"error":false,"exception":null}`
+// answerFn defines the shell function answer LINE, which prints a changed
+// answer to the request LINE (a notify), naming its resource and echoing
+// its id (null when it has none), as the receiver answers.
+const answerFn = `answer() {
+  t=${1#*\"title\":\"}; t=${t%%\"*}
+  case "$1" in *'"id":'*) id=${1##*\"id\":}; id=${id%\}} ;; *) id=null ;; esac
+  printf '{"resource":"Notify[%s]","failed":false,"changed":true,"noop":false,"error":false,"exception":null,"id":%s}\n' "$t" "$id"
+}
+`
 
 // script writes an executable sh script and returns its argv.
 func script(t *testing.T, body string) []string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "fake-receiver")
-	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"+body), 0o755))
+	require.NoError(t, os.WriteFile(p, []byte("#!/bin/sh\n"+answerFn+body), 0o755))
 	return []string{p}
 }
 
 // echoLoop answers every request line with a changed answer.
-const echoLoop = `while IFS= read -r line; do printf '%s\n' '` + answerChanged + `'; done
+const echoLoop = `while IFS= read -r line; do answer "$line"; done
 `
 
 func testLogger(buf *testutil.SyncBuffer) *slog.Logger {
@@ -166,7 +174,7 @@ func TestReceiverStderrIsLogged(t *testing.T) {
 	body := `echo '{"ready":true}'
 while IFS= read -r line; do
   echo "Warning: about $line" >&2
-  printf '%s\n' '` + answerChanged + `'
+  answer "$line"
 done
 `
 	r := runner.New(runner.Options{Command: script(t, body), Logger: testLogger(&logs)})
@@ -224,7 +232,7 @@ while IFS= read -r line; do
   case "$line" in
     *'"title":"die"'*) kill -9 $$ ;;
   esac
-  printf '%s\n' '` + answerChanged + `'
+  answer "$line"
 done
 `
 	r := runner.New(runner.Options{Command: script(t, body)})
@@ -261,7 +269,7 @@ while IFS= read -r line; do
   case "$line" in
     *'"title":"slow"'*) sleep 3 ;;
   esac
-  printf '%s\n' '` + answerChanged + `'
+  answer "$line"
 done
 `
 	r := runner.New(runner.Options{Command: script(t, body)})

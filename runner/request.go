@@ -130,7 +130,7 @@ func encodeRequest(res *Resource, noop bool) ([]byte, error) {
 		m["noop"] = true
 		values = m
 	}
-	b := make([]byte, 0, 32+len(res.Type)+len(res.Title)+len(res.Params))
+	b := make([]byte, 0, 32+len(res.Type)+len(res.Title)+len(res.Params)+idRoom) // room for withID's id
 	b = append(b, `{"type":`...)
 	b = protocol.AppendString(b, res.Type)
 	b = append(b, `,"title":`...)

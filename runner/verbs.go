@@ -117,7 +117,11 @@ func verb(ctx context.Context, r Runner, op protocol.Op, res *Resource) (Result,
 		}
 		return fmt.Errorf("%s %s: %w", op, shortRef(res), ErrUnsupported)
 	}
-	result, err := exchangeLine(ctx, r, res, line, check)
+	want := protocol.RefType(res.Type)
+	if op == protocol.OpFind {
+		want = res.Ref()
+	}
+	result, err := exchangeLine(ctx, r, res, want, line, check)
 	var re *ResultError
 	if errors.As(err, &re) && op != protocol.OpFind {
 		re.Ref = result.Resource

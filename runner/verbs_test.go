@@ -47,10 +47,10 @@ func TestVerbsWithMock(t *testing.T) {
 
 	assert.Equal(t, []string{"find", "search", "describe", "search"}, m.Ops())
 	assert.Equal(t, []string{
-		`{"op":"find","type":"user","title":"root","params":"{}"}`,
-		`{"op":"search","type":"user","title":"","params":{"shell":"/bin/sh"}}`,
-		`{"op":"describe","type":"user","title":"","params":"{}"}`,
-		`{"op":"search","type":"exec","title":"","params":"{}"}`,
+		`{"op":"find","type":"user","title":"root","params":"{}","id":1}`,
+		`{"op":"search","type":"user","title":"","params":{"shell":"/bin/sh"},"id":2}`,
+		`{"op":"describe","type":"user","title":"","params":"{}","id":3}`,
+		`{"op":"search","type":"exec","title":"","params":"{}","id":4}`,
 	}, m.RawLines())
 
 	_, err = runner.Find(ctx, m, "user", "")

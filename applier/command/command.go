@@ -16,7 +16,10 @@
 //     parent-death signal, and every group still running is known: KillAll,
 //     which the receiver calls whenever it exits, ends them all, and a
 //     watchdog process (see watchdog.go) ends them when the receiver is
-//     killed outright.
+//     killed outright. The exception is a command that must not be cut
+//     short (Cmd.Finish: package tools, account tools, crontab, service
+//     scripts), which runs to its end in a session of its own whatever
+//     becomes of the receiver, as Puppet's do when Puppet dies.
 //   - Clean signal dispositions. A command starts with default signal
 //     handling whatever the receiver ignores (the receiver must not ignore
 //     SIGPIPE: an ignored disposition survives exec).
@@ -68,7 +71,23 @@ type Cmd struct {
 	Timeout time.Duration
 	// MaxOutput bounds the output kept (0: DefaultMaxOutput).
 	MaxOutput int
+	// Finish runs a command that changes the system in steps that must
+	// not be cut short (dpkg and apt-get, useradd and its kin, crontab,
+	// a service's start script) to its end, whatever happens to the
+	// receiver, as Puppet's commands outlive Puppet: it gets a session of
+	// its own, no parent-death signal, its input and output in unlinked
+	// files rather than pipes (nothing it writes can fail because the
+	// receiver is gone), and neither KillAll nor the watchdog ends it.
+	// Only Timeout kills it. When ctx ends first, Run stops waiting and
+	// returns an error wrapping ErrLeftRunning (and ctx's error) naming
+	// the command and its pid: it goes on to its end, and what it leaves
+	// is not known to the answer.
+	Finish bool
 }
+
+// ErrLeftRunning is wrapped by Run's error for a Finish command whose
+// context ended before it did: it was left running to completion.
+var ErrLeftRunning = errors.New("left running to completion")
 
 // Result is a finished command.
 type Result struct {
@@ -114,6 +133,9 @@ func Run(ctx context.Context, c *Cmd) (Result, error) {
 			return Result{}, fmt.Errorf("could not find command '%s': %w", path, err)
 		}
 		path = p
+	}
+	if c.Finish {
+		return runToEnd(ctx, c, path)
 	}
 	pr, pw, err := os.Pipe()
 	if err != nil {

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"hash"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -130,20 +129,6 @@ func SumReader(kind string, r io.Reader) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// SumFile is the hex digest of the file at path, read in a stream.
-func SumFile(kind, path string) (string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	s, err := SumReader(kind, f)
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	return s, nil
 }
 
 // Strength orders the digests an HTTP server may offer, strongest first.

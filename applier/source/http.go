@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -22,6 +23,7 @@ import (
 type HTTP struct {
 	client  *http.Client
 	maxSize int64
+	timeout time.Duration // idle time (see idle.go)
 }
 
 // checksumHeaders maps digest kinds to the headers that carry them (hex),
@@ -32,8 +34,9 @@ var checksumHeaders = []struct{ kind, header string }{
 	{MD5, "X-Checksum-Md5"},
 }
 
-// NewHTTP builds the HTTP backend: one client with a bounded timeout and
-// redirect count, verifying TLS against the system roots or opts.CAFile.
+// NewHTTP builds the HTTP backend: one client with a bounded idle time
+// (idle.go) and redirect count, verifying TLS against the system roots or
+// opts.CAFile.
 func NewHTTP(opts Options) (*HTTP, error) {
 	timeout := opts.HTTPTimeout
 	if timeout <= 0 {
@@ -45,6 +48,9 @@ func NewHTTP(opts Options) (*HTTP, error) {
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.Proxy = http.ProxyFromEnvironment
+	tr.DialContext = (&net.Dialer{Timeout: timeout, KeepAlive: 30 * time.Second}).DialContext
+	tr.TLSHandshakeTimeout = timeout
+	tr.ResponseHeaderTimeout = timeout
 	if opts.CAFile != "" {
 		pem, err := os.ReadFile(opts.CAFile)
 		if err != nil {
@@ -60,9 +66,8 @@ func NewHTTP(opts Options) (*HTTP, error) {
 	if maxSize <= 0 {
 		maxSize = DefaultMaxSize
 	}
-	return &HTTP{maxSize: maxSize, client: &http.Client{
+	return &HTTP{maxSize: maxSize, timeout: timeout, client: &http.Client{
 		Transport: tr,
-		Timeout:   timeout,
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
 			if len(via) > maxRedirects {
 				return fmt.Errorf("stopped after %d redirects", maxRedirects)
@@ -89,7 +94,7 @@ func (h *HTTP) do(ctx context.Context, method string, u *url.URL) (*http.Respons
 		return nil, fmt.Errorf("%s %s: %w", method, redact(u), err)
 	}
 	req.Header.Set("Accept-Encoding", "identity")
-	resp, err := h.client.Do(req)
+	resp, err := idleRequest(h.client, req, h.timeout)
 	if err != nil {
 		return nil, fmt.Errorf("%s %s: %w", method, redact(u), err)
 	}

@@ -16,7 +16,19 @@ import (
 )
 
 // Local serves absolute paths and file:// URIs from the local file system.
-type Local struct{}
+// Its reads are bounded (MaxSize) and end with the request's context, and
+// only regular files are read (see OpenFile).
+type Local struct {
+	// MaxSize bounds the bytes read of one file (0: DefaultMaxSize).
+	MaxSize int64
+}
+
+func (l Local) maxSize() int64 {
+	if l.MaxSize > 0 {
+		return l.MaxSize
+	}
+	return DefaultMaxSize
+}
 
 func localPath(u *url.URL) string {
 	p := u.Path
@@ -28,14 +40,17 @@ func localPath(u *url.URL) string {
 
 // Stat describes the local entry (lstat unless q.FollowLinks), computing
 // the asked digest for regular files.
-func (Local) Stat(ctx context.Context, u *url.URL, q Query) (*Metadata, error) {
+func (l Local) Stat(ctx context.Context, u *url.URL, q Query) (*Metadata, error) {
 	p := localPath(u)
 	m, err := statLocal(p, q.FollowLinks)
 	if err != nil {
 		return nil, err
 	}
 	if m.Type == TypeFile && IsDigest(q.Checksum) {
-		sum, err := SumFile(q.Checksum, p)
+		if m.Size > l.maxSize() {
+			return nil, fmt.Errorf("source %s is %d bytes: %w (%d bytes)", p, m.Size, ErrTooLarge, l.maxSize())
+		}
+		sum, err := l.sum(ctx, q.Checksum, p, q.FollowLinks)
 		if err != nil {
 			return nil, fmt.Errorf("checksum source %s: %w", p, err)
 		}
@@ -79,13 +94,32 @@ func statLocal(p string, follow bool) (*Metadata, error) {
 	return m, nil
 }
 
-// Open opens the local file.
-func (Local) Open(ctx context.Context, u *url.URL) (io.ReadCloser, error) {
-	f, err := os.Open(localPath(u))
+// sum is the digest of the regular file at p, read through OpenFile.
+func (l Local) sum(ctx context.Context, kind, p string, follow bool) (string, error) {
+	f, _, err := OpenFile(p, follow)
+	if err != nil {
+		return "", err
+	}
+	r := Reader(ctx, f, l.maxSize())
+	defer r.Close()
+	return SumReader(kind, r)
+}
+
+// Open opens the local file (following links), a regular file only; the
+// reader ends with ctx and stops at MaxSize.
+func (l Local) Open(ctx context.Context, u *url.URL) (io.ReadCloser, error) {
+	f, st, err := OpenFile(localPath(u), true)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w", localPath(u), ErrNotFound)
 	}
-	return f, err
+	if err != nil {
+		return nil, err
+	}
+	if st.Size > l.maxSize() {
+		f.Close()
+		return nil, fmt.Errorf("source %s is %d bytes: %w (%d bytes)", localPath(u), st.Size, ErrTooLarge, l.maxSize())
+	}
+	return Reader(ctx, f, l.maxSize()), nil
 }
 
 // maxWalkDepth stops a walk that follows links round a loop.

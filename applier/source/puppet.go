@@ -102,13 +102,14 @@ func (p *Puppet) httpClient() (*http.Client, error) {
 		TLSClientConfig:     cfg,
 		DialContext:         (&net.Dialer{Timeout: p.timeout, KeepAlive: 30 * time.Second}).DialContext,
 		TLSHandshakeTimeout: p.timeout,
-		MaxIdleConnsPerHost: 4,
-		IdleConnTimeout:     90 * time.Second,
-		ForceAttemptHTTP2:   false,
+		// Idle time only (idle.go): the headers' wait, then each read.
+		ResponseHeaderTimeout: p.timeout,
+		MaxIdleConnsPerHost:   4,
+		IdleConnTimeout:       90 * time.Second,
+		ForceAttemptHTTP2:     false,
 	}
 	p.client = &http.Client{
 		Transport: tr,
-		Timeout:   p.timeout,
 		// As the agent: 301, 302 and 307 are followed (at most 10), any
 		// other redirect is an error answer; never to plain http.
 		CheckRedirect: func(req *http.Request, via []*http.Request) error {
@@ -328,7 +329,7 @@ func (p *Puppet) get(ctx context.Context, e *url.URL, accept string) (*http.Resp
 	req.Header.Set("Accept-Encoding", "identity")
 	req.Header.Set("User-Agent", "pippet")
 	start := time.Now()
-	resp, err := c.Do(req)
+	resp, err := idleRequest(c, req, p.timeout)
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
@@ -394,6 +395,20 @@ func (m *puppetMeta) convert() (*Metadata, error) {
 		return nil, fmt.Errorf("unknown file type %q", m.Type)
 	}
 	if m.Owner != nil && m.Group != nil && m.Mode != nil {
+		// Checked, never truncated: chown takes 32 bits (2^32 would be
+		// root) and -1 or 4294967295 means "unchanged"; the server
+		// reports the twelve permission bits only.
+		for _, id := range []struct {
+			name string
+			v    int64
+		}{{"owner", *m.Owner}, {"group", *m.Group}} {
+			if id.v < 0 || id.v > 4294967294 {
+				return nil, fmt.Errorf("%s %d is not a valid id", id.name, id.v)
+			}
+		}
+		if *m.Mode < 0 || *m.Mode > 0o7777 {
+			return nil, fmt.Errorf("mode %d is not a file mode", *m.Mode)
+		}
 		out.UID, out.GID, out.HasOwner = int(*m.Owner), int(*m.Group), true
 		mode := *m.Mode
 		out.Mode = fs.FileMode(mode & 0o777)
@@ -501,13 +516,57 @@ func (p *Puppet) Stat(ctx context.Context, u *url.URL, q Query) (*Metadata, erro
 	return m, nil
 }
 
-// decodeJSON reads one JSON document (at most 256 MiB).
+// decodeJSON reads one JSON document of at most 1 MiB (one entry's
+// metadata is a few hundred bytes): a server answering garbage costs no
+// more.
 func decodeJSON(r io.Reader, v any) error {
-	raw, err := io.ReadAll(io.LimitReader(r, 256<<20))
+	raw, err := io.ReadAll(io.LimitReader(r, 1<<20+1))
 	if err != nil {
 		return err
 	}
+	if len(raw) > 1<<20 {
+		return errors.New("an answer of more than 1 MiB")
+	}
 	return json.Unmarshal(raw, v)
+}
+
+// MaxWalkEntries bounds the entries of a file_metadatas answer without
+// max_files (the entries are held in memory: about 200 bytes each).
+const MaxWalkEntries = 1 << 20
+
+// maxListBytes bounds the bytes of a file_metadatas answer.
+const maxListBytes = 512 << 20
+
+// decodeList reads a JSON array of entries one at a time, so that an
+// answer listing more than max entries is refused (ErrTooManyFiles) as
+// soon as it does, before it fills memory.
+func decodeList(r io.Reader, max int) ([]puppetMeta, error) {
+	lr := &io.LimitedReader{R: r, N: maxListBytes + 1}
+	dec := json.NewDecoder(lr)
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '[' {
+		return nil, fmt.Errorf("expected a list of entries, got %v", tok)
+	}
+	var list []puppetMeta
+	for dec.More() {
+		if len(list) >= max {
+			return nil, ErrTooManyFiles
+		}
+		list = append(list, puppetMeta{})
+		if err := dec.Decode(&list[len(list)-1]); err != nil {
+			if lr.N <= 0 {
+				return nil, fmt.Errorf("an answer of more than %d bytes", maxListBytes)
+			}
+			return nil, err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	return list, nil
 }
 
 // Walk asks file_metadatas with recurse.
@@ -532,15 +591,22 @@ func (p *Puppet) Walk(ctx context.Context, u *url.URL, q Query, opts WalkOptions
 		return err
 	}
 	defer resp.Body.Close()
-	var list []puppetMeta
-	if err := decodeJSON(resp.Body, &list); err != nil {
+	limit := MaxWalkEntries
+	if opts.MaxFiles > 0 {
+		limit = opts.MaxFiles
+	}
+	list, err := decodeList(resp.Body, limit+1)
+	if errors.Is(err, ErrTooManyFiles) {
+		if opts.MaxFiles > 0 {
+			return fmt.Errorf("%s lists more than max_files (%d) entries: %w", u.Redacted(), opts.MaxFiles, ErrTooManyFiles)
+		}
+		return fmt.Errorf("%s lists more than %d entries: %w", u.Redacted(), limit, ErrTooManyFiles)
+	}
+	if err != nil {
 		return fmt.Errorf("bad metadata from %s: %w", e.Redacted(), err)
 	}
 	if len(list) == 0 {
 		return fmt.Errorf("%s: no entries: %w", e.Redacted(), ErrNotFound)
-	}
-	if opts.MaxFiles > 0 && len(list)-1 > opts.MaxFiles {
-		return fmt.Errorf("%s lists %d entries, more than max_files (%d): %w", u.Redacted(), len(list)-1, opts.MaxFiles, ErrTooManyFiles)
 	}
 	seenRoot := false
 	for i := range list {

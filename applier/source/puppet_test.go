@@ -149,6 +149,13 @@ func TestPuppetBadMetadata(t *testing.T) {
 		"nochecksum":  `{"path":"/x","type":"file","owner":0,"group":0,"mode":420}`,
 		"badtype":     `{"path":"/x","type":"socket","checksum":{"type":"none","value":"{none}"}}`,
 		"linknodest":  `{"path":"/x","type":"link","checksum":{"type":"none","value":"{none}"}}`,
+		// Ids past uid_t, which chown would truncate (2^32 is root), or
+		// that mean "unchanged"; a mode past the twelve bits.
+		"bigowner":  strings.Replace(fileMeta("sha256", "{sha256}"+motdSum), `"owner":0`, `"owner":4294967296`, 1),
+		"negowner":  strings.Replace(fileMeta("sha256", "{sha256}"+motdSum), `"owner":0`, `"owner":-1`, 1),
+		"maxgroup":  strings.Replace(fileMeta("sha256", "{sha256}"+motdSum), `"group":0`, `"group":4294967295`, 1),
+		"hugemode":  strings.Replace(fileMeta("sha256", "{sha256}"+motdSum), `"mode":420`, `"mode":2147483648`, 1),
+		"floatmode": strings.Replace(fileMeta("sha256", "{sha256}"+motdSum), `"mode":420`, `"mode":4.2`, 1),
 	}
 	srv := ca.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		name := strings.TrimPrefix(r.URL.Path, "/puppet/v3/file_metadata/modules/m/")
@@ -365,7 +372,7 @@ func TestPuppetTimeout(t *testing.T) {
 	_, err := f.Stat(context.Background(), "puppet:///modules/m/motd", source.Query{})
 	require.Error(t, err)
 	assert.Less(t, time.Since(start), 5*time.Second)
-	assert.Contains(t, err.Error(), "Client.Timeout")
+	assert.Contains(t, err.Error(), "timeout awaiting response headers")
 }
 
 func TestPuppetServerDownThenBack(t *testing.T) {
@@ -386,4 +393,45 @@ func TestPuppetServerDownThenBack(t *testing.T) {
 	ca.Serve(t, h, addr)
 	_, err = f.Stat(ctx, "puppet:///modules/m/motd", source.Query{})
 	require.NoError(t, err, "the next request works once the server is back")
+}
+
+// A Puppet Server answering garbage without end: a file_metadatas answer
+// is refused as soon as it lists more entries than max_files (or
+// MaxWalkEntries), and a file_metadata answer past 1 MiB, before either
+// fills memory.
+func TestPuppetEndlessAnswersBounded(t *testing.T) {
+	ca := sourcetest.NewPuppetCA(t, false)
+	var written atomic.Int64
+	srv := ca.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		open, item := "[", `{"relative_path":"x","type":"file"},`
+		if strings.HasPrefix(r.URL.Path, "/puppet/v3/file_metadata/") {
+			open, item = `{"path":"`, strings.Repeat("a", 1000)
+		}
+		chunk := []byte(strings.Repeat(item, 64<<10/len(item)))
+		n, _ := io.WriteString(w, open)
+		written.Add(int64(n))
+		for written.Load() < 1<<30 {
+			n, err := w.Write(chunk)
+			written.Add(int64(n))
+			if err != nil {
+				return
+			}
+		}
+	}), "")
+	f := puppetFetcher(t, ca, srv.URL, 5*time.Second)
+	nop := func(string, *source.Metadata) error { return nil }
+
+	err := f.Walk(context.Background(), "puppet:///modules/m/d", source.Query{}, source.WalkOptions{MaxFiles: 10}, nop)
+	assert.ErrorIs(t, err, source.ErrTooManyFiles)
+	assert.ErrorContains(t, err, "max_files (10)")
+
+	written.Store(0)
+	err = f.Walk(context.Background(), "puppet:///modules/m/d", source.Query{}, source.WalkOptions{}, nop)
+	assert.ErrorIs(t, err, source.ErrTooManyFiles)
+	assert.Less(t, written.Load(), int64(source.MaxWalkEntries*64), "read no further than the bound")
+
+	written.Store(0)
+	_, err = f.Stat(context.Background(), "puppet:///modules/m/f", source.Query{})
+	assert.ErrorContains(t, err, "more than 1 MiB")
+	assert.Less(t, written.Load(), int64(32<<20))
 }

@@ -122,7 +122,9 @@ var ErrTooManyFiles = errors.New("too many files")
 
 // Options configure a Fetcher's network backends.
 type Options struct {
-	// HTTPTimeout bounds one HTTP request, body included (0: 60s).
+	// HTTPTimeout bounds idle time in HTTP and puppet:// requests (0:
+	// 60s): connecting, the TLS handshake, the wait for the headers and
+	// every wait for more of the body; not a whole transfer (idle.go).
 	HTTPTimeout time.Duration
 	// CAFile is a PEM bundle HTTPS servers are verified against instead
 	// of the system roots.
@@ -131,7 +133,8 @@ type Options struct {
 	MaxRedirects int
 	// MaxSize bounds the bytes one HTTP body may bring, decoded (0:
 	// DefaultMaxSize): a body that promises more fails before it is read,
-	// one that sends more fails when it passes the bound.
+	// one that sends more fails when it passes the bound. It bounds what
+	// is read of a local source too.
 	MaxSize int64
 	// Puppet, when set, adds the puppet:// backend.
 	Puppet *PuppetOptions
@@ -155,7 +158,7 @@ func New(opts Options) (*Fetcher, error) {
 		return nil, err
 	}
 	f := &Fetcher{backends: map[string]Backend{}}
-	f.Register("file", Local{})
+	f.Register("file", Local{MaxSize: opts.MaxSize})
 	f.Register("http", h)
 	f.Register("https", h)
 	if opts.Puppet != nil {
@@ -169,9 +172,16 @@ func (f *Fetcher) Register(scheme string, b Backend) { f.backends[strings.ToLowe
 
 // Parse turns a source as written (an absolute path or a URI) into a URL.
 // Absolute paths become file URLs. A relative path is an error.
+//
+// A puppet:// source's path is taken literally, as Puppet takes it: '#',
+// '?', '%' and spaces are part of a file's name, never a fragment, a
+// query or an escape (the request to the server escapes them).
 func Parse(src string) (*url.URL, error) {
 	if strings.HasPrefix(src, "/") {
 		return &url.URL{Scheme: "file", Path: src}, nil
+	}
+	if len(src) >= len("puppet://") && strings.EqualFold(src[:len("puppet://")], "puppet://") {
+		return parsePuppet(src)
 	}
 	u, err := url.Parse(src)
 	if err != nil {
@@ -188,6 +198,20 @@ func Parse(src string) (*url.URL, error) {
 		return nil, fmt.Errorf("file source %s names a host; only local files are supported", src)
 	}
 	return u, nil
+}
+
+// parsePuppet splits puppet://HOST[:PORT]/PATH without interpreting the
+// path; the authority is checked as a URL's would be.
+func parsePuppet(src string) (*url.URL, error) {
+	rest := src[len("puppet://"):]
+	host, path, _ := strings.Cut(rest, "/")
+	if host != "" {
+		h, err := url.Parse("puppet://" + host)
+		if err != nil || h.Host != host || h.User != nil {
+			return nil, fmt.Errorf("could not understand source %s: invalid host %q", src, host)
+		}
+	}
+	return &url.URL{Scheme: "puppet", Host: host, Path: "/" + path}, nil
 }
 
 // Backend returns the backend for src and its parsed URL.

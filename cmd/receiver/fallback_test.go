@@ -21,7 +21,10 @@ import (
 func TestDelegateFlag(t *testing.T) {
 	script := filepath.Join(t.TempDir(), "receiver.sh")
 	require.NoError(t, os.WriteFile(script, []byte(`echo '{"ready":true}'
-while read -r l; do echo '{"resource":"Anchor[from-fallback]","failed":false,"changed":false,"noop":false,"error":false,"exception":null}'; done
+while IFS= read -r l; do
+  t=${l#*\"title\":\"}; t=${t%%\"*}
+  printf '{"resource":"Anchor[%s]","failed":false,"changed":false,"noop":false,"error":false,"exception":"from the fallback"}\n' "$t"
+done
 `), 0o755))
 	engine := applier.NewEngine(applier.Default, nil)
 	ctx := context.Background()
@@ -29,13 +32,17 @@ while read -r l; do echo '{"resource":"Anchor[from-fallback]","failed":false,"ch
 	app, fb, err := withFallback(engine, delegate.Options{Fallback: "sh " + script, Types: delegatedTypes(" Anchor, ")})
 	require.NoError(t, err)
 	defer closeFallback(ctx, fb, slog.New(slog.DiscardHandler))
-	assert.Equal(t, "Anchor[from-fallback]", app.Apply(ctx, &protocol.Request{Type: "anchor", Title: "a"}).Resource, "named: delegated")
+	res := app.Apply(ctx, &protocol.Request{Type: "anchor", Title: "a"})
+	assert.Equal(t, "Anchor[a]", res.Resource)
+	assert.Equal(t, "from the fallback", res.Exception, "named: delegated")
 	assert.Equal(t, "Notify[n]", app.Apply(ctx, &protocol.Request{Type: "notify", Title: "n"}).Resource, "not named: native")
 
 	app, fb, err = withFallback(engine, delegate.Options{Fallback: "sh " + script})
 	require.NoError(t, err)
 	defer closeFallback(ctx, fb, slog.New(slog.DiscardHandler))
-	assert.Equal(t, "Anchor[a]", app.Apply(ctx, &protocol.Request{Type: "anchor", Title: "a"}).Resource, "without --delegate: native")
+	res = app.Apply(ctx, &protocol.Request{Type: "anchor", Title: "a"})
+	assert.Equal(t, "Anchor[a]", res.Resource)
+	assert.Empty(t, res.Exception, "without --delegate: native")
 
 	_, _, err = withFallback(engine, delegate.Options{Fallback: delegate.ModeNone, Types: []string{"file_line"}})
 	assert.ErrorContains(t, err, "--delegate file_line: there is no fallback to send them to (--fallback none)")

@@ -261,7 +261,7 @@ func (l *loop) send(ctx context.Context, req *protocol.Request) (res protocol.Re
 		st, res := l.pipe.Send(ctx, req)
 		switch {
 		case st == delegate.Sent:
-			l.owed = append(l.owed, owedAnswer{id: bytes.Clone(req.ID), lineNo: l.lineNo, start: l.start})
+			l.owed = append(l.owed, owedAnswer{id: bytes.Clone(l.idOf(req)), lineNo: l.lineNo, start: l.start})
 			return res, true
 		case st == delegate.Full && len(l.owed) > 0:
 			if !l.finishOne(ctx) || l.stopped() {
@@ -279,7 +279,7 @@ func (l *loop) send(ctx context.Context, req *protocol.Request) (res protocol.Re
 		if res.Resource == "" {
 			res.Resource = protocol.Ref(req.Type, req.Title)
 		}
-		res.ID = req.ID
+		res.ID = l.idOf(req)
 		return res, false
 	}
 }
@@ -436,6 +436,9 @@ type loop struct {
 	owed []owedAnswer
 	// stop is closed by the first signal (serve's).
 	stop <-chan struct{}
+	// lineID is the current line's id when its request came from the
+	// memo under a key without it (idOf).
+	lineID []byte
 }
 
 // handle turns one line into its answer; answer is false for blank and
@@ -457,10 +460,15 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 	}
 	req := &l.req
 	var hash uint64
+	var key []byte
+	l.lineID = nil
 	if l.memo != nil {
 		var seen *protocol.Request
-		if seen, hash = l.memo.find(it.line); seen != nil {
+		var id []byte
+		key, id = memoKey(it.line)
+		if seen, hash = l.memo.find(key); seen != nil {
 			req = seen
+			l.lineID = id
 			goto decoded
 		}
 	}
@@ -494,7 +502,7 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 		return res, true
 	}
 	if l.memo != nil {
-		l.memo.offer(it.line, hash, req)
+		l.memo.offer(key, hash, req)
 	}
 decoded:
 	switch {
@@ -558,11 +566,20 @@ func (l *loop) answered(req *protocol.Request, res protocol.Result) protocol.Res
 	if res.Resource == "" {
 		res.Resource = protocol.Ref(req.Type, req.Title)
 	}
-	res.ID = req.ID
+	res.ID = l.idOf(req)
 	if req.Hints != nil {
 		req.Explain(&res)
 	}
 	return res
+}
+
+// idOf is the id of the line being handled: req's, or the line's own when
+// req was kept by the memo from a line with another id (memoKey).
+func (l *loop) idOf(req *protocol.Request) []byte {
+	if l.lineID != nil {
+		return l.lineID
+	}
+	return req.ID
 }
 
 // inputWaiting reports whether more input is at hand: a whole line in r's

@@ -79,7 +79,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.detailed, "detailed-exitcodes", false, "at the end of input exit 2 when something changed, 4 when something failed, 6 for both, 0 otherwise (as puppet apply)")
 	fs.StringVar(&o.stateDir, "state-dir", applier.DefaultStateDir(), "`directory` for pippet's own state (the filebucket); "+applier.SystemStateDir+" for root, else $XDG_STATE_HOME/pippet or ~/.local/state/pippet")
 	fs.StringVar(&o.caFile, "ca-file", "", "PEM `file` to verify HTTPS sources against instead of the system roots")
-	fs.DurationVar(&o.httpTimeout, "http-timeout", 60*time.Second, "time limit for one HTTP(S) source request (a `duration` such as 30s)")
+	fs.DurationVar(&o.httpTimeout, "http-timeout", 60*time.Second, "idle time limit of an HTTP(S) or puppet:// source request: connecting, the TLS handshake, the wait for the headers, each wait for more of the body; a download that keeps arriving is never cut (a `duration` such as 30s)")
 	fs.Int64Var(&o.maxSourceSize, "max-source-size", 4<<30, "most `bytes` one HTTP(S) source may send; a longer body fails the resource and installs nothing")
 	fs.BoolVar(&o.sync, "sync", false, "make each change durable (its directory fsynced) before its answer; by default directories are fsynced in groups: when input pauses, every 64 changes, within 100ms, and before exit")
 	fs.BoolVar(&o.version, "version", false, "print the version and the commit the binary was built from (and whether its tree was modified), and exit")

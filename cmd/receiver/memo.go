@@ -140,6 +140,27 @@ func (m *reqMemo) offer(line []byte, hash uint64, req *protocol.Request) {
 	}
 }
 
+// memoKey is the part of line the memo keys on: the line without a
+// trailing numeric id member (`,"id":12}` as runner numbers its
+// requests), so that requests differing only in that id share one kept
+// request; id is that id's digits (nil when the line has no such tail),
+// the answer's id in place of the kept request's.
+func memoKey(line []byte) (key, id []byte) {
+	const member = `,"id":`
+	n := len(line)
+	if n < len(member)+2 || line[n-1] != '}' {
+		return line, nil
+	}
+	i := n - 2
+	for i >= 0 && line[i] >= '0' && line[i] <= '9' {
+		i--
+	}
+	if i == n-2 || i+1 < len(member) || string(line[i+1-len(member):i+1]) != member {
+		return line, nil
+	}
+	return line[:i+1-len(member)], line[i+1 : n-1]
+}
+
 // keepable: req's params are scalars or lists of scalars.
 func keepable(req *protocol.Request) bool {
 	for _, v := range req.Params {

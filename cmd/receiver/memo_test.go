@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/internal/testutil"
+	"github.com/pippet/pippet/mock"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -200,4 +201,43 @@ func TestMemoVolatileSource(t *testing.T) {
 	assert.False(t, as[2].Failed)
 	assert.True(t, as[3].Error, "%v", as[3])
 	assert.Contains(t, *as[3].Exception, "Could not retrieve information from source(s)")
+}
+
+// TestMemoKeysWithoutTheRunnersID: lines that differ only in a trailing
+// numeric id (runner numbers every request so) share one kept request,
+// and each answer carries its own line's id.
+func TestMemoKeysWithoutTheRunnersID(t *testing.T) {
+	for _, tc := range []struct{ line, key, id string }{
+		{`{"type":"a","title":"b","params":"{}","id":12}`, `{"type":"a","title":"b","params":"{}"`, "12"},
+		{`{"type":"a","title":"b","params":"{}"}`, `{"type":"a","title":"b","params":"{}"}`, ""},
+		{`{"type":"a","title":"b","id":"12"}`, `{"type":"a","title":"b","id":"12"}`, ""},
+		{`{"type":"a","title":"b","id":}`, `{"type":"a","title":"b","id":}`, ""},
+		{`{"id":7}`, `{"id":7}`, ""},
+		{`"id":7}`, `"id":7}`, ""},
+	} {
+		key, id := memoKey([]byte(tc.line))
+		assert.Equal(t, tc.key, string(key), tc.line)
+		assert.Equal(t, tc.id, string(id), tc.line)
+	}
+
+	var stable []bool
+	var seen []*protocol.Request
+	app := &mock.Applier{Func: func(_ context.Context, req *protocol.Request) protocol.Result {
+		stable = append(stable, req.Stable)
+		seen = append(seen, req)
+		return protocol.Result{Resource: protocol.Ref(req.Type, req.Title)}
+	}}
+	var in strings.Builder
+	for i := 1; i <= 4; i++ {
+		fmt.Fprintf(&in, `{"type":"notify","title":"n","params":"{message: hi}","id":%d}`+"\n", i)
+	}
+	out, code := runString(t, loopConfig{}, app, in.String())
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, []bool{false, false, true, true}, stable, "kept on the second sighting, found on the third")
+	assert.Same(t, seen[2], seen[3])
+	_, as := testutil.DecodeAnswers(t, out)
+	require.Len(t, as, 4)
+	for i, a := range as {
+		assert.Equal(t, fmt.Sprint(i+1), string(a.ID), "answer %d carries its own line's id", i)
+	}
 }

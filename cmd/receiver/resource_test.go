@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	json "github.com/goccy/go-json"
@@ -102,4 +103,22 @@ func TestDescribeJSON(t *testing.T) {
 	assert.Equal(t, "host", d.Name)
 	assert.Equal(t, "parsed", d.Chosen)
 	assert.True(t, d.CanList)
+}
+
+// Issue 26 item 3: what `resource --yaml file` prints of a FIFO, applied
+// back through `resource file TITLE attr=value`, leaves it a FIFO.
+func TestResourceFifoAppliedBack(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o640))
+	code, out, errs := runSub(t, "resource", "--yaml", "file", fifo)
+	require.Equal(t, 0, code, errs)
+	assert.Contains(t, out, "ensure: 'fifo'")
+	code, out, errs = runSub(t, "resource", "--json", "file", fifo, "ensure=fifo", "mode=0640")
+	require.Equal(t, 0, code, errs+out)
+	var res protocol.Result
+	require.NoError(t, json.Unmarshal([]byte(strings.SplitN(out, "\n", 2)[0]), &res))
+	assert.False(t, res.Changed || res.Failed, out)
+	fi, err := os.Lstat(fifo)
+	require.NoError(t, err)
+	assert.Equal(t, os.ModeNamedPipe, fi.Mode().Type(), "the FIFO was replaced")
 }

@@ -175,12 +175,21 @@ func (f timeField) munge(v any) (any, error) {
 }
 
 func noLineBreak(what string) func(v any) error {
-	return parsedfile.Refuse("\r\n", what+" must not contain a line break")
+	lineBreak := parsedfile.Refuse("\r\n", what+" must not contain a line break")
+	// crontab refuses a whole crontab holding a NUL: refused here, naming
+	// the attribute, before anything is read or written.
+	nul := parsedfile.Refuse("\x00", what+" must not contain a NUL byte")
+	return func(v any) error {
+		if err := lineBreak(v); err != nil {
+			return err
+		}
+		return nul(v)
+	}
 }
 
 func validateEnv(v any) error {
 	s, _ := v.(string)
-	if s == "absent" || envRe.MatchString(s) && !strings.ContainsAny(s, "\r\n") {
+	if s == "absent" || envRe.MatchString(s) && !strings.ContainsAny(s, "\r\n\x00") {
 		return nil
 	}
 	return fmt.Errorf("Invalid environment setting %q", s)

@@ -432,8 +432,10 @@ func (p *crontab) setSchedule(j *job) {
 	}
 }
 
-// install installs a crontab's text with crontab(1) (the Target's writer).
+// install installs a crontab's text with crontab(1) (the Target's writer),
+// which runs to its end whatever becomes of the receiver
+// (command.Cmd.Finish).
 func (p *crontab) install(ctx context.Context, text []byte) error {
-	_, err := command.Check(ctx, &command.Cmd{Argv: p.argv("-"), Stdin: text, Timeout: time.Minute})
+	_, err := command.Check(ctx, &command.Cmd{Argv: p.argv("-"), Stdin: text, Timeout: time.Minute, Finish: true})
 	return err
 }

@@ -82,8 +82,12 @@ var Type = &applier.Type{
 			Behaviour: applier.Property,
 			Kind:      applier.KindInteger,
 			Array:     true,
-			Default:   int64(0),
-			Validate:  validateExitCode,
+			// An exit code is never a float: Puppet takes 0.0, runs the
+			// command, and fails it (returned 0 instead of one of [0.0]);
+			// refused here before anything runs.
+			Accepts:  applier.AcceptString | applier.AcceptInteger,
+			Default:  int64(0),
+			Validate: validateExitCode,
 			Doc: "The expected exit code(s): one or an array. Any other exit code fails the " +
 				"resource. Default 0.",
 		},

@@ -231,8 +231,14 @@ func commandString(c any) string {
 }
 
 // Get runs the checks: "notrun" when the command should run, else the
-// desired exit codes (in sync).
+// desired exit codes (in sync). A read (find) runs nothing, checks
+// included, and answers "notrun", as `puppet resource exec TITLE` does
+// (Puppet's find takes no params, so it has no check to run).
 func (p *provider) Get(ctx context.Context, cur *applier.State) error {
+	if p.r.ReadAll() {
+		cur.Set("returns", "notrun")
+		return nil
+	}
 	run, err := p.checks(ctx, false)
 	if err != nil {
 		return err

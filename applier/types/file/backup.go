@@ -34,7 +34,7 @@ func backupFile(ctx context.Context, env *applier.Env, how, path string, fi fs.F
 	if how == "" || how == "false" {
 		return nil
 	}
-	src, err := openChecked(path, fi, follow)
+	src, err := openCheckedLimit(ctx, path, fi, follow, -1)
 	if err != nil {
 		return fmt.Errorf("could not back up %s: %w", path, err)
 	}

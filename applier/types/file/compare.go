@@ -74,10 +74,8 @@ func (d *onDisk) String() string {
 		return d.sum
 	case d.data != nil:
 		return source.Format(d.sumKind, source.SumString(d.sumKind, string(d.data)))
-	case d.time != 0 && d.sumKind == source.MTime:
-		return source.MTime + ":" + time.Unix(0, d.time).UTC().Format(time.RFC3339)
 	case d.time != 0:
-		return "{" + d.sumKind + "}" + time.Unix(0, d.time).UTC().Format(time.RFC3339)
+		return "{" + d.sumKind + "}" + rubyTime(time.Unix(0, d.time))
 	}
 	return d.ftype
 }
@@ -147,13 +145,13 @@ func (p *posix) resolveContent(ctx context.Context, c *Content) error {
 	case m.ChecksumType == source.None:
 		// A Puppet Server's {none}: any content is the source's.
 	case kind == source.MTime || kind == source.CTime:
-		c.by, c.Kind, c.time = byNewer, kind, m.ModTime
-		c.Sum = m.ModTime.UTC().Format(time.RFC3339)
+		c.by, c.Kind, c.time = byNewer, kind, sourceTime(m, kind)
+		c.Sum = rubyTime(c.time)
 	case m.Checksum != "":
 		c.by, c.Kind, c.Sum = byDigest, m.ChecksumType, m.Checksum
 	case !m.ModTime.IsZero():
 		c.by, c.Kind, c.time = byMTime, source.MTime, m.ModTime
-		c.Sum = m.ModTime.UTC().Format(time.RFC3339)
+		c.Sum = rubyTime(m.ModTime)
 	default:
 		// No usable metadata: fetch and compare digests rather than
 		// rewriting the file on every run.
@@ -167,6 +165,15 @@ func (p *posix) resolveContent(ctx context.Context, c *Content) error {
 		c.by, c.Kind, c.Sum = byDigest, kind, sum
 	}
 	return nil
+}
+
+// sourceTime is the source's time a time checksum compares: its ctime
+// for checksum ctime (when the source says it), else its mtime.
+func sourceTime(m *source.Metadata, kind string) time.Time {
+	if kind == source.CTime && !m.CTime.IsZero() {
+		return m.CTime
+	}
+	return m.ModTime
 }
 
 // modeState is the current value Get reports for mode.
@@ -232,7 +239,7 @@ func (p *posix) logNoopDiff(ctx context.Context, nw []byte) {
 	if !p.r.Bool("show_diff") || p.fi == nil || p.fi.Size() > maxDiffInput {
 		return
 	}
-	old, whole, err := readChecked(p.path, p.fi, p.follow(), maxDiffInput)
+	old, whole, err := readChecked(ctx, p.path, p.fi, p.follow(), maxDiffInput)
 	if err != nil || !whole {
 		return
 	}

@@ -51,7 +51,7 @@ func instances(ctx context.Context, env *applier.Env, scope *applier.Resource, a
 		cur := add(p.path)
 		cur.Set("ensure", kindValue(p.kind))
 		cur.Set("type", kindValue(p.kind))
-		if err := p.reportAll(cur); err != nil {
+		if err := p.reportAll(ctx, cur); err != nil {
 			return err
 		}
 	}
@@ -89,9 +89,14 @@ type posix struct {
 	// written holds the start of the source content Set installed, for
 	// its diff (show_diff).
 	written *capture
-	// copied is the {kind}digest of the source content Set installed,
+	// copiedSum is the {kind}digest of the source content Set installed,
 	// when the source offered no checksum (for the event's message).
-	copied string
+	copiedSum string
+	// copied says which of mode, owner and group copySourcePermissions
+	// took from the source (the top directory's, for a recursion): they
+	// are not the request's, so a recursion's entries take their own
+	// source's instead.
+	copied struct{ mode, owner, group bool }
 }
 
 // properties in the order the engine syncs them (ensure first).
@@ -118,13 +123,16 @@ func (p *posix) copySourcePermissions(ctx context.Context) error {
 	}
 	if !p.r.Has("mode") {
 		p.r.Set("mode", formatMode(uint32(m.Mode.Perm())|modeSetid(m.Mode)))
+		p.copied.mode = true
 	}
 	if os.Geteuid() == 0 {
 		if !p.r.Has("owner") {
 			p.r.Set("owner", strconv.Itoa(m.UID))
+			p.copied.owner = true
 		}
 		if !p.r.Has("group") {
 			p.r.Set("group", strconv.Itoa(m.GID))
+			p.copied.group = true
 		}
 	}
 	return nil
@@ -137,8 +145,9 @@ func (p *posix) follow() bool { return p.r.String("links") == "follow" }
 //   - replace: false on a file that exists leaves its kind, content and
 //     link target unmanaged (Puppet: in sync whatever they are; a
 //     recursion still creates the entries that are missing);
-//   - without ensure, a source's kind is the desired kind (as Puppet's
-//     source does on retrieve);
+//   - a source is always asked for its metadata (so a missing one fails
+//     the resource, in noop too), and without ensure its kind is the
+//     desired kind (as Puppet's source does on retrieve);
 //   - source_permissions copies the source's mode, owner and group;
 //   - a source's content is described by what will be compared: its
 //     checksum (from checksum_value, the source's metadata, or a download
@@ -166,12 +175,17 @@ func (p *posix) Resolve(ctx context.Context) error {
 			c, p.content = nil, nil
 		}
 	}
-	if hasSource && p.r.Has("ensure") && !p.r.Given("ensure") && p.r.String("ensure") == "present" {
+	if hasSource {
+		// The source is always asked, as Puppet's retrieve does, whatever
+		// ensure says and in noop too: a missing source or a server that
+		// cannot be reached fails the resource rather than answering a
+		// clean noop (or a clean "in sync") that a real run would not.
 		m, err := p.sourceMeta(ctx)
 		if err != nil {
 			return err
 		}
-		if m.Type == source.TypeFile || m.Type == source.TypeDirectory {
+		if p.r.Has("ensure") && !p.r.Given("ensure") && p.r.String("ensure") == "present" &&
+			(m.Type == source.TypeFile || m.Type == source.TypeDirectory) {
 			p.r.Set("ensure", m.Type)
 		}
 	}

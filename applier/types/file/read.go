@@ -93,7 +93,7 @@ func (p *posix) Get(ctx context.Context, cur *applier.State) error {
 	}
 	cur.Set("type", kindValue(p.kind))
 	if p.r.ReadAll() {
-		return p.reportAll(cur)
+		return p.reportAll(ctx, cur)
 	}
 	if ensure, managed := p.r.Get("ensure"); managed && !ensureInSync(kindValue(p.kind), ensure) {
 		// ensure replaces what is there, bringing every property along:
@@ -161,7 +161,7 @@ func (p *posix) readContent(ctx context.Context, c *Content) error {
 		}
 		d.size = size
 		if size != int64(want) {
-			sum, err := p.currentSum(c.Kind)
+			sum, err := p.currentSum(ctx, c.Kind)
 			if err != nil {
 				return err
 			}
@@ -181,7 +181,7 @@ func (p *posix) readContent(ctx context.Context, c *Content) error {
 			d.noop = p
 		}
 	case byDigest:
-		sum, err := p.currentSum(c.Kind)
+		sum, err := p.currentSum(ctx, c.Kind)
 		if err != nil {
 			return err
 		}
@@ -228,14 +228,14 @@ func readUpTo(path string, fi fs.FileInfo, follow bool, buf []byte) ([]byte, err
 	return buf[:off], nil
 }
 
-func (p *posix) currentSum(kind string) (string, error) {
+func (p *posix) currentSum(ctx context.Context, kind string) (string, error) {
 	if !source.IsDigest(kind) {
 		kind = source.SHA256
 	}
 	if p.curSum != "" && strings.HasPrefix(p.curSum, "{"+kind+"}") {
 		return p.curSum, nil
 	}
-	s, err := sumChecked(kind, p.path, p.fi, p.follow())
+	s, err := sumChecked(ctx, kind, p.path, p.fi, p.follow())
 	if err != nil {
 		return "", fmt.Errorf("could not read %s: %w", p.path, err)
 	}
@@ -265,53 +265,56 @@ func sameFile(fd int, fi fs.FileInfo) error {
 // openChecked opens the regular file at path for reading, without
 // following a symlink unless follow, and checks it is the one fi
 // describes: every read of an existing file (comparison, diff, backup)
-// goes through it, so a file swapped for a link to a secret after it was
-// examined is never read.
-func openChecked(path string, fi fs.FileInfo, follow bool) (*os.File, error) {
-	fd, err := openRead(path, follow)
+// goes through it, so a file swapped for a link to a secret (or for a
+// FIFO) after it was examined is never read. What it returns reads at
+// most the size fi reported (a file that grows is read as it was
+// examined; a /proc file that reports 0 bytes is not read at all) and
+// ends with ctx, a read that waits included (source.Reader).
+func openChecked(ctx context.Context, path string, fi fs.FileInfo, follow bool) (io.ReadCloser, error) {
+	return openCheckedLimit(ctx, path, fi, follow, fi.Size())
+}
+
+// openCheckedLimit is openChecked reading at most limit bytes (< 0: to
+// the end, which a backup needs: the file it keeps may have grown since
+// it was examined, and is about to be replaced).
+func openCheckedLimit(ctx context.Context, path string, fi fs.FileInfo, follow bool, limit int64) (io.ReadCloser, error) {
+	f, st, err := source.OpenFile(path, follow)
 	if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	if err := sameFile(fd, fi); err != nil {
-		syscall.Close(fd)
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	// Blocking reads from here on (O_NONBLOCK only kept the open of a
-	// swapped-in FIFO from hanging).
-	if err := syscall.SetNonblock(fd, false); err != nil {
-		syscall.Close(fd)
 		return nil, err
 	}
-	return os.NewFile(uintptr(fd), path), nil
+	if want, ok := fi.Sys().(*syscall.Stat_t); ok && (st.Dev != want.Dev || st.Ino != want.Ino) {
+		f.Close()
+		return nil, &os.PathError{Op: "open", Path: path, Err: errSwapped}
+	}
+	return source.Reader(ctx, f, limit), nil
 }
 
 // sumChecked is the digest of the file at path, opened by openChecked.
-func sumChecked(kind, path string, fi fs.FileInfo, follow bool) (string, error) {
-	f, err := openChecked(path, fi, follow)
+func sumChecked(ctx context.Context, kind, path string, fi fs.FileInfo, follow bool) (string, error) {
+	f, err := openChecked(ctx, path, fi, follow)
 	if err != nil {
 		return "", err
 	}
 	defer f.Close()
-	s, err := source.SumReader(kind, f)
-	if err != nil {
-		return "", fmt.Errorf("read %s: %w", path, err)
-	}
-	return s, nil
+	return source.SumReader(kind, f)
 }
 
-// readChecked reads at most limit bytes of the file at path, opened by
-// openChecked; ok false when it is longer.
-func readChecked(path string, fi fs.FileInfo, follow bool, limit int64) ([]byte, bool, error) {
-	f, err := openChecked(path, fi, follow)
+// readChecked reads the file at path, opened by openChecked, when it is
+// at most limit bytes; ok false (nothing read) when it is longer.
+func readChecked(ctx context.Context, path string, fi fs.FileInfo, follow bool, limit int64) ([]byte, bool, error) {
+	if fi.Size() > limit {
+		return nil, false, nil
+	}
+	f, err := openChecked(ctx, path, fi, follow)
 	if err != nil {
 		return nil, false, err
 	}
 	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	b, err := io.ReadAll(f)
 	if err != nil {
 		return nil, false, err
 	}
-	return b, int64(len(b)) <= limit, nil
+	return b, true, nil
 }
 
 // openRead opens path for reading; unless follow, a symlink that
@@ -370,13 +373,6 @@ func (p *posix) fetcher() (*source.Fetcher, error) {
 	return f, nil
 }
 
-func (p *posix) httpTimeout() time.Duration {
-	if p.env != nil && p.env.Options.HTTPTimeout > 0 {
-		return p.env.Options.HTTPTimeout
-	}
-	return 60 * time.Second
-}
-
 // sourceMeta finds the first source that exists.
 func (p *posix) sourceMeta(ctx context.Context) (*source.Metadata, error) {
 	if p.meta != nil || p.metaErr != nil {
@@ -412,14 +408,17 @@ func (p *posix) fetchSum(ctx context.Context, src, kind string) (string, error) 
 // resource` prints it: content as the checksum of a regular file's bytes
 // (of the checksum kind, sha256 unless the request says otherwise), a
 // link's target, owner and group as numbers, mode as four octal digits,
-// mtime and ctime as Ruby prints a time.
-func (p *posix) reportAll(cur *applier.State) error {
-	if p.kind == "file" {
+// mtime and ctime as Ruby prints a time. Unlike Puppet, no content is
+// reported for a file on a kernel's pseudo file system (/proc, /sys, ...):
+// reading /proc/kmsg waits for the kernel's next message and takes it
+// from whoever else reads it, /proc/kcore is 128 TiB of memory.
+func (p *posix) reportAll(ctx context.Context, cur *applier.State) error {
+	if p.kind == "file" && !pseudoFS(p.path) {
 		kind := p.r.String("checksum")
 		if !source.IsDigest(kind) {
 			kind = source.SHA256
 		}
-		sum, err := source.SumFile(kind, p.path)
+		sum, err := sumChecked(ctx, kind, p.path, p.fi, p.follow())
 		if err != nil {
 			return fmt.Errorf("read %s: %w", p.path, err)
 		}
@@ -445,3 +444,31 @@ func (p *posix) reportAll(cur *applier.State) error {
 
 // rubyTime is a time as Ruby's Time#to_s writes it, in the process's zone.
 func rubyTime(t time.Time) string { return t.Local().Format("2006-01-02 15:04:05 -0700") }
+
+// pseudoFSMagic are the statfs(2) magic numbers of the kernel's pseudo
+// file systems, whose "regular" files are interfaces, not content.
+var pseudoFSMagic = map[int64]bool{
+	0x9fa0:     true, // proc
+	0x62656572: true, // sysfs
+	0x64626720: true, // debugfs
+	0x74726163: true, // tracefs
+	0x73636673: true, // securityfs
+	0x27e0eb:   true, // cgroup
+	0x63677270: true, // cgroup2
+	0x62656570: true, // configfs
+	0xde5e81e4: true, // efivarfs
+	0xcafe4a11: true, // bpf
+	0x6165676c: true, // pstore
+}
+
+// pseudoFS reports whether path is on one of the kernel's pseudo file systems.
+func pseudoFS(path string) bool {
+	var fs syscall.Statfs_t
+	for {
+		err := syscall.Statfs(path, &fs)
+		if err == syscall.EINTR {
+			continue
+		}
+		return err == nil && pseudoFSMagic[int64(fs.Type)]
+	}
+}

@@ -149,7 +149,7 @@ func TestShowDiff(t *testing.T) {
 	require.Equal(t, changed, outcomeOf(res))
 	assert.Equal(t, "defined content as '{sha256}"+sha256hex("alpha\nsecret-one\ngamma\n")+"'", res.Events[0].Message)
 
-	res = apply(t, e, p, "content: \"alpha\\nsecret-two\\ngamma\\n\"")
+	res = apply(t, e, p, "{show_diff: true, content: \"alpha\\nsecret-two\\ngamma\\n\"}")
 	require.Equal(t, changed, outcomeOf(res), "%+v", res)
 	msg := res.Events[0].Message
 	assert.Contains(t, msg, "content changed '{sha256}")
@@ -162,9 +162,9 @@ func TestShowDiff(t *testing.T) {
 	require.Equal(t, changed, outcomeOf(res), "%+v", res)
 	assert.NotContains(t, fmt.Sprintf("%+v", res), "secret")
 	assert.NotContains(t, logs.String(), "secret")
-	// Noop logs the diff it would make, unless show_diff is false.
+	// Noop logs the diff it would make, when show_diff is true.
 	logs.Reset()
-	res = apply(t, e, p, "{noop: true, content: \"secret-noop\"}")
+	res = apply(t, e, p, "{show_diff: true, noop: true, content: \"secret-noop\"}")
 	assert.False(t, res.Changed)
 	assert.Contains(t, logs.String(), "+secret-noop")
 	// Noop shows checksums, not content.

@@ -89,16 +89,20 @@ var Type = &applier.Type{
 			Doc: "The path to the file to manage. Must be fully qualified; a trailing slash is dropped."},
 		{Name: "ensure", Behaviour: applier.Property, Kind: applier.KindEnum,
 			Accepts:     applier.AcceptString | applier.AcceptBoolean | applier.AcceptFirstOfList,
-			Values:      []string{"present", "absent", "file", "directory", "link"},
+			Values:      []string{"present", "absent", "file", "directory", "link", "fifo", "socket", "characterSpecial", "blockSpecial"},
 			Patterns:    []*regexp.Regexp{anything},
 			Aliases:     map[string]string{"false": "absent"},
 			DefaultFunc: defaultEnsure,
 			InSync:      ensureInSync,
 			Doc: "Whether the file should exist and what kind: present (any kind; a " +
 				"missing file is created as a plain file), absent, file, directory, or " +
-				"link (needs target). Any other value is a link target (ensure: link, " +
+				"link (needs target). fifo, socket, characterSpecial and blockSpecial " +
+				"(the kinds find reports) are checks: in sync when the file is of that " +
+				"kind, else the resource fails and nothing is changed (such files are " +
+				"never created). Any other value is a link target (ensure: link, " +
 				"target: VALUE). Without ensure, content implies file, target implies " +
-				"link and source implies the kind of the source."},
+				"link and source implies the kind of the source. Device nodes are never " +
+				"removed or replaced."},
 		{Name: "content", Behaviour: applier.Property, Kind: applier.KindAny, Munge: mungeContent, StateOnly: true,
 			Accepts:     applier.AcceptString | applier.AcceptLastOfList,
 			DefaultFunc: defaultContent, InSync: contentInSync,
@@ -184,9 +188,11 @@ var Type = &applier.Type{
 			Doc: "The SELinux range (MLS/MCS level) of the file's context. Accepted and not managed, as seluser."},
 		{Name: "selinux_ignore_defaults", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: false,
 			Doc: "Whether Puppet would skip the SELinux policy's default context. Accepted and not used, as seluser."},
-		{Name: "show_diff", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: true,
-			Doc: "Put a unified diff (bounded in size) of a content change in its event " +
-				"and on the notice log. false: no content ever appears in answers or logs."},
+		{Name: "show_diff", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: false,
+			Doc: "true: put a unified diff (bounded in size) of a content change in its event " +
+				"and on the log (in noop, the diff a change would make). By default (false, as " +
+				"Puppet's show_diff setting is off by default) no content ever appears in answers " +
+				"or logs, only checksums."},
 		{Name: "validate_cmd", Behaviour: applier.Parameter, Kind: applier.KindString, Accepts: applier.AcceptString,
 			Doc: "A command (fully qualified) that checks new content before it replaces " +
 				"the file; validate_replacement in it stands for the temp file's path. " +
@@ -307,7 +313,17 @@ func nonNegative(name string) func(any) error {
 }
 
 // knownEnsure are the ensure values that are not link targets.
-var knownEnsure = map[string]bool{"present": true, "absent": true, "file": true, "directory": true, "link": true}
+var knownEnsure = map[string]bool{"present": true, "absent": true, "file": true, "directory": true, "link": true,
+	"fifo": true, "socket": true, "characterSpecial": true, "blockSpecial": true}
+
+// specialKinds are the kinds of file that can be checked (ensure) but
+// never made: find reports them, so its params applied back must answer
+// unchanged rather than replace the node with a link named after it.
+var specialKinds = map[string]bool{"fifo": true, "socket": true, "characterSpecial": true, "blockSpecial": true}
+
+// undeletable are the kinds never removed or replaced (Puppet: "Could
+// not remove files of type characterSpecial").
+var undeletable = map[string]bool{"characterSpecial": true, "blockSpecial": true, "unknown": true}
 
 func defaultEnsure(r *applier.Resource) any {
 	switch {
@@ -374,6 +390,9 @@ func validate(r *applier.Resource) error {
 	}
 	if creators > 1 {
 		return errors.New("You cannot specify more than one of content, source, target")
+	}
+	if specialKinds[ensure] && creators > 0 {
+		return fmt.Errorf("ensure '%s' checks the kind of an existing file; it takes no content, source or target", ensure)
 	}
 	if ensure == "directory" && r.Given("content") {
 		return errors.New("content cannot be managed on a directory (ensure: directory)")

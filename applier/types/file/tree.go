@@ -31,6 +31,10 @@ type treeAction struct {
 	have  fs.FileInfo      // nil: missing
 	ops   []string         // create, replace, content, target, owner, group, mode, purge
 	purge bool
+	// fail: the entry could not be planned (a directory in the way
+	// without force, a file that cannot be read); Set reports it after
+	// syncing the others, as Puppet fails one child and syncs the rest.
+	fail error
 }
 
 // softMaxFiles is Puppet's soft limit: with max_files 0 a recursion over
@@ -187,8 +191,16 @@ func (p *posix) treePlan(ctx context.Context) ([]treeAction, error) {
 			continue
 		}
 		a := treeAction{rel: rel, want: want[rel], have: have[rel]}
-		if err := p.planEntry(&a); err != nil {
-			return nil, err
+		if err := p.planEntry(ctx, &a); err != nil {
+			if ctx.Err() != nil {
+				return nil, err
+			}
+			a.fail, a.ops = err, []string{"fail"}
+			plan = append(plan, a)
+			if a.want.Type == source.TypeDirectory {
+				blocked = append(blocked, rel)
+			}
+			continue
 		}
 		if a.want.Type == source.TypeDirectory && a.have != nil && !a.have.IsDir() &&
 			(len(a.ops) == 0 || a.ops[0] != "replace") {
@@ -215,7 +227,7 @@ func (p *posix) treePlan(ctx context.Context) ([]treeAction, error) {
 				}
 				a.purge, a.ops = true, []string{"purge"}
 			} else if err := p.planAttrs(&a); err != nil {
-				return nil, err
+				a.fail, a.ops = err, []string{"fail"}
 			}
 			if len(a.ops) > 0 {
 				plan = append(plan, a)
@@ -265,7 +277,7 @@ func under(rel string, plan []treeAction) bool {
 }
 
 // planEntry compares one source entry with what is there.
-func (p *posix) planEntry(a *treeAction) error {
+func (p *posix) planEntry(ctx context.Context, a *treeAction) error {
 	w, h := a.want, a.have
 	if h == nil {
 		a.ops = []string{"create"}
@@ -285,7 +297,7 @@ func (p *posix) planEntry(a *treeAction) error {
 	switch w.Type {
 	case source.TypeFile:
 		if p.r.Bool("replace") && w.Checksum != "" {
-			cur, err := sumChecked(w.ChecksumType, filepath.Join(p.path, a.rel), h, false)
+			cur, err := sumChecked(ctx, w.ChecksumType, filepath.Join(p.path, a.rel), h, false)
 			if err != nil {
 				return err
 			}
@@ -305,23 +317,57 @@ func (p *posix) planEntry(a *treeAction) error {
 	return p.planAttrs(a)
 }
 
-// childMode is the mode an entry should have: the resource's mode, or
-// the source's with source_permissions: use.
+// entryPerms reports whether an entry takes its own source's
+// permissions: source_permissions use, or use_when_creating for an entry
+// that does not exist yet, with a source that has permissions.
+func (p *posix) entryPerms(a *treeAction) bool {
+	if a.want == nil || !a.want.HasOwner {
+		return false
+	}
+	switch p.r.String("source_permissions") {
+	case "use":
+		return true
+	case "use_when_creating":
+		return a.have == nil
+	}
+	return false
+}
+
+// childMode is the mode an entry should have: the request's mode, or
+// with source_permissions its own source's (never the top directory's,
+// which copySourcePermissions made the resource's).
 func (p *posix) childMode(a *treeAction) (string, bool) {
-	if m, ok := p.r.Value("mode").(string); ok {
+	if m, ok := p.r.Value("mode").(string); ok && !p.copied.mode {
 		return m, true
 	}
-	if a.want != nil && a.want.HasOwner && a.want.Type != source.TypeLink {
-		switch p.r.String("source_permissions") {
-		case "use":
-			return formatMode(uint32(a.want.Mode.Perm()) | modeSetid(a.want.Mode)), true
-		case "use_when_creating":
-			if a.have == nil {
-				return formatMode(uint32(a.want.Mode.Perm()) | modeSetid(a.want.Mode)), true
-			}
-		}
+	if a.want != nil && a.want.Type != source.TypeLink && p.entryPerms(a) {
+		return formatMode(uint32(a.want.Mode.Perm()) | modeSetid(a.want.Mode)), true
 	}
 	return "", false
+}
+
+// childOwner is the owner and group an entry should have (-1: not
+// managed): the request's, or as root with source_permissions its own
+// source's.
+func (p *posix) childOwner(a *treeAction) (int, int, error) {
+	uid, gid, err := p.wantOwner()
+	if err != nil {
+		return 0, 0, err
+	}
+	own := os.Geteuid() == 0 && p.entryPerms(a)
+	if p.copied.owner || !p.r.Has("owner") {
+		uid = -1
+		if own {
+			uid = a.want.UID
+		}
+	}
+	if p.copied.group || !p.r.Has("group") {
+		gid = -1
+		if own {
+			gid = a.want.GID
+		}
+	}
+	return uid, gid, nil
 }
 
 func modeSetid(m fs.FileMode) uint32 {
@@ -341,7 +387,7 @@ func modeSetid(m fs.FileMode) uint32 {
 // planAttrs adds owner, group and mode changes an existing entry needs.
 func (p *posix) planAttrs(a *treeAction) error {
 	h := a.have
-	uid, gid, err := p.wantOwner()
+	uid, gid, err := p.childOwner(a)
 	if err != nil {
 		return err
 	}
@@ -383,12 +429,26 @@ func (p *posix) applyTree(ctx context.Context) (_ string, err error) {
 			}
 		}()
 	}
-	var done []string
+	var done, failed []string
+	var firstErr error
 	for i := range plan {
 		a := &plan[i]
+		if err := ctx.Err(); err != nil {
+			return "", fmt.Errorf("stopped after %d entries: %w", len(done), err)
+		}
 		full := filepath.Join(p.path, a.rel)
-		if err := p.applyEntry(ctx, a, full, dirs); err != nil {
-			return "", fmt.Errorf("%s: %w", full, err)
+		err := a.fail
+		if err == nil {
+			err = p.applyEntry(ctx, a, full, dirs)
+		}
+		if err != nil {
+			// One entry failing does not stop the others (Puppet fails
+			// that child and syncs the rest); the resource fails.
+			failed = append(failed, fmt.Sprintf("%s: %v", full, err))
+			if firstErr == nil {
+				firstErr = err
+			}
+			continue
 		}
 		verb := strings.Join(a.ops, ", ")
 		switch {
@@ -402,18 +462,39 @@ func (p *posix) applyTree(ctx context.Context) (_ string, err error) {
 	p.planned = false
 	msg := fmt.Sprintf("synced %d entries", len(done))
 	if len(done) > 0 {
-		list := strings.Join(done, "; ")
-		if len(list) > 2000 {
-			list = list[:2000] + "..."
-		}
-		msg += ": " + list
+		msg += ": " + capList(done)
+	}
+	if len(failed) > 0 {
+		return "", &treeError{msg: fmt.Sprintf("%s; %d failed: %s", msg, len(failed), capList(failed)), err: firstErr}
 	}
 	return msg, nil
 }
 
+// capList joins a recursion's entries for a message, cut at 2000 bytes.
+func capList(l []string) string {
+	list := strings.Join(l, "; ")
+	if len(list) > 2000 {
+		list = list[:2000] + "..."
+	}
+	return list
+}
+
+// treeError is a recursion in which some entries failed: what was synced
+// and what failed, wrapping the first failure.
+type treeError struct {
+	msg string
+	err error
+}
+
+func (e *treeError) Error() string { return e.msg }
+func (e *treeError) Unwrap() error { return e.err }
+
 func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string, dirs *applier.DirSync) error {
 	if err := p.realParents(a.rel); err != nil {
 		return err
+	}
+	if a.have != nil && undeletable[ftype(a.have)] && (a.purge || a.ops[0] == "replace") {
+		return fmt.Errorf("Could not remove files of type %s", ftype(a.have))
 	}
 	if a.purge {
 		if a.have.Mode().IsRegular() {
@@ -426,7 +507,7 @@ func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string, dirs
 		}
 		return dirs.Mark(filepath.Dir(full))
 	}
-	uid, gid, err := p.wantOwner()
+	uid, gid, err := p.childOwner(a)
 	if err != nil {
 		return err
 	}

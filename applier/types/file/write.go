@@ -10,6 +10,7 @@ import (
 	"os"
 
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -105,21 +106,34 @@ func (p *posix) describe(c *Content) string {
 		return c.String()
 	}
 	d := *c
+	kind := p.r.String("checksum")
 	switch m := p.meta; {
 	case p.r.String("checksum_value") != "":
-		d.Kind, d.Sum = p.r.String("checksum"), p.r.String("checksum_value")
+		d.Kind, d.Sum = kind, p.r.String("checksum_value")
+	case (kind == source.MTime || kind == source.CTime) && !sourceTime(m, kind).IsZero():
+		// As Puppet: {ctime}2026-11-26 14:24:26 +0000.
+		d.Kind, d.Sum = kind, rubyTime(sourceTime(m, kind))
 	case m.Checksum != "":
 		d.Kind, d.Sum = m.ChecksumType, m.Checksum
 	case !m.ModTime.IsZero():
-		d.Kind, d.Sum = source.MTime, m.ModTime.UTC().Format(time.RFC3339)
-	case p.copied != "":
-		return p.copied // what the copy hashed: the source offered nothing
+		d.Kind, d.Sum = source.MTime, rubyTime(m.ModTime)
+	case p.copiedSum != "":
+		return p.copiedSum // what the copy hashed: the source offered nothing
 	}
 	return d.String()
 }
 
 func (p *posix) setEnsure(ctx context.Context, c *applier.Change) error {
 	should, _ := c.Should.(string)
+	if specialKinds[should] {
+		if p.kind == "absent" {
+			return fmt.Errorf("%s does not exist; a %s is never created (ensure: %s only checks the kind)", p.path, should, should)
+		}
+		return fmt.Errorf("%s is a %s, not a %s; it is not replaced (ensure: %s only checks the kind)", p.path, p.kind, should, should)
+	}
+	if undeletable[p.kind] && should != "present" {
+		return fmt.Errorf("Could not remove files of type %s (%s)", p.kind, p.path)
+	}
 	switch should {
 	case "absent":
 		if err := p.remove(ctx); err != nil {
@@ -363,8 +377,6 @@ func (p *posix) copySource(ctx context.Context, w io.Writer, m *source.Metadata,
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.httpTimeout())
-	defer cancel()
 	rc, err := f.Open(ctx, m.Source)
 	if err != nil {
 		return fmt.Errorf("fetch %s: %w", m.Source, err)
@@ -407,7 +419,7 @@ func (p *posix) copySource(ctx context.Context, w io.Writer, m *source.Metadata,
 		got := fmt.Sprintf("%x", h.Sum(nil))
 		if want == "" {
 			if pinned {
-				p.copied = source.Format(kind, got)
+				p.copiedSum = source.Format(kind, got)
 			}
 			return nil
 		}
@@ -450,7 +462,7 @@ func (p *posix) setContent(ctx context.Context, c *applier.Change) error {
 	var old []byte
 	showDiff := p.r.Bool("show_diff")
 	if showDiff && p.fi != nil && p.fi.Size() <= maxDiffInput {
-		b, whole, err := readChecked(p.path, p.fi, p.follow(), maxDiffInput)
+		b, whole, err := readChecked(ctx, p.path, p.fi, p.follow(), maxDiffInput)
 		if err != nil {
 			return fmt.Errorf("could not read %s for its diff: %w", p.path, err)
 		}
@@ -611,7 +623,12 @@ func (p *posix) setOwnership(c *applier.Change) error {
 	if err := chown(p.path, uid, gid); err != nil {
 		return fmt.Errorf("chown %s: %w", p.path, err)
 	}
-	c.Message = fmt.Sprintf("%s changed '%v' to '%s'", c.Property, c.Is, want)
+	// Named as Puppet names them: owner changed 'root' to 'puppet'.
+	name := want
+	if _, numeric, _ := applier.ParseID(want); numeric {
+		name = idName(p.env, id, group)
+	}
+	c.Message = fmt.Sprintf("%s changed '%v' to '%s'", c.Property, c.Is, name)
 	return nil
 }
 
@@ -643,9 +660,12 @@ func sourceMtime(m *source.Metadata) time.Time {
 	return time.Time{}
 }
 
-// chmod sets all twelve mode bits. Unless follow, it goes through a
-// descriptor opened with O_NOFOLLOW, so a file swapped for a symlink since
-// the lstat is refused rather than its target changed.
+// chmod sets all twelve mode bits. Unless follow, it goes through an
+// O_PATH descriptor opened with O_NOFOLLOW (and /proc/self/fd), so a file
+// swapped for a symlink since the lstat is refused rather than its target
+// changed, and nothing is opened for reading: a device node, a FIFO or a
+// socket is chmodded without being opened. Without /proc it falls back to
+// a descriptor opened for reading (never a device's).
 func chmod(path string, bits uint32, follow bool) error {
 	if follow {
 		if err := syscall.Chmod(path, bits); err != nil {
@@ -653,7 +673,32 @@ func chmod(path string, bits uint32, follow bool) error {
 		}
 		return nil
 	}
-	fd, err := openRead(path, false)
+	fd, err := openPath(path)
+	if err != nil {
+		return &os.PathError{Op: "chmod", Path: path, Err: err}
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return &os.PathError{Op: "chmod", Path: path, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT == syscall.S_IFLNK {
+		return &os.PathError{Op: "chmod", Path: path, Err: errSwapped}
+	}
+	err = syscall.Chmod("/proc/self/fd/"+strconv.Itoa(fd), bits)
+	if err == nil {
+		return nil
+	}
+	if err != syscall.ENOENT {
+		return &os.PathError{Op: "chmod", Path: path, Err: err}
+	}
+	// No /proc: a descriptor opened for reading, for a file or a directory.
+	switch st.Mode & syscall.S_IFMT {
+	case syscall.S_IFREG, syscall.S_IFDIR:
+	default:
+		return &os.PathError{Op: "chmod", Path: path, Err: errors.New("cannot change the mode of a special file without /proc")}
+	}
+	rfd, err := openRead(path, false)
 	if err == syscall.EACCES {
 		// Not readable by us (not root): fall back to the path.
 		if err := syscall.Chmod(path, bits); err != nil {
@@ -664,9 +709,23 @@ func chmod(path string, bits uint32, follow bool) error {
 	if err != nil {
 		return &os.PathError{Op: "chmod", Path: path, Err: err}
 	}
-	defer syscall.Close(fd)
-	if err := syscall.Fchmod(fd, bits); err != nil {
+	defer syscall.Close(rfd)
+	if err := syscall.Fchmod(rfd, bits); err != nil {
 		return &os.PathError{Op: "chmod", Path: path, Err: err}
 	}
 	return nil
 }
+
+// openPath opens path itself (a symlink too: O_NOFOLLOW) with O_PATH,
+// which reads nothing and needs no permission on the file.
+func openPath(path string) (int, error) {
+	for {
+		fd, err := syscall.Open(path, oPath|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// oPath is O_PATH, which package syscall does not name.
+const oPath = 0x200000

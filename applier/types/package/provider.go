@@ -271,7 +271,9 @@ func cmdEnv() []string {
 // itself), so a short-lived lock costs a wait, and a lock held for long
 // fails with dpkg's own words.
 func (p *provider) run(ctx context.Context, stdin []byte, argv ...string) (string, error) {
-	c := &command.Cmd{Argv: argv, Env: cmdEnv(), Stdin: stdin}
+	// A package tool runs to its end whatever becomes of the receiver: dpkg
+	// cut short leaves a package half-configured (command.Cmd.Finish).
+	c := &command.Cmd{Argv: argv, Env: cmdEnv(), Stdin: stdin, Finish: true}
 	out, err := command.Check(ctx, c)
 	if argv[0] != dpkgCmd {
 		return out, err

@@ -162,7 +162,7 @@ func (d *debian) setEnable(ctx context.Context, p *provider, v string) error {
 		return fmt.Errorf("Provider debian must have features '%s' to set 'enable' to '%s'", featureFor(v), v)
 	}
 	for _, s := range steps {
-		if _, err := command.Check(ctx, &command.Cmd{Argv: s, Timeout: p.timeout()}); err != nil {
+		if _, err := command.Check(ctx, &command.Cmd{Argv: s, Timeout: p.timeout(), Finish: true}); err != nil {
 			return err
 		}
 	}

@@ -52,7 +52,10 @@ func (p *provider) timeout() time.Duration {
 // worded as Puppet words it (Could not start Service[x]: Execution of ...).
 func (p *provider) run(ctx context.Context, action string, argv []string, check bool) (int, error) {
 	p.env.Logger().Debug(p.r.Ref() + ": executing '" + command.String(argv) + "'")
-	res, err := command.Run(ctx, &command.Cmd{Argv: argv, Timeout: p.timeout()})
+	// Starting, stopping and restarting run to their end whatever becomes
+	// of the receiver (command.Cmd.Finish); the service's timeout still
+	// ends them.
+	res, err := command.Run(ctx, &command.Cmd{Argv: argv, Timeout: p.timeout(), Finish: check})
 	if err != nil {
 		return res.Code, fmt.Errorf("Could not %s %s: Execution of '%s' failed: %w", action, p.r.Ref(), command.String(argv), err)
 	}

@@ -78,7 +78,7 @@ func (s *sysd) restartCmd() ([]string, error) {
 // reloads systemd when the unit's files changed, as Puppet does.
 func (s *sysd) beforeStart(ctx context.Context, p *provider) error {
 	if s.r.String("start") == "" {
-		if _, err := command.Check(ctx, &command.Cmd{Argv: s.unit("unmask"), Timeout: p.timeout()}); err != nil {
+		if _, err := command.Check(ctx, &command.Cmd{Argv: s.unit("unmask"), Timeout: p.timeout(), Finish: true}); err != nil {
 			return fmt.Errorf("Could not unmask %s: %w", s.r.Name(), err)
 		}
 		s.isEnabled = nil
@@ -88,7 +88,7 @@ func (s *sysd) beforeStart(ctx context.Context, p *provider) error {
 		return err
 	}
 	if _, v, _ := strings.Cut(strings.TrimSpace(string(res.Output)), "="); v == "yes" {
-		_, _ = command.Run(ctx, &command.Cmd{Argv: []string{systemctl, "daemon-reload"}, Timeout: p.timeout()})
+		_, _ = command.Run(ctx, &command.Cmd{Argv: []string{systemctl, "daemon-reload"}, Timeout: p.timeout(), Finish: true})
 	}
 	return nil
 }
@@ -127,7 +127,7 @@ func (s *sysd) enabled(ctx context.Context, p *provider) (string, error) {
 func (s *sysd) setEnable(ctx context.Context, p *provider, v string) error {
 	change := func(action string) error {
 		s.isEnabled = nil
-		if _, err := command.Check(ctx, &command.Cmd{Argv: s.unit(action), Timeout: p.timeout()}); err != nil {
+		if _, err := command.Check(ctx, &command.Cmd{Argv: s.unit(action), Timeout: p.timeout(), Finish: true}); err != nil {
 			return fmt.Errorf("Could not %s %s: %w", action, s.r.Name(), err)
 		}
 		return nil

@@ -3,15 +3,14 @@ package user
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"regexp"
 	"strings"
 	"syscall"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/atomicfile"
 	"github.com/pippet/pippet/applier/types/internal/accounts"
 )
 
@@ -137,57 +136,42 @@ var keyLine = regexp.MustCompile(`^(?:(.+)\s+)?(ssh-dss|ssh-ed25519|ssh-rsa|ecds
 	`ssh-dss-cert-v01@openssh\.com|ecdsa-sha2-nistp256-cert-v01@openssh\.com|` +
 	`ecdsa-sha2-nistp384-cert-v01@openssh\.com|ecdsa-sha2-nistp521-cert-v01@openssh\.com)\s+([^ ]+)\s*(.*)$`)
 
-// isKey reports whether line is a key line (comments and blank lines are not).
+// isKey reports whether line is a key line (comments and blank lines are
+// not). Leading blanks are skipped, as sshd skips them: " ssh-rsa AAAA"
+// is a key that logs in.
 func isKey(line []byte) bool {
 	t := bytes.TrimLeft(line, " \t")
 	if len(t) == 0 || t[0] == '#' {
 		return false
 	}
-	return keyLine.Match(line)
-}
-
-// readKeyFile reads a key file that is a regular file; a missing file, a
-// symbolic link or anything else is no key file (nil, nil): a user's home
-// is theirs, and a link there must not make us read or replace another file.
-func readKeyFile(path string) ([]byte, error) {
-	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, nil
-	}
-	f := os.NewFile(uintptr(fd), path)
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil || !st.Mode().IsRegular() {
-		return nil, nil
-	}
-	data, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	if len(data) > maxKeyFile {
-		return nil, fmt.Errorf("%s is larger than %d bytes: not a key file", path, maxKeyFile)
-	}
-	return data, nil
+	return keyLine.Match(t)
 }
 
 // maxKeyFile bounds a key file read.
 const maxKeyFile = 16 << 20
 
 // unmanagedKeys lists the key lines found in files, as "FILE: NAME" (the
-// key's comment, or unnamed-N as Puppet names a key without one).
-func unmanagedKeys(files []string) ([]any, error) {
+// key's comment, or unnamed-N as Puppet names a key without one), each
+// file read as the user would (openKeyFile); a file that is no key file
+// for the user is logged and skipped.
+func unmanagedKeys(files []string, p *perms, log func(string)) ([]any, error) {
 	var found []any
 	for _, f := range files {
-		data, err := readKeyFile(f)
+		k, err := openKeyFile(f, p)
+		if skip(err, log) {
+			continue
+		}
 		if err != nil {
 			return nil, err
 		}
+		data := k.data
+		k.close()
 		unnamed := 0
 		for _, line := range bytes.Split(data, []byte("\n")) {
 			if !isKey(line) {
 				continue
 			}
-			name := strings.TrimSpace(string(keyLine.FindSubmatch(line)[4]))
+			name := strings.TrimSpace(string(keyLine.FindSubmatch(bytes.TrimLeft(line, " \t"))[4]))
 			if name == "" {
 				unnamed++
 				name = fmt.Sprintf("%s:unnamed-%d", f, unnamed)
@@ -198,32 +182,45 @@ func unmanagedKeys(files []string) ([]any, error) {
 	return found, nil
 }
 
+// skip reports (and logs) a file that is no key file for the user.
+func skip(err error, log func(string)) bool {
+	var nk *notKeyFile
+	if !errors.As(err, &nk) {
+		return false
+	}
+	if log != nil {
+		log(nk.reason)
+	}
+	return true
+}
+
 // purge removes every key line from files, keeping the other lines, each
-// file replaced atomically with its mode and owner. found is what Get
-// reported, for the message.
-func purge(ctx context.Context, files []string, found any) (string, error) {
+// file replaced atomically in place with its mode and owner, where the
+// user could (keyFile.replace). found is what Get reported, for the
+// message.
+func purge(ctx context.Context, files []string, p *perms, found any) (string, error) {
 	for _, f := range files {
-		data, err := readKeyFile(f)
-		if err != nil || data == nil {
-			if err != nil {
-				return "", err
-			}
+		k, err := openKeyFile(f, p)
+		if skip(err, nil) {
 			continue
 		}
+		if err != nil {
+			return "", err
+		}
 		var out []byte
-		lines := bytes.SplitAfter(data, []byte("\n"))
 		removed := false
-		for _, l := range lines {
+		for _, l := range bytes.SplitAfter(k.data, []byte("\n")) {
 			if isKey(bytes.TrimRight(l, "\n")) {
 				removed = true
 				continue
 			}
 			out = append(out, l...)
 		}
-		if !removed {
-			continue
+		if removed {
+			err = k.replace(ctx, p, out)
 		}
-		if err := atomicfile.Write(ctx, f, out, atomicfile.Options{Mode: 0o600, UID: -1, GID: -1, KeepExisting: true}); err != nil {
+		k.close()
+		if err != nil {
 			return "", err
 		}
 	}

@@ -306,13 +306,14 @@ var Useradd = &applier.ProviderSpec{
 	Defaults: map[string][]string{"kernel": {"Linux"}},
 	New: func(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
 		accounts.LogUnsupported(r, env, "useradd", unmanaged)
-		return &provider{r: r}, nil
+		return &provider{r: r, env: env}, nil
 	},
 	Instances: instances,
 }
 
 type provider struct {
-	r *applier.Resource
+	r   *applier.Resource
+	env *applier.Env
 }
 
 // shadowed are the properties read from /etc/shadow.
@@ -399,7 +400,13 @@ func (p *provider) Get(_ context.Context, cur *applier.State) error {
 	}
 	report(cur, u, shadows, groups, all)
 	if files := r.Strings("purge_ssh_keys"); len(files) > 0 {
-		found, err := unmanagedKeys(files)
+		pp, err := newPerms(u)
+		if err != nil {
+			return err
+		}
+		found, err := unmanagedKeys(files, pp, func(why string) {
+			p.env.Logger().Warn(r.Ref() + ": purge_ssh_keys: " + why)
+		})
 		if err != nil {
 			return err
 		}
@@ -512,7 +519,19 @@ func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 	case "expiry":
 		return p.modify(ctx, "expiry", "usermod", "-e", expiryArg(r.String("expiry")))
 	case "purge_ssh_keys":
-		msg, err := purge(ctx, r.Strings("purge_ssh_keys"), c.Is)
+		users, err := accounts.LoadUsers()
+		if err != nil {
+			return err
+		}
+		u := users.Lookup(name)
+		if u == nil {
+			return fmt.Errorf("Could not purge SSH keys of user %s: the user does not exist", name)
+		}
+		pp, err := newPerms(u)
+		if err != nil {
+			return err
+		}
+		msg, err := purge(ctx, r.Strings("purge_ssh_keys"), pp, c.Is)
 		if err != nil {
 			return fmt.Errorf("Could not purge SSH keys of user %s: %w", name, err)
 		}

@@ -29,8 +29,13 @@ func needRoot(t *testing.T) {
 func cleanup(t *testing.T, users, groups []string) {
 	t.Helper()
 	rm := func() {
+		// Every user first: a user's own group may be another's primary
+		// group (the duplicate uids case), and groupdel refuses a
+		// primary group.
 		for _, u := range users {
 			_ = exec.Command("userdel", u).Run()
+		}
+		for _, u := range users {
 			_ = exec.Command("groupdel", u).Run()
 		}
 		for _, g := range groups {
@@ -260,11 +265,12 @@ func lastChange(t *testing.T, name string) string {
 func TestPurgeSSHKeys(t *testing.T) {
 	needRoot(t)
 	cleanup(t, []string{"pipu362"}, nil)
-	home := filepath.Join(t.TempDir(), "h362")
+	home := filepath.Join(reachableDir(t), "h362")
 	e := typetest.New(t, []*applier.Type{user.Type})
 	require.Equal(t, "changed", typetest.Summary(e.Apply("user", "pipu362", "{uid: 47362, home: "+home+", managehome: true}")))
 	ssh := filepath.Join(home, ".ssh")
 	require.NoError(t, os.Mkdir(ssh, 0o700))
+	require.NoError(t, os.Chown(ssh, 47362, 47362))
 	keys := filepath.Join(ssh, "authorized_keys")
 	body := "# mine\nssh-ed25519 AAAAC3Nza one@host\n\nfrom=\"10.0.0.1\" ssh-rsa AAAAB3Nza two\nssh-rsa AAAAB3Nzb\nnot a key\n"
 	require.NoError(t, os.WriteFile(keys, []byte(body), 0o640))
@@ -287,6 +293,7 @@ func TestPurgeSSHKeys(t *testing.T) {
 	// a list, with %h/ and ~/
 	other := filepath.Join(home, "other_keys")
 	require.NoError(t, os.WriteFile(other, []byte("ssh-rsa AAAA x\n"), 0o600))
+	require.NoError(t, os.Chown(other, 47362, 47362))
 	require.NoError(t, os.WriteFile(keys, []byte("ssh-rsa AAAA y\n"), 0o600))
 	require.Equal(t, "changed", typetest.Summary(e.Apply("user", "pipu362", "{purge_ssh_keys: ['%h/other_keys', '~/.ssh/authorized_keys']}")))
 	for _, f := range []string{other, keys} {

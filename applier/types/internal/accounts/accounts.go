@@ -364,7 +364,10 @@ func Tool(name string) string {
 func Run(ctx context.Context, stdin []byte, argv ...string) (string, error) {
 	argv[0] = Tool(argv[0])
 	defer Drop()
-	return command.Check(ctx, &command.Cmd{Argv: argv, Stdin: stdin, Env: toolEnv})
+	// The tools run to their end whatever becomes of the receiver: a
+	// useradd cut short may leave passwd and shadow out of step
+	// (command.Cmd.Finish).
+	return command.Check(ctx, &command.Cmd{Argv: argv, Stdin: stdin, Env: toolEnv, Finish: true})
 }
 
 // toolEnv is the environment the tools run in: a fixed PATH and the C

@@ -1,0 +1,5 @@
+package user
+
+import "syscall"
+
+const sysFstatat = syscall.SYS_NEWFSTATAT
