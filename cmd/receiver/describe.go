@@ -11,6 +11,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/delegate"
 )
 
@@ -72,9 +73,9 @@ func describeMain(_ context.Context, args []string, stdout, stderr io.Writer) in
 		types = append(types, t)
 	}
 	if *asJSON {
-		engine := applier.NewEngine(applier.Default, nil)
+		eng := engine.New(applier.Default, nil)
 		for _, t := range types {
-			b, err := engine.DescribeJSON(t)
+			b, err := eng.DescribeJSON(t)
 			if err == nil {
 				_, err = stdout.Write(append(b, '\n'))
 			}

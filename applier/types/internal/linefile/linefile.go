@@ -14,6 +14,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/atomicfile"
+	"github.com/pippet/pippet/applier/dirsync"
 )
 
 // Chomp drops one trailing "\r\n", "\n" or "\r", as Ruby's String#chomp.
@@ -54,7 +55,7 @@ func Puts(buf, s []byte) []byte {
 // file keeps its owner, group and mode; a new one is made with mode 0644
 // owned by the writer. On any failure the old file is left whole.
 func Write(ctx context.Context, env *applier.Env, path string, data []byte) error {
-	var dirs *applier.DirSync
+	var dirs *dirsync.Syncer
 	if env != nil {
 		dirs = env.Dirs
 	}
