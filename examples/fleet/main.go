@@ -5,7 +5,9 @@
 //
 //	go run ./examples/fleet -host web1='ssh web1 receiver' -host web2='ssh web2 receiver' site.ndjson
 //
-// A host that cannot be reached does not hold back the others. The exit
+// Each host needs `receiver` on the PATH its ssh session gets (or the full
+// path in the command); `make static` builds one to copy to a host that
+// has no Go. A host that cannot be reached does not hold back the others. The exit
 // status is 1 when any resource failed or any host could not be driven.
 package main
 
