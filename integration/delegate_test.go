@@ -453,5 +453,5 @@ func TestDelegateLongYAMLLine(t *testing.T) {
 	assert.True(t, r.Changed && !r.Error, out)
 	b, err := os.ReadFile(ini)
 	require.NoError(t, err)
-	assert.Contains(t, string(b), "f = "+strings.Repeat("x", 100))
+	assert.Contains(t, string(b), "f = "+strings.Repeat("x", pad)+"\n")
 }
