@@ -150,7 +150,7 @@ func TestGatherFromTree(t *testing.T) {
 	// External facts: every kind, lowercased names, later files and
 	// directories win, and they override core facts.
 	assert.Equal(t, "overridden", get("role"), "zz-script.sh runs after site.txt")
-	assert.Equal(t, "ams1", get("datacenter"))
+	assert.Equal(t, "ams2", get("datacenter"), "a later directory wins")
 	assert.Equal(t, "", get("empty"))
 	assert.Equal(t, "shop", get("app.name"))
 	assert.Equal(t, []any{float64(80), float64(443)}, get("app.ports"))
@@ -192,7 +192,9 @@ func TestHostileScripts(t *testing.T) {
 	writeScript(t, dir, "b-flood.sh", "yes flood=1")
 	writeScript(t, dir, "c-binary.sh", `printf 'bin=\377\376\n'`)
 	writeScript(t, dir, "d-fails.sh", "echo broken >&2; exit 3")
-	writeScript(t, dir, "e-orphan.sh", "echo orphan=1; sleep 1000 &")
+	pidFile := filepath.Join(t.TempDir(), "orphan.pid")
+	writeScript(t, dir, "e-orphan.sh", "echo orphan=1; sleep 1000 & echo $! > "+pidFile)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "g-huge.txt"), make([]byte, 5<<20), 0o644))
 	writeScript(t, dir, "f-good.sh", "echo good=1")
 	start := time.Now()
 	f, errs := facts.LoadExternal(context.Background(), []string{dir}, 500*time.Millisecond, 64<<10)
@@ -203,12 +205,19 @@ func TestHostileScripts(t *testing.T) {
 		msgs[i] = e.Error()
 	}
 	all := strings.Join(msgs, "\n")
-	assert.Len(t, errs, 4, all)
+	assert.Len(t, errs, 5, all)
+	assert.Contains(t, all, "g-huge.txt: larger than 4194304 bytes")
 	assert.Contains(t, all, "a-forever.sh: still running after 500ms; killed")
 	assert.Contains(t, all, "b-flood.sh: printed more than 65536 bytes; killed")
 	assert.Contains(t, all, "c-binary.sh: not valid UTF-8")
 	assert.Contains(t, all, "d-fails.sh: exit status 3: broken")
 	assert.Equal(t, facts.Facts{"good": "1", "orphan": "1"}, f)
+	pid, err := os.ReadFile(pidFile)
+	require.NoError(t, err)
+	assert.Eventually(t, func() bool {
+		st, err := os.ReadFile("/proc/" + strings.TrimSpace(string(pid)) + "/stat")
+		return err != nil || strings.Contains(string(st), ") Z ")
+	}, 5*time.Second, 20*time.Millisecond, "the script's background child is killed")
 
 	// A cancelled context stops a script at once.
 	ctx, cancel := context.WithCancel(context.Background())
