@@ -54,6 +54,7 @@ unit:
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLine$$' -fuzztime $(FUZZTIME) ./protocol
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./protocol/yamlparams
+	$(GO) test -run '^$$' -fuzz '^FuzzAppendYAMLString$$' -fuzztime $(FUZZTIME) ./protocol
 
 # oracle: the Puppet oracle's own score script against the built binary
 # (it runs each case in a scratch directory, hence the absolute path).

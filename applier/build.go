@@ -128,8 +128,38 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 		}
 	}
 
-	// The title fills what the request left out.
-	for _, tp := range t.TitlePatterns {
+	if err := r.fromTitle(ix, title, mode); err != nil {
+		return nil, err
+	}
+	if err := r.defaults(ix); err != nil {
+		return nil, err
+	}
+
+	for _, s := range ix.requiredSlots {
+		if r.flags[s]&slotSet == 0 && mode == buildApply {
+			return nil, &ParamError{Resource: r.Ref(), Param: ix.attrs[s].Name, Err: errors.New("a value is required")}
+		}
+	}
+
+	if t.Validate != nil {
+		if err := t.Validate(r); err != nil {
+			if err, ok := named(r, err); ok {
+				return nil, err
+			}
+			return nil, fmt.Errorf("Validation of %s failed: %w", r.Ref(), err)
+		}
+	}
+	if t.RefTitle != nil {
+		r.ref = ix.display + "[" + t.RefTitle(r) + "]"
+	}
+	return r, nil
+}
+
+// fromTitle fills from the title what the request left out: the
+// attributes of the first of the type's TitlePatterns that matches, then
+// the namevar (unless a search's scope, whose title is empty, is built).
+func (r *Resource) fromTitle(ix *typeIndex, title string, mode buildMode) error {
+	for _, tp := range r.Type.TitlePatterns {
 		m := tp.Re.FindStringSubmatch(title)
 		if m == nil {
 			continue
@@ -143,18 +173,22 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 				continue
 			}
 			if err := r.setRaw(s, m[i], false); err != nil {
-				return nil, err
+				return err
 			}
 		}
 		break
 	}
 	if s := ix.namevarSlot; s >= 0 && r.flags[s]&slotSet == 0 && (title != "" || mode == buildApply) {
 		if err := r.setRaw(s, title, false); err != nil {
-			return nil, err
+			return err
 		}
 	}
+	return nil
+}
 
-	// Defaults: static ones first, then computed ones (which may read them).
+// defaults fills what is still unset with the declared defaults: static
+// ones first, then computed ones (which may read them).
+func (r *Resource) defaults(ix *typeIndex) error {
 	for i, s := range ix.staticSlots {
 		if r.flags[s]&slotSet == 0 {
 			r.vals[s], r.flags[s] = ix.staticVals[i], r.flags[s]|slotSet
@@ -171,33 +205,11 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 		}
 		v, err := mungeAttr(a, raw)
 		if err != nil {
-			return nil, &ParamError{Resource: r.Ref(), Param: a.Name, Err: fmt.Errorf("default: %w", err)}
+			return &ParamError{Resource: r.Ref(), Param: a.Name, Err: fmt.Errorf("default: %w", err)}
 		}
 		r.vals[s], r.flags[s] = v, r.flags[s]|slotSet
 	}
-
-	for _, s := range ix.requiredSlots {
-		if r.flags[s]&slotSet == 0 && mode == buildApply {
-			return nil, &ParamError{Resource: r.Ref(), Param: ix.attrs[s].Name, Err: errors.New("a value is required")}
-		}
-	}
-
-	if t.Validate != nil {
-		if err := t.Validate(r); err != nil {
-			var pe *ParamError
-			if errors.As(err, &pe) {
-				if pe.Resource == "" {
-					pe.Resource = r.Ref()
-				}
-				return nil, err
-			}
-			return nil, fmt.Errorf("Validation of %s failed: %w", r.Ref(), err)
-		}
-	}
-	if t.RefTitle != nil {
-		r.ref = ix.display + "[" + t.RefTitle(r) + "]"
-	}
-	return r, nil
+	return nil
 }
 
 // givenAttr is a declared attribute a request gives, by slot.

@@ -1,7 +1,6 @@
 package applier_test
 
 import (
-	"errors"
 	"log/slog"
 	"regexp"
 	"testing"
@@ -13,38 +12,8 @@ import (
 	"github.com/pippet/pippet/mock"
 )
 
-// widget is a test type exercising every declaration feature.
-func widgetType(p *mock.Provider) *applier.Type {
-	return &applier.Type{
-		Name: "widget",
-		Doc:  "A test type.",
-		Attrs: []*applier.Attr{
-			{Name: "path", Behaviour: applier.Namevar, Kind: applier.KindPath, Doc: "The path."},
-			{Name: "ensure", Behaviour: applier.Property, Kind: applier.KindEnum,
-				Values: []string{"present", "absent"}, Aliases: map[string]string{"installed": "present"}, Doc: "Presence."},
-			{Name: "size", Behaviour: applier.Property, Kind: applier.KindInteger, Doc: "Size."},
-			{Name: "colour", Behaviour: applier.Property, Kind: applier.KindEnum, Values: []string{"red", "blue"}, Default: "red", Doc: "Colour."},
-			{Name: "tags", Behaviour: applier.Property, Kind: applier.KindString, Array: true, Unordered: true, Doc: "Tags."},
-			{Name: "force", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: false, Doc: "Force."},
-			{Name: "label", Behaviour: applier.Parameter, Kind: applier.KindString,
-				DefaultFunc: func(r *applier.Resource) any { return "label of " + r.String("path") }, Doc: "Label."},
-			{Name: "serial", Behaviour: applier.ReadOnly, Kind: applier.KindString, Doc: "Read-only."},
-		},
-		Validate: func(r *applier.Resource) error {
-			if r.Bool("force") && r.String("ensure") == "absent" {
-				return errors.New("force and ensure absent conflict")
-			}
-			if s, ok := r.Int("size"); ok && s > 1000 {
-				return applier.ParamErrorf("size", "must be at most 1000, got %d", s)
-			}
-			return nil
-		},
-		Providers: []*applier.ProviderSpec{p.Spec("mem")},
-	}
-}
-
 func TestNewResource(t *testing.T) {
-	wt := widgetType(mock.NewProvider(nil))
+	wt := mock.Widget(mock.NewProvider(nil))
 	cases := []struct {
 		name    string
 		title   string
@@ -180,7 +149,7 @@ func TestCheckRejectsBadDeclarations(t *testing.T) {
 // a default or the title filled, Set and SetGiven, and a recycled Resource
 // of another type keeping nothing of the last one.
 func TestResourceSlots(t *testing.T) {
-	wt := widgetType(mock.NewProvider(nil))
+	wt := mock.Widget(mock.NewProvider(nil))
 	r, err := wt.NewResource("/a", map[string]any{"ensure": "present", "size": 3}, false)
 	require.NoError(t, err)
 
@@ -244,7 +213,7 @@ func TestResourceSlots(t *testing.T) {
 // Puppet defaults ensure only for a managed resource; a parameter alone
 // (or a property's own default) does not make the resource managed.
 func TestWhenManaged(t *testing.T) {
-	wt := widgetType(mock.NewProvider(nil))
+	wt := mock.Widget(mock.NewProvider(nil))
 	wt.Attrs[1].DefaultFunc = applier.WhenManaged("present")
 	for _, tc := range []struct {
 		name    string

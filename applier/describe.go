@@ -1,15 +1,15 @@
 package applier
 
 import (
-	"strconv"
-
 	"fmt"
-	"github.com/pippet/pippet/protocol"
 	"io"
 	"maps"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
+
+	"github.com/pippet/pippet/protocol"
 )
 
 // Describe writes t's documentation the way `puppet describe TYPE` does,
@@ -222,8 +222,11 @@ var behaviourNames = map[Behaviour]string{
 //
 // Attributes are in declaration order, the implicit provider last.
 // chosen is the provider apply would use here (null when none is
-// suitable) and why says so in words.
-func (e *Engine) DescribeJSON(t *Type) ([]byte, error) {
+// suitable) and why says so in words. What only an engine knows is given:
+// missing says what a provider lacks here ("" when it is suitable),
+// chosen is the provider the engine would choose (nil: none) and
+// chosenDefault whether it is chosen as the default for the facts.
+func DescribeJSON(t *Type, missing func(*ProviderSpec) string, chosen *ProviderSpec, chosenDefault bool) ([]byte, error) {
 	ix, err := t.index()
 	if err != nil {
 		return nil, err
@@ -274,40 +277,31 @@ func (e *Engine) DescribeJSON(t *Type) ([]byte, error) {
 		b = append(b, '}')
 	}
 	b = append(b, `],"providers":[`...)
-	var chosen *ProviderSpec
 	why := ""
-	if len(t.Providers) > 0 && t.Providers[0].Name == "" {
-		chosen, why = t.Providers[0], "the type's one built-in implementation"
-	} else {
-		for _, p := range e.preference(t) {
-			if dynamicConfine(&p.Confine, e.env) == "" {
-				chosen = p
-				break
-			}
-		}
-		switch {
-		case chosen == nil:
-			why = "no provider is suitable here"
-		case e.info(chosen).score > 0:
-			why = "suitable and the default for " + factsText(chosen.Defaults)
-		default:
-			why = "the first suitable provider in order of declaration; none is the default here"
-		}
+	switch {
+	case len(t.Providers) > 0 && t.Providers[0].Name == "":
+		why = "the type's one built-in implementation"
+	case chosen == nil:
+		why = "no provider is suitable here"
+	case chosenDefault:
+		why = "suitable and the default for " + factsText(chosen.Defaults)
+	default:
+		why = "the first suitable provider in order of declaration; none is the default here"
 	}
 	canList := false
 	for i, p := range t.Providers {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		missing := e.Suitable(p)
+		lacks := missing(p)
 		b = append(b, `{"name":`...)
 		b = protocol.AppendString(b, p.Name)
 		b = append(b, `,"doc":`...)
 		b = protocol.AppendString(b, p.Doc)
 		b = append(b, `,"suitable":`...)
-		b = strconv.AppendBool(b, missing == "")
+		b = strconv.AppendBool(b, lacks == "")
 		b = append(b, `,"missing":`...)
-		b = protocol.AppendString(b, missing)
+		b = protocol.AppendString(b, lacks)
 		b = append(b, `,"default_for":`...)
 		b = protocol.AppendString(b, factsText(p.Defaults))
 		b = append(b, `,"features":`...)

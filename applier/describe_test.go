@@ -12,7 +12,7 @@ import (
 )
 
 func TestDescribe(t *testing.T) {
-	ty := widgetType(mock.NewProvider(nil))
+	ty := mock.Widget(mock.NewProvider(nil))
 	ty.Providers = append(ty.Providers, &applier.ProviderSpec{Name: "disk", Doc: "On disk.",
 		Confine:  applier.Confine{Features: []string{"posix"}, Commands: []string{"dd"}},
 		Defaults: map[string][]string{"os.family": {"Debian"}}})

@@ -1,5 +1,10 @@
-// Package applier is pippet's resource abstraction layer: it turns one
-// request into a converged resource the way Puppet's types and providers do.
+// Package applier is what a type's author writes against: the
+// declaration of a type (Type, Attr), its providers (ProviderSpec,
+// Provider, State), the environment they are given (Env), the in-sync
+// helpers, the registry and the run a resource is applied in (Run). The
+// engine that drives the types, turning one request into a converged
+// resource the way Puppet's transaction does, is package applier/engine;
+// no type imports it.
 //
 // # Types are data
 //
@@ -26,7 +31,7 @@
 //
 // # One transaction
 //
-// Engine.Apply validates the request into a Resource, selects a provider,
+// The engine (applier/engine) validates the request into a Resource, selects a provider,
 // reads the current state and compares every managed property with its own
 // notion of in-sync. When `ensure` is out of sync only `ensure` is synced
 // (creating brings every property with it, destroying ends it); otherwise
@@ -52,10 +57,9 @@
 // allocation; Get, Value, Given and Set find a slot by name through a small
 // open-addressing table built with the type's index.
 //
-// A request the receiver marks Stable (a line sent again byte for byte,
-// protocol.Request.Stable) is validated once: the engine keeps the built
-// values in the request's Memo and copies them into the next Resource
-// (memo.go). So every rule of a declaration — Munge, Validate,
+// A request sent again byte for byte (a converging engine re-sends its
+// resources) is validated once: the engine's session keeps the built
+// values and copies them into the next Resource (memo.go). So every rule of a declaration — Munge, Validate,
 // DefaultFunc, Type.Validate, RefTitle — must depend on the request alone
 // or on what is fixed for the process; what depends on the system belongs
 // in a provider's Resolve or Get, which run for every request. An
@@ -76,7 +80,7 @@
 // # Facts
 //
 // LoadFacts reads os-release, the kernel and the host names once;
-// NewEngine does it unless the Env brings its own Facts, so tests inject
+// engine.New does it unless the Env brings its own Facts, so tests inject
 // facts to exercise provider selection. Confinement verdicts that depend
 // only on facts and features are cached per provider; commands and files
 // are checked on every request, since an earlier resource may install

@@ -4,9 +4,11 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"time"
+	"strings"
+	"sync"
 
-	"github.com/pippet/pippet/applier/source"
+	"github.com/pippet/pippet/applier/dirsync"
+	"github.com/pippet/pippet/protocol"
 )
 
 // LevelNotice is Puppet's notice level, between info and warning.
@@ -18,24 +20,15 @@ const LevelNotice = slog.Level(2)
 // names osfamily, operatingsystem, operatingsystemrelease).
 type Facts map[string]string
 
-// Options are the process-wide settings that types and providers read.
+// Options are the process-wide settings that every type may read. What
+// only one type reads (where the file type's sources come from) is that
+// type's, in Env.TypeOptions.
 type Options struct {
 	// Noop: evaluate every resource without changing anything.
 	Noop bool
-	// StateDir holds pippet's own state (the filebucket); NewEngine sets
+	// StateDir holds pippet's own state (the filebucket); engine.New sets
 	// DefaultStateDir() when empty.
 	StateDir string
-	// CAFile, when set, is the PEM bundle HTTPS sources are verified against
-	// instead of the system roots.
-	CAFile string
-	// HTTPTimeout bounds idle time in one HTTP or puppet:// source request
-	// (0: 60s): connecting, the handshake, the wait for the headers and
-	// every wait for more of the body, never the whole transfer.
-	HTTPTimeout time.Duration
-	// MaxSourceSize bounds the bytes one HTTP source may send (0: 4 GiB).
-	MaxSourceSize int64
-	// Puppet, when set, is how puppet:// sources reach a Puppet Server.
-	Puppet *source.PuppetOptions
 }
 
 // Env is what a provider may use besides its resource: facts, settings,
@@ -48,11 +41,22 @@ type Env struct {
 	// Cache is for providers' safe-to-cache lookups (user and group ids,
 	// prefetched instances). Keys should be prefixed by the type name.
 	Cache *Cache
-	// Dirs makes changes to directory entries durable (see DirSync): a
+	// Dirs makes changes to directory entries durable (see dirsync.Syncer): a
 	// provider that renames, links, unlinks or makes an entry calls
 	// Dirs.Mark(parent). nil is immediate mode: each Mark fsyncs at once.
 	// The receiver sets a deferred one and flushes it.
-	Dirs *DirSync
+	Dirs *dirsync.Syncer
+	// TypeOptions holds settings that only one type reads, under the
+	// type's name; the type says what it takes there and offers a setter
+	// (file: a source.Options, see file.SetSourceOptions). The engine
+	// never looks at it.
+	TypeOptions map[string]any
+	// Engine, set by the engine this Env serves, makes an engine over reg
+	// with env (this Env, or a copy of it with another logger): how a
+	// type composed of others applies their requests (concat_file applies
+	// its target as a file) without importing the engine. nil outside an
+	// engine.
+	Engine func(reg *Registry, env *Env) protocol.Applier
 }
 
 // SystemStateDir is root's state directory, as Puppet's vardir is
@@ -83,3 +87,50 @@ func stateDirFor(euid int, getenv func(string) string) string {
 	}
 	return SystemStateDir
 }
+
+// DefaultFeatures are the features of this process: "posix", and "root"
+// when running with effective uid 0.
+func DefaultFeatures() map[string]bool {
+	f := map[string]bool{"posix": true}
+	if os.Geteuid() == 0 {
+		f["root"] = true
+	}
+	return f
+}
+
+var discardLogger = slog.New(slog.DiscardHandler)
+
+// Logger returns the environment's logger, or one that discards when the
+// Env or its Log is nil.
+func (env *Env) Logger() *slog.Logger {
+	if env == nil || env.Log == nil {
+		return discardLogger
+	}
+	return env.Log
+}
+
+// Cache is a process-wide map for providers' safe-to-cache lookups.
+type Cache struct{ m sync.Map }
+
+// Get returns the cached value for key.
+func (c *Cache) Get(key string) (any, bool) { return c.m.Load(key) }
+
+// Put stores v under key.
+func (c *Cache) Put(key string, v any) { c.m.Store(key, v) }
+
+// Drop forgets key (call it when a change invalidates what was cached).
+func (c *Cache) Drop(key string) { c.m.Delete(key) }
+
+// DropPrefix forgets every key starting with prefix.
+func (c *Cache) DropPrefix(prefix string) {
+	c.m.Range(func(k, _ any) bool {
+		if s, ok := k.(string); ok && strings.HasPrefix(s, prefix) {
+			c.m.Delete(k)
+		}
+		return true
+	})
+}
+
+// Clear forgets everything: for a change that may invalidate anything
+// cached, such as an arbitrary command having run.
+func (c *Cache) Clear() { c.m.Clear() }

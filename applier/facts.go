@@ -16,7 +16,7 @@ const factsRoot = "/"
 // (and /etc/debian_version for Debian's point release), the kernel's name
 // and release from /proc, the hostname and the DNS domain from
 // /etc/resolv.conf. It does no DNS lookups and runs no commands, so it is
-// cheap; NewEngine calls it once per process. The parsers are
+// cheap; engine.New calls it once per process. The parsers are
 // agent/facts's, whose Gather is the agent's whole Facter-compatible set:
 // these flat names hold the same values as its dotted paths.
 func LoadFacts() Facts { return LoadFactsFrom(factsRoot) }

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/pippet/pippet/applier/internal/hook"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -46,6 +47,8 @@ type typeIndex struct {
 	display string
 	// reportOrder: the slots but ensure's and the namevar's, by name.
 	reportOrder []int
+	// layout is what the engine walks (hook.Layout).
+	layout hook.Layout[*Attr]
 }
 
 // index returns the type's precomputed index, building it on first use.
@@ -160,6 +163,11 @@ func buildIndex(t *Type) (*typeIndex, error) {
 	sort.Slice(ix.reportOrder, func(i, j int) bool {
 		return ix.attrs[ix.reportOrder[i]].Name < ix.attrs[ix.reportOrder[j]].Name
 	})
+	ix.layout = hook.Layout[*Attr]{Attrs: ix.attrs, Ensure: ix.ensureSlot, Namevar: ix.namevarSlot, Provider: -1,
+		Props: ix.propSlots, Report: ix.reportOrder, Defaults: ix.defaults, Display: ix.display}
+	if ix.providerAttr != nil {
+		ix.layout.Provider = len(ix.attrs) - 1
+	}
 	return ix, nil
 }
 

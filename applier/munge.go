@@ -11,8 +11,9 @@ import (
 // ParamError is a bad value for one attribute. It prints as Puppet does:
 // `Parameter mode failed on File[/x]: <reason>`.
 type ParamError struct {
-	// Resource is the reference, e.g. File[/x]; the engine fills it in
-	// when a type's Validate leaves it empty.
+	// Resource is the reference, e.g. File[/x]; left empty by a type's
+	// Validate or a provider's New, it is filled in (by named, the one
+	// place that does) before the error is answered.
 	Resource string
 	// Param is the attribute's name.
 	Param string
@@ -28,6 +29,19 @@ func (e *ParamError) Error() string {
 }
 
 func (e *ParamError) Unwrap() error { return e.Err }
+
+// named fills in r's reference in err when err is a ParamError that names
+// no resource; it returns err, and reports whether it is a ParamError.
+func named(r *Resource, err error) (error, bool) {
+	var pe *ParamError
+	if !errors.As(err, &pe) {
+		return err, false
+	}
+	if pe.Resource == "" {
+		pe.Resource = r.Ref()
+	}
+	return err, true
+}
 
 // ParamErrorf builds a ParamError for attribute param; Type.Validate
 // functions return it to name the attribute at fault.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/pippet/pippet/applier/internal/hook"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -45,8 +46,8 @@ type Resource struct {
 }
 
 const (
-	slotSet   uint8 = 1 << iota // the slot holds a value (given or default)
-	slotGiven                   // the request set it
+	slotSet   = hook.Set   // the slot holds a value (given or default)
+	slotGiven = hook.Given // the request set it
 )
 
 // reset prepares r (new or recycled) for a request of type t, keeping

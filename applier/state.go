@@ -70,3 +70,11 @@ func (s *State) Value(name string) any { v, _ := s.Get(name); return v }
 
 // at returns slot i's value (nil when unset).
 func (s *State) at(i int) any { return s.vals[i] }
+
+// Reporter is a current value a provider reports in a form its
+// attribute's InSync compares cheaply (a handle on a file's mode or
+// content): Report gives the plain value find and search print, as
+// `puppet resource` prints it.
+type Reporter interface {
+	Report() any
+}

@@ -7,14 +7,13 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/pippet/pippet/protocol"
 )
 
 // A converged file_line or ini_setting costs a read of its file and a
 // look at its lines (issue 25: within 2 x a plain read of the same file).
-// Each is re-sent as the receiver re-sends a line it has seen (a Stable
-// request); the floor reads the same file with os.ReadFile.
+// Each is re-sent as the receiver re-sends a line it has seen (the
+// session's kept request, see resent); the floor reads the same file with
+// os.ReadFile.
 
 // sshdConfig is a 41-line config file, like a small sshd_config.
 func sshdConfig(b *testing.B) string {
@@ -48,13 +47,13 @@ func iniFile(b *testing.B) string {
 	return p
 }
 
-func benchUnchanged(b *testing.B, req *protocol.Request) {
-	e := newEngine(b)
+func benchUnchanged(b *testing.B, line string) {
+	s, req := resent(b, newEngine(b), []byte(line))
 	ctx := context.Background()
 	b.ReportAllocs()
 	reportCPU(b)
 	for b.Loop() {
-		if res := e.Apply(ctx, req); res.Changed || res.Failed || res.Error {
+		if res := s.Apply(ctx, req); res.Changed || res.Failed || res.Error {
 			b.Fatalf("%+v", res)
 		}
 	}
@@ -72,16 +71,14 @@ func benchRead(b *testing.B, p string) {
 
 // BenchmarkFileLineUnchanged: the line is there, found by its match.
 func BenchmarkFileLineUnchanged(b *testing.B) {
-	benchUnchanged(b, &protocol.Request{Type: "file_line", Title: "root", Stable: true,
-		Params: map[string]any{"path": sshdConfig(b), "line": "PermitRootLogin no", "match": "^#?PermitRootLogin"}})
+	benchUnchanged(b, `{"type":"file_line","title":"root","params":"{path: '`+sshdConfig(b)+`', line: 'PermitRootLogin no', match: '^#?PermitRootLogin'}"}`)
 }
 
 func BenchmarkFileLineReadFloor(b *testing.B) { benchRead(b, sshdConfig(b)) }
 
 // BenchmarkIniSettingUnchanged: the setting has its value.
 func BenchmarkIniSettingUnchanged(b *testing.B) {
-	benchUnchanged(b, &protocol.Request{Type: "ini_setting", Title: "k", Stable: true,
-		Params: map[string]any{"path": iniFile(b), "section": "section2", "setting": "key5", "value": "value 25"}})
+	benchUnchanged(b, `{"type":"ini_setting","title":"k","params":"{path: '`+iniFile(b)+`', section: section2, setting: key5, value: 'value 25'}"}`)
 }
 
 func BenchmarkIniSettingReadFloor(b *testing.B) { benchRead(b, iniFile(b)) }

@@ -7,7 +7,6 @@ package bench
 
 import (
 	"context"
-	"maps"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	_ "github.com/pippet/pippet/applier/types/all"
 	"github.com/pippet/pippet/protocol"
 )
@@ -70,16 +70,16 @@ func reportCPU(b *testing.B) {
 	})
 }
 
-func newEngine(b *testing.B) *applier.Engine {
+func newEngine(b *testing.B) *engine.Engine {
 	b.Helper()
-	return applier.NewEngine(applier.Default, &applier.Env{Options: applier.Options{StateDir: b.TempDir()}})
+	return engine.New(applier.Default, &applier.Env{Options: applier.Options{StateDir: b.TempDir()}})
 }
 
 // dec decodes the lines of every benchmark, reused as the receiver loop
 // reuses its own (benchmarks run one at a time).
 var dec protocol.Decoder
 
-func apply(b *testing.B, e *applier.Engine, line []byte, wantChanged bool) {
+func apply(b *testing.B, e *engine.Engine, line []byte, wantChanged bool) {
 	var req protocol.Request
 	if err := dec.DecodeLine(line, &req); err != nil {
 		b.Fatal(err)
@@ -110,29 +110,43 @@ func BenchmarkFileUnchanged(b *testing.B) {
 }
 
 // BenchmarkFileUnchangedResent is BenchmarkFileUnchanged as a converging
-// engine sends it: the same line again and again, which the receiver
-// decodes once and hands to the engine as one Stable request (its memo,
-// cmd/receiver/memo.go), so that the engine validates it once too. The
-// file is read afresh every time.
+// engine sends it: the same line again and again, which the receiver's
+// engine session decodes once and validates once (applier/engine's
+// memo.go): the loop applies the session's kept request, as the session
+// hands it over for every copy of the line. The file is read afresh every
+// time.
 func BenchmarkFileUnchangedResent(b *testing.B) {
 	e := newEngine(b)
 	p := filepath.Join(b.TempDir(), "a")
 	if err := os.WriteFile(p, []byte("hello"), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	var req protocol.Request
-	if err := dec.DecodeLine(fileLine(p, "hello"), &req); err != nil {
-		b.Fatal(err)
-	}
-	// The receiver's kept copy: params its own, marked Stable.
-	kept := &protocol.Request{Type: req.Type, Title: req.Title, Params: maps.Clone(req.Params), Stable: true}
+	s, req := resent(b, e, fileLine(p, "hello"))
 	b.ReportAllocs()
 	reportCPU(b)
 	for b.Loop() {
-		if res := e.Apply(context.Background(), kept); res.Failed || res.Changed {
+		if res := s.Apply(context.Background(), req); res.Failed || res.Changed {
 			b.Fatalf("%+v", res)
 		}
 	}
+}
+
+// resent sends line through a new session of e three times, as a
+// converging engine re-sends it (kept on the second sighting, built and
+// its build kept on the third), and returns the session and the request
+// it now hands over for every copy of the line.
+func resent(b *testing.B, e *engine.Engine, line []byte) (*engine.Session, *protocol.Request) {
+	b.Helper()
+	s := e.NewSession()
+	var req *protocol.Request
+	for range 3 {
+		var err error
+		if req, _, err = s.Decode(line); err != nil {
+			b.Fatal(err)
+		}
+		s.Apply(context.Background(), req)
+	}
+	return s, req
 }
 
 // BenchmarkSyscall is what this machine charges for the system calls an

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/catalog"
 )
 
@@ -37,7 +38,7 @@ func fileCatalog(b *testing.B, dir string, n int) []byte {
 func BenchmarkConverged1000Files(b *testing.B) {
 	dir := b.TempDir()
 	data := fileCatalog(b, dir, 1000)
-	engine := applier.NewEngine(applier.Default, &applier.Env{Options: applier.Options{StateDir: b.TempDir()}})
+	eng := engine.New(applier.Default, &applier.Env{Options: applier.Options{StateDir: b.TempDir()}})
 	run := func() *catalog.Report {
 		c, err := catalog.Parse(bytes.NewReader(data))
 		if err != nil {
@@ -47,7 +48,7 @@ func BenchmarkConverged1000Files(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		return catalog.Apply(context.Background(), g, engine, catalog.Options{})
+		return catalog.Apply(context.Background(), g, eng, catalog.Options{})
 	}
 	if rep := run(); rep.Status != "changed" {
 		b.Fatalf("first run: %s", rep.Status)

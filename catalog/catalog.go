@@ -190,7 +190,46 @@ func Parse(r io.Reader) (*Catalog, error) {
 		}
 		c.Resources = append(c.Resources, r)
 	}
+	markSensitive(data, c)
 	return c, nil
+}
+
+func hasString(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+// markSensitive adds to each resource's Secrets the parameters its
+// sensitive_parameters names: Puppet's compiler writes a Sensitive value
+// into the catalog unwrapped and lists its parameter there (the agent
+// wraps it again). Read apart, and only when the catalog has any.
+func markSensitive(data []byte, c *Catalog) {
+	if !bytes.Contains(data, []byte(`"sensitive_parameters"`)) {
+		return
+	}
+	var w struct {
+		Resources []struct {
+			Sensitive []string `json:"sensitive_parameters"`
+		} `json:"resources"`
+	}
+	if json.Unmarshal(data, &w) != nil {
+		return
+	}
+	for i, wr := range w.Resources {
+		if i >= len(c.Resources) {
+			break
+		}
+		r := c.Resources[i]
+		for _, name := range wr.Sensitive {
+			if _, given := r.Params[name]; given && !hasString(r.Secrets, name) {
+				r.Secrets = append(r.Secrets, name)
+			}
+		}
+	}
 }
 
 // scalarString is a title or version as text: a string as it is, a

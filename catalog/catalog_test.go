@@ -3,18 +3,19 @@ package catalog_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	_ "github.com/pippet/pippet/applier/types/all"
 	"github.com/pippet/pippet/catalog"
 )
@@ -80,7 +81,7 @@ func applied(t *testing.T, data []byte, o catalog.Options) (*catalog.Report, str
 	var logbuf bytes.Buffer
 	logh := catalog.NewLog(slog.NewTextHandler(&logbuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	o.Log = logh
-	engine := applier.NewEngine(applier.Default, &applier.Env{
+	eng := engine.New(applier.Default, &applier.Env{
 		Options: applier.Options{Noop: o.Noop, StateDir: t.TempDir()},
 		Log:     slog.New(logh),
 	})
@@ -88,7 +89,7 @@ func applied(t *testing.T, data []byte, o catalog.Options) (*catalog.Report, str
 	require.NoError(t, err)
 	g, err := catalog.Build(c, applier.Default)
 	require.NoError(t, err)
-	rep := catalog.Apply(context.Background(), g, engine, o)
+	rep := catalog.Apply(context.Background(), g, eng, o)
 	return rep, logbuf.String()
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	_ "github.com/pippet/pippet/applier/types/all"
 )
 
@@ -83,7 +84,7 @@ func code(vals []string) string {
 // declaration.
 func reference(t *testing.T, typ *applier.Type) string {
 	t.Helper()
-	raw, err := applier.NewEngine(applier.Default, nil).DescribeJSON(typ)
+	raw, err := engine.New(applier.Default, nil).DescribeJSON(typ)
 	require.NoError(t, err)
 	var d declaration
 	require.NoError(t, json.Unmarshal(raw, &d))

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/types/cron"
 	"github.com/pippet/pippet/internal/testutil"
 	"github.com/pippet/pippet/protocol"
@@ -215,7 +215,7 @@ func TestListingCron(t *testing.T) {
 	all := c.search("cron", "")
 	assert.Equal(t, u, stateValue(listedState(all, "pipj2"), "user"))
 	// An unmanaged job's listed params find it by command and schedule.
-	p := applier.ParamsYAML(cron.Type, listedState(s, "unmanaged:/usr/bin/unmanaged-1"))
+	p := engine.ParamsYAML(cron.Type, listedState(s, "unmanaged:/usr/bin/unmanaged-1"))
 	assert.Equal(t, "unchanged", listSummary(c.apply("cron", "unmanaged:/usr/bin/unmanaged-1", p)))
 
 	f = c.roundTrip("cron", "pipj9", "{user: "+u+"}")

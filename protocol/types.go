@@ -75,14 +75,6 @@ type Request struct {
 	// OpApply (the default, and the only verb of a legacy line), OpFind,
 	// OpSearch or OpDescribe. The read verbs change nothing.
 	Op Op
-	// Stable: the request is one the receiver kept from an earlier,
-	// identical line, and the same *Request, unchanged, comes back for
-	// every later copy of that line, one Apply at a time. An Applier may
-	// keep in Memo what it worked out from the request alone (the engine
-	// keeps the validated resource), and must change nothing else in it.
-	Stable bool
-	// Memo belongs to the Applier, for a Stable request; nil at first.
-	Memo any
 	// Hints say how a parameter name in Params was probably meant, when
 	// reading the line made it out of something else (the rest of a
 	// legacy line's title with spaces, a flow value cut at a comma); nil
@@ -215,15 +207,14 @@ type Instance struct {
 // Applier evaluates one request. The receiver loop depends only on this.
 //
 // Apply answers every request itself, a panic of its own included (the
-// loop recovers only around decoding and encoding; applier.Engine turns a
+// loop recovers only around decoding and encoding; engine.Engine turns a
 // panic in a type or provider into an error answer). It need not copy
 // req.ID into the answer: the loop echoes the id, for every Applier.
 //
-// Apply must not keep req, its Params or its ID after it returns: the
-// receiver reuses them for the next line (see Decoder). The values inside
-// Params are never reused and may be kept, but not changed: a Stable
-// request's come back with it. Apply changes nothing in req but, when it
-// is Stable, its Memo.
+// Apply must not keep or change req, its Params or its ID: the receiver
+// reuses them for the next line (see Decoder), or hands the same request
+// again for a line sent again. The values inside Params are never reused
+// and may be kept, but not changed.
 type Applier interface {
 	Apply(ctx context.Context, req *Request) Result
 }

@@ -93,7 +93,7 @@ func Search(ctx context.Context, r Runner, typ string, filter map[string]any) ([
 }
 
 // Describe returns a type's declaration as the receiver knows it, a JSON
-// object (see applier.Engine.DescribeJSON): attributes, providers, the one
+// object (see engine.Engine.DescribeJSON): attributes, providers, the one
 // chosen on that machine and why.
 func Describe(ctx context.Context, r Runner, typ string) ([]byte, error) {
 	result, err := verb(ctx, r, protocol.OpDescribe, &Resource{Type: typ})

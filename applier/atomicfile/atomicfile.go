@@ -25,7 +25,7 @@
 // The data is durable before the rename or link, so after a crash the
 // target holds the old content or the new. The new name is durable once
 // the directory is fsynced, which Options.Dirs decides: nil fsyncs it
-// before Write returns, a deferred applier.DirSync at its owner's next
+// before Write returns, a deferred dirsync.Syncer at its owner's next
 // Flush.
 package atomicfile
 
@@ -40,7 +40,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/dirsync"
 )
 
 // Options say how the new file is made. The zero value writes a file of
@@ -77,7 +77,7 @@ type Options struct {
 	Validate func(ctx context.Context, tempPath string) error
 	// Dirs hears of the changed directory; nil fsyncs it before Write
 	// returns.
-	Dirs *applier.DirSync
+	Dirs *dirsync.Syncer
 	// InPlaceFallback: when the target cannot be replaced by rename (it is
 	// a mount point, as a bind-mounted /etc/hosts is in a container:
 	// EBUSY, or across file systems: EXDEV), rewrite it in place instead
@@ -238,7 +238,7 @@ func WriteFunc(ctx context.Context, path string, o Options, fill func(io.Writer)
 // a temp name (TempName) beside path, given its owner (uid, gid; -1
 // leaves one as the writer's) and renamed over path; dirs hears of the
 // changed directory (nil: fsynced at once).
-func Symlink(path, target string, uid, gid int, dirs *applier.DirSync) error {
+func Symlink(path, target string, uid, gid int, dirs *dirsync.Syncer) error {
 	dir := filepath.Dir(path)
 	sweep(dir)
 	var tmp string

@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/atomicfile"
+	"github.com/pippet/pippet/applier/dirsync"
 )
 
 func stat(t *testing.T, path string) *syscall.Stat_t {
@@ -203,13 +203,13 @@ func TestWriteOwner(t *testing.T) {
 	assert.Equal(t, [3]uint32{65534, 65534, 0o2640}, [3]uint32{st.Uid, st.Gid, st.Mode & 0o7777})
 }
 
-// Directory fsyncs go to the DirSync: a deferred one records the
+// Directory fsyncs go to the dirsync.Syncer: a deferred one records the
 // directory until Flush.
 func TestWriteMarksTheDirectory(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	var dirs, changes int
-	ds := applier.NewDirSync(applier.DirSyncOptions{Deferred: true, Report: func(d, c int, err error) { dirs, changes = d, c }})
+	ds := dirsync.New(dirsync.Options{Deferred: true, Report: func(d, c int, err error) { dirs, changes = d, c }})
 	require.NoError(t, atomicfile.Write(ctx, filepath.Join(dir, "a"), []byte("a"), atomicfile.Options{Mode: 0o644, UID: -1, GID: -1, Dirs: ds}))
 	require.NoError(t, atomicfile.Write(ctx, filepath.Join(dir, "a"), []byte("b"), atomicfile.Options{Mode: 0o644, UID: -1, GID: -1, Dirs: ds}))
 	assert.Equal(t, 0, dirs, "nothing fsynced before Flush")

@@ -31,6 +31,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/atomicfile"
+	"github.com/pippet/pippet/applier/dirsync"
 )
 
 // Bucket is a local content-addressed filebucket rooted at Dir.
@@ -61,7 +62,7 @@ func (b *Bucket) entryDir(sum string) string { return filepath.Join(b.Dir, sum[:
 // Backup stores the content of the regular file at path and records it;
 // it returns the content's sha256. The backup is durable when Backup
 // returns (its directories are fsynced at once whatever the process's
-// DirSync mode), so it is never lost while the change it protects is
+// dirsync.Syncer mode), so it is never lost while the change it protects is
 // kept.
 func (b *Bucket) Backup(ctx context.Context, path, name string) (string, error) {
 	f, err := os.Open(path)
@@ -86,7 +87,7 @@ func (b *Bucket) BackupFrom(ctx context.Context, f io.Reader, path, name string)
 	// Named as atomicfile names temps, so a later process sweeps it away
 	// if this one dies before moving it.
 	incoming := filepath.Join(b.Dir, atomicfile.TempName("incoming-"+strconv.FormatInt(time.Now().UnixNano(), 36), 0))
-	dirs := applier.NewDirSync(applier.DirSyncOptions{Deferred: true})
+	dirs := dirsync.New(dirsync.Options{Deferred: true})
 	err := atomicfile.WriteFunc(ctx, incoming, atomicfile.Options{Mode: 0o640, UID: -1, GID: -1, Dirs: dirs},
 		func(w io.Writer) error {
 			if _, err := io.Copy(io.MultiWriter(w, h), f); err != nil {

@@ -89,19 +89,6 @@ func ValidHex(kind, v string) bool {
 // Format renders a digest the way Puppet prints checksums: {sha256}hex.
 func Format(kind, hexsum string) string { return "{" + kind + "}" + hexsum }
 
-// SumBytes is the hex digest of b for a digest kind.
-func SumBytes(kind string, b []byte) string {
-	h := NewHash(kind)
-	if h == nil {
-		return ""
-	}
-	if IsLite(kind) && len(b) > LiteSize {
-		b = b[:LiteSize]
-	}
-	h.Write(b)
-	return hex.EncodeToString(h.Sum(nil))
-}
-
 // SumString is SumBytes for a string, without copying large strings twice.
 func SumString(kind, s string) string {
 	h := NewHash(kind)

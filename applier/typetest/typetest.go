@@ -5,7 +5,7 @@
 // string), validated and munged by the type's declaration, and converged
 // by the engine with the type's real providers.
 //
-//	e := typetest.New(t, user.Type)
+//	e := typetest.New(t, []*applier.Type{user.Type})
 //	res := e.Apply("user", "fidu1", "{ensure: present, uid: 47101}")
 //	require.True(t, res.Changed, res.Exception)
 //
@@ -22,12 +22,13 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/protocol"
 )
 
-// Engine is an applier.Engine over the given types, with its log.
+// Engine is an engine.Engine over the given types, with its log.
 type Engine struct {
-	*applier.Engine
+	*engine.Engine
 	t   testing.TB
 	dec protocol.Decoder
 	log *syncBuffer
@@ -50,7 +51,7 @@ func New(t testing.TB, types []*applier.Type, opts ...func(*applier.Env)) *Engin
 	for _, o := range opts {
 		o(env)
 	}
-	return &Engine{Engine: applier.NewEngine(reg, env), t: t, log: buf}
+	return &Engine{Engine: engine.New(reg, env), t: t, log: buf}
 }
 
 // Apply sends one request whose params are a YAML mapping (as the
@@ -128,12 +129,6 @@ func (e *Engine) Find(typ, title, params string) protocol.Result {
 func (e *Engine) Search(typ, params string) protocol.Result {
 	e.t.Helper()
 	return e.verbLine("search", typ, "", params)
-}
-
-// Describe answers a type's declaration as the describe verb does.
-func (e *Engine) Describe(typ string) protocol.Result {
-	e.t.Helper()
-	return e.verbLine("describe", typ, "", "")
 }
 
 func (e *Engine) verbLine(op, typ, title, params string) protocol.Result {

@@ -14,8 +14,12 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/command"
+	"github.com/pippet/pippet/applier/engine"
+	"github.com/pippet/pippet/applier/source"
+	"github.com/pippet/pippet/applier/types/file"
 	"github.com/pippet/pippet/catalog"
 	"github.com/pippet/pippet/delegate"
+	"github.com/pippet/pippet/internal/puppetlog"
 )
 
 // apply wires `receiver apply CATALOG`: the logic is package catalog's.
@@ -54,7 +58,7 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	stateDir := fs.String("state-dir", applier.DefaultStateDir(), "`directory` for pippet's state (the filebucket, the schedules' last runs)")
 	code := fs.String("e", "", "compile this manifest `code` with Puppet, then apply it")
 	forced := fs.String("delegate", "", "comma-separated resource `types` sent to Puppet even though pippet implements them")
-	var pf puppetFlags
+	var pf source.PuppetOptions
 	addPuppetFlags(fs, &pf)
 	var fallback, modulePath string
 	addFallbackFlags(fs, &fallback, &modulePath)
@@ -69,7 +73,7 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		usage(stderr)
 		return exitUsage
 	}
-	level, ok := logLevels[strings.ToLower(*logLevel)]
+	level, ok := puppetlog.Levels[strings.ToLower(*logLevel)]
 	if !ok {
 		fmt.Fprintf(stderr, "receiver apply: invalid --log-level %q\n", *logLevel)
 		return exitUsage
@@ -91,30 +95,32 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stderr, "receiver apply: %v\n", err)
 		return exitFailed
 	}
-	puppetOpts, err := resolvePuppet(pf, func() string { return applier.LoadFacts()["fqdn"] })
-	var warn *confWarning
+	puppetOpts, err := source.ResolvePuppet(pf, source.PuppetConfDir(), func() string { return applier.LoadFacts()["fqdn"] })
+	var warn *source.ConfWarning
 	if errors.As(err, &warn) {
 		fmt.Fprintf(stderr, "receiver apply: warning: %v\n", err)
 	} else if err != nil {
 		fmt.Fprintf(stderr, "receiver apply: %v\n", err)
 		return exitUsage
 	}
-	printer := newPuppetHandler(stderr, level)
+	printer := puppetlog.New(stderr, level)
 	logh := catalog.NewLog(printer)
 	logger := slog.New(logh)
 	dirs := newDirSync(logger, true)
 	defer dirs.Flush(context.WithoutCancel(ctx))
-	engine := applier.NewEngine(applier.Default, &applier.Env{
-		Options: applier.Options{Noop: *noop, StateDir: *stateDir, Puppet: puppetOpts},
+	env := &applier.Env{
+		Options: applier.Options{Noop: *noop, StateDir: *stateDir},
 		Log:     logger,
 		Dirs:    dirs,
-	})
+	}
+	file.SetSourceOptions(env, source.Options{Puppet: puppetOpts})
+	eng := engine.New(applier.Default, env)
 	g, err := catalog.Build(cat, applier.Default)
 	if err != nil {
 		fmt.Fprintf(stderr, "receiver apply: %v\n", err)
 		return exitFailed
 	}
-	app, fb, err := withFallback(engine, delegate.Options{
+	app, fb, err := withFallback(eng.NewSession(), delegate.Options{
 		Fallback: fallback, ModulePath: modulePath, Noop: *noop, LogLevel: puppetLevel(level),
 		Logger: slog.New(delegate.RelayHandler(logh, applier.LevelNotice)),
 	})
@@ -211,11 +217,11 @@ func splitList(s string) []string {
 // localSources: without a Puppet Server configured (--server, or server
 // in puppet.conf), puppet:///modules/ sources are read from the
 // modulepath, as puppet apply reads them.
-func localSources(pf puppetFlags, modulePath string) func(string) (string, bool) {
-	if pf.server != "" {
+func localSources(pf source.PuppetOptions, modulePath string) func(string) (string, bool) {
+	if pf.Server != "" {
 		return nil
 	}
-	if conf, err := readPuppetConf(filepath.Join(puppetConfDir(), "puppet.conf")); err == nil && (conf["server"] != "" || conf["server_list"] != "") {
+	if conf, err := source.ReadPuppetConf(filepath.Join(source.PuppetConfDir(), "puppet.conf")); err == nil && (conf["server"] != "" || conf["server_list"] != "") {
 		return nil
 	}
 	mp := delegate.DefaultModulePath()

@@ -12,6 +12,7 @@ import (
 
 	agentfacts "github.com/pippet/pippet/agent/facts"
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/delegate"
 )
 
@@ -73,9 +74,9 @@ func describeMain(_ context.Context, args []string, stdout, stderr io.Writer) in
 		types = append(types, t)
 	}
 	if *asJSON {
-		engine := applier.NewEngine(applier.Default, nil)
+		eng := engine.New(applier.Default, nil)
 		for _, t := range types {
-			b, err := engine.DescribeJSON(t)
+			b, err := eng.DescribeJSON(t)
 			if err == nil {
 				_, err = stdout.Write(append(b, '\n'))
 			}

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/dirsync"
 )
 
 // Durability. A file's data is fsynced before it is renamed into place,
@@ -15,7 +15,7 @@ import (
 // of the directory, a journal commit of its own that costs as much as the
 // rest of a small file's creation. By default the receiver answers first
 // and fsyncs each changed directory once per group of changes (an
-// applier.DirSync in deferred mode): when no next line is waiting (the
+// dirsync.Syncer in deferred mode): when no next line is waiting (the
 // controller waits for answers, or the stream paused), once flushMarks
 // changes are pending, at the latest flushDelay after the oldest pending
 // change, and before exit. --sync is the immediate mode: each change's
@@ -28,11 +28,11 @@ const (
 	flushDelay = 100 * time.Millisecond
 )
 
-// newDirSync returns the process's DirSync: deferred unless immediate is
+// newDirSync returns the process's dirsync.Syncer: deferred unless immediate is
 // asked for, logging each round of fsyncs at debug level and, in deferred
 // mode, a failure at err level (in immediate mode the failure is the
 // resource's and is answered and logged with it).
-func newDirSync(log *slog.Logger, deferred bool) *applier.DirSync {
+func newDirSync(log *slog.Logger, deferred bool) *dirsync.Syncer {
 	report := func(dirs, changes int, err error) {
 		if dirs > 0 {
 			log.Debug(fmt.Sprintf("fsynced %d %s for %d %s", dirs, plural(dirs, "directory", "directories"), changes, plural(changes, "change", "changes")))
@@ -41,7 +41,7 @@ func newDirSync(log *slog.Logger, deferred bool) *applier.DirSync {
 			log.Error(fmt.Sprintf("could not make changes durable: %v; changes answered earlier may not survive a power loss", err))
 		}
 	}
-	return applier.NewDirSync(applier.DirSyncOptions{Deferred: deferred, MaxDelay: flushDelay, Report: report})
+	return dirsync.New(dirsync.Options{Deferred: deferred, MaxDelay: flushDelay, Report: report})
 }
 
 func plural(n int, one, many string) string {
@@ -53,8 +53,8 @@ func plural(n int, one, many string) string {
 
 // flushDirs fsyncs the pending directories when idle (no next line is
 // waiting) or when flushMarks changes are pending. The outcome is logged
-// by the DirSync's report; the loop goes on either way.
-func flushDirs(ctx context.Context, dirs *applier.DirSync, idle bool) {
+// by the dirsync.Syncer's report; the loop goes on either way.
+func flushDirs(ctx context.Context, dirs *dirsync.Syncer, idle bool) {
 	if n := dirs.Pending(); n > 0 && (idle || n >= flushMarks) {
 		dirs.Flush(ctx)
 	}

@@ -16,13 +16,14 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/dirsync"
+	"github.com/pippet/pippet/internal/puppetlog"
 	"github.com/pippet/pippet/internal/testutil"
 	"github.com/pippet/pippet/mock"
 	"github.com/pippet/pippet/protocol"
 )
 
-// flushLog records the deferred DirSync's reports, with how many answers
+// flushLog records the deferred dirsync.Syncer's reports, with how many answers
 // had been written when each came.
 type flushLog struct {
 	mu      sync.Mutex
@@ -65,7 +66,7 @@ func (c *countingWriter) lines() int {
 	return c.n
 }
 
-// The loop flushes a deferred DirSync after answers, never with more
+// The loop flushes a deferred dirsync.Syncer after answers, never with more
 // than flushMarks changes waiting, and before it returns, however it
 // ends. The applier marks a real directory for each request (titled
 // "slow": after the test's signal).
@@ -95,7 +96,7 @@ func TestLoopFlushesDirectories(t *testing.T) {
 			}
 			cw := &countingWriter{w: out}
 			fl := &flushLog{out: cw}
-			dirs := applier.NewDirSync(applier.DirSyncOptions{Deferred: true, Report: fl.report})
+			dirs := dirsync.New(dirsync.Options{Deferred: true, Report: fl.report})
 			started, release := make(chan struct{}), make(chan struct{})
 			app := &mock.Applier{Func: func(ctx context.Context, req *protocol.Request) protocol.Result {
 				if req.Title == "slow" {
@@ -143,13 +144,13 @@ func TestLoopFlushesDirectories(t *testing.T) {
 	}
 }
 
-// The receiver's DirSync logs each round at debug level, and a failed
+// The receiver's dirsync.Syncer logs each round at debug level, and a failed
 // flush at err level saying what it means.
 func TestDirSyncLogging(t *testing.T) {
 	for _, deferred := range []bool{true, false} {
 		t.Run(fmt.Sprint("deferred=", deferred), func(t *testing.T) {
 			var logs bytes.Buffer
-			ds := newDirSync(slog.New(newPuppetHandler(&logs, slog.LevelDebug)), deferred)
+			ds := newDirSync(slog.New(puppetlog.New(&logs, slog.LevelDebug)), deferred)
 			dir := t.TempDir()
 			gone := dir + "/gone"
 			require.NoError(t, ds.Mark(dir))

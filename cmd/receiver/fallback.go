@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/protocol"
 )
@@ -37,31 +38,31 @@ func delegatedTypes(s string) []string {
 	return out
 }
 
-// withFallback wraps the engine with the fallback the options describe;
-// without one the engine is returned as it is. The types o.Types names
+// withFallback puts the fallback the options describe in front of the
+// engine session; without one the session is returned as it is. The types o.Types names
 // go to the fallback even when native: naming one without a fallback, or
 // one the fallback cannot apply, is an error.
-func withFallback(engine *applier.Engine, o delegate.Options) (protocol.Applier, *delegate.Fallback, error) {
+func withFallback(sess *engine.Session, o delegate.Options) (protocol.Applier, *delegate.Fallback, error) {
 	fb, err := delegate.New(o)
 	if err != nil {
-		return engine, nil, err
+		return sess, nil, err
 	}
 	if fb == nil {
 		if len(o.Types) > 0 {
-			return engine, nil, fmt.Errorf("--delegate %s: there is no fallback to send them to (--fallback %s)", strings.Join(o.Types, ","), o.Fallback)
+			return sess, nil, fmt.Errorf("--delegate %s: there is no fallback to send them to (--fallback %s)", strings.Join(o.Types, ","), o.Fallback)
 		}
-		return engine, nil, nil
+		return sess, nil, nil
 	}
 	forced := map[string]bool{}
 	for _, t := range o.Types {
 		if !fb.Knows(t) {
-			return engine, nil, fmt.Errorf("--delegate %s: the fallback has no type %s", strings.Join(o.Types, ","), t)
+			return sess, nil, fmt.Errorf("--delegate %s: the fallback has no type %s", strings.Join(o.Types, ","), t)
 		}
 		forced[strings.ToLower(t)] = true
 	}
-	reg := engine.Registry()
+	reg := sess.Engine().Registry()
 	return &delegate.Applier{
-		Native: engine,
+		Native: sess,
 		NativeKnow: func(name string) bool {
 			if len(forced) > 0 && forced[strings.ToLower(name)] {
 				return false

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	_ "github.com/pippet/pippet/applier/types/all"
 	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/protocol"
@@ -26,10 +27,10 @@ while IFS= read -r l; do
   printf '{"resource":"Anchor[%s]","failed":false,"changed":false,"noop":false,"error":false,"exception":"from the fallback"}\n' "$t"
 done
 `), 0o755))
-	engine := applier.NewEngine(applier.Default, nil)
+	eng := engine.New(applier.Default, nil).NewSession()
 	ctx := context.Background()
 
-	app, fb, err := withFallback(engine, delegate.Options{Fallback: "sh " + script, Types: delegatedTypes(" Anchor, ")})
+	app, fb, err := withFallback(eng, delegate.Options{Fallback: "sh " + script, Types: delegatedTypes(" Anchor, ")})
 	require.NoError(t, err)
 	defer closeFallback(ctx, fb, slog.New(slog.DiscardHandler))
 	res := app.Apply(ctx, &protocol.Request{Type: "anchor", Title: "a"})
@@ -37,13 +38,13 @@ done
 	assert.Equal(t, "from the fallback", res.Exception, "named: delegated")
 	assert.Equal(t, "Notify[n]", app.Apply(ctx, &protocol.Request{Type: "notify", Title: "n"}).Resource, "not named: native")
 
-	app, fb, err = withFallback(engine, delegate.Options{Fallback: "sh " + script})
+	app, fb, err = withFallback(eng, delegate.Options{Fallback: "sh " + script})
 	require.NoError(t, err)
 	defer closeFallback(ctx, fb, slog.New(slog.DiscardHandler))
 	res = app.Apply(ctx, &protocol.Request{Type: "anchor", Title: "a"})
 	assert.Equal(t, "Anchor[a]", res.Resource)
 	assert.Empty(t, res.Exception, "without --delegate: native")
 
-	_, _, err = withFallback(engine, delegate.Options{Fallback: delegate.ModeNone, Types: []string{"file_line"}})
+	_, _, err = withFallback(eng, delegate.Options{Fallback: delegate.ModeNone, Types: []string{"file_line"}})
 	assert.ErrorContains(t, err, "--delegate file_line: there is no fallback to send them to (--fallback none)")
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/filebucket"
+	"github.com/pippet/pippet/internal/puppetlog"
 )
 
 func init() { subcommands["filebucket"] = runFilebucket }
@@ -69,7 +70,7 @@ func runFilebucket(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return fail(err)
 		}
 		for _, e := range entries {
-			if _, err := fmt.Fprintf(stdout, "%s %s %s\n", e.Checksum, e.Time.UTC().Format("2006-01-02 15:04:05"), escapeControls(e.Path)); err != nil {
+			if _, err := fmt.Fprintf(stdout, "%s %s %s\n", e.Checksum, e.Time.UTC().Format("2006-01-02 15:04:05"), puppetlog.EscapeControls(e.Path)); err != nil {
 				return exitOutput
 			}
 		}

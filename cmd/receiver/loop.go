@@ -16,6 +16,7 @@ import (
 	"unsafe"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/dirsync"
 	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/protocol"
 )
@@ -38,13 +39,14 @@ type loopConfig struct {
 	Banner bool
 	// Log receives Puppet-style log records.
 	Log *slog.Logger
-	// Decode decodes one line; nil means the loop's own protocol.Decoder,
-	// which reuses the request's Params from line to line (tests replace
-	// it).
-	Decode func(line []byte, req *protocol.Request) error
+	// Decode makes one line into its request, valid until the next line,
+	// and the id its answer echoes (an engine session's Decode, which
+	// remembers lines sent again: a kept request may carry another copy's
+	// id); nil means a protocol.Decoder of the loop's own.
+	Decode func(line []byte) (req *protocol.Request, id []byte, err error)
 	// Dirs, when deferred, is flushed after answers (see durability.go)
 	// and before the loop returns.
-	Dirs *applier.DirSync
+	Dirs *dirsync.Syncer
 	// Tally, when not nil, counts the answers (summary.go).
 	Tally *tally
 }
@@ -84,7 +86,7 @@ type lineItem struct {
 // finish and be answered and then ends the loop with status 0; a second one
 // cancels the context of the resource in progress. A panic while decoding
 // or encoding becomes an error answer; one in app is app's to answer
-// (applier.Engine does). A signal ends an idle loop (waiting for input) at
+// (engine.Engine does). A signal ends an idle loop (waiting for input) at
 // once.
 func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Reader, out io.Writer, sigs <-chan os.Signal) int {
 	if cfg.MaxLine <= 0 {
@@ -125,8 +127,10 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 
 	l := &loop{cfg: cfg, app: app}
 	if l.cfg.Decode == nil {
-		l.cfg.Decode = l.dec.DecodeLine
-		l.memo = newReqMemo() // only for our own decoder
+		l.cfg.Decode = func(line []byte) (*protocol.Request, []byte, error) {
+			err := l.dec.DecodeLine(line, &l.req)
+			return &l.req, l.req.ID, err
+		}
 	}
 	// Whatever ends the loop, the changes answered are made durable first
 	// (an abandoned serve is in a read: it has nothing pending).
@@ -416,13 +420,11 @@ type loop struct {
 	lineNo int
 	// state is serve's: stateBusy, stateReading or stateAbandoned.
 	state atomic.Int32
-	// req and dec are reused from line to line: the Applier must not keep
-	// req or its Params (protocol.Applier says so).
+	// req and dec are reused from line to line when no Decode is given:
+	// the Applier must not keep req or its Params (protocol.Applier says
+	// so).
 	req protocol.Request
 	dec protocol.Decoder
-	// memo holds requests decoded from lines seen again (memo.go); nil
-	// when a test's decoder replaces ours.
-	memo *reqMemo
 	// out receives the answers, ans is the buffer they are encoded in,
 	// outFailed is set once a write failed.
 	out       io.Writer
@@ -436,8 +438,9 @@ type loop struct {
 	owed []owedAnswer
 	// stop is closed by the first signal (serve's).
 	stop <-chan struct{}
-	// lineID is the current line's id when its request came from the
-	// memo under a key without it (idOf).
+	// lineID is the current line's id as Decode gave it: a request the
+	// session kept from a copy of the line with another id answers with
+	// this one (idOf).
 	lineID []byte
 }
 
@@ -458,53 +461,20 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 	if protocol.Skip(it.line) {
 		return res, false
 	}
-	req := &l.req
-	var hash uint64
-	var key []byte
-	l.lineID = nil
-	if l.memo != nil {
-		var seen *protocol.Request
-		var id []byte
-		key, id = memoKey(it.line)
-		if seen, hash = l.memo.find(key); seen != nil {
-			req = seen
-			l.lineID = id
-			goto decoded
-		}
-	}
-	if p, err := l.decode(it.line, req); p != nil {
+	req, id, p, err := l.decode(it.line)
+	l.lineID = id
+	if p != nil {
 		// A panic while decoding: answer, go on.
 		ref := ""
-		if req.Type != "" && req.Title != "" {
+		if req != nil && req.Type != "" && req.Title != "" {
 			ref = protocol.Ref(req.Type, req.Title)
 		}
 		msg := fmt.Sprintf("request line %d: internal error (panic) while decoding: %v", l.lineNo, *p)
 		l.cfg.Log.Error(msg)
 		return protocol.ErrorResult(ref, msg), true
 	} else if err != nil {
-		var de *protocol.DecodeError
-		ref := ""
-		var id []byte
-		if errors.As(err, &de) {
-			if de.Type != "" && de.Title != "" {
-				ref = protocol.Ref(de.Type, de.Title)
-			}
-			id = de.ID
-		}
-		msg := fmt.Sprintf("request line %d: %s", l.lineNo, err.Error())
-		if ref != "" {
-			l.cfg.Log.Error(msg, "resource", ref)
-		} else {
-			l.cfg.Log.Error(msg)
-		}
-		res = protocol.ErrorResult(ref, msg)
-		res.ID = id
-		return res, true
+		return l.decodeError(err), true
 	}
-	if l.memo != nil {
-		l.memo.offer(key, hash, req)
-	}
-decoded:
 	switch {
 	case l.pipe == nil:
 		res = l.answered(req, l.app.Apply(ctx, req))
@@ -532,14 +502,38 @@ decoded:
 }
 
 // decode runs the decoder, returning what it panicked with, if it did.
-func (l *loop) decode(line []byte, req *protocol.Request) (panicked *any, err error) {
+func (l *loop) decode(line []byte) (req *protocol.Request, id []byte, panicked *any, err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			l.cfg.Log.Debug(string(debug.Stack()))
 			panicked = &p
 		}
 	}()
-	return nil, l.cfg.Decode(line, req)
+	req, id, err = l.cfg.Decode(line)
+	return req, id, nil, err
+}
+
+// decodeError is the answer to a line the decoder refused, naming the
+// resource and echoing the id when the line got that far.
+func (l *loop) decodeError(err error) protocol.Result {
+	var de *protocol.DecodeError
+	ref := ""
+	var id []byte
+	if errors.As(err, &de) {
+		if de.Type != "" && de.Title != "" {
+			ref = protocol.Ref(de.Type, de.Title)
+		}
+		id = de.ID
+	}
+	msg := fmt.Sprintf("request line %d: %s", l.lineNo, err.Error())
+	if ref != "" {
+		l.cfg.Log.Error(msg, "resource", ref)
+	} else {
+		l.cfg.Log.Error(msg)
+	}
+	res := protocol.ErrorResult(ref, msg)
+	res.ID = id
+	return res
 }
 
 // encode appends the answer line; should encoding panic (an event value it
@@ -560,7 +554,7 @@ func (l *loop) encode(dst []byte, res *protocol.Result, lineNo int) (out []byte)
 // answered echoes the request's id in its answer (the one place that
 // does), names the resource where the applier did not, and adds the
 // decoder's hints to an error about a parameter it has one for. A panic in
-// the applier is the applier's to answer: applier.Engine turns one into an
+// the applier is the applier's to answer: engine.Engine turns one into an
 // error answer naming the resource.
 func (l *loop) answered(req *protocol.Request, res protocol.Result) protocol.Result {
 	if res.Resource == "" {
@@ -573,8 +567,9 @@ func (l *loop) answered(req *protocol.Request, res protocol.Result) protocol.Res
 	return res
 }
 
-// idOf is the id of the line being handled: req's, or the line's own when
-// req was kept by the memo from a line with another id (memoKey).
+// idOf is the id of the line being handled: the line's own, which differs
+// from req's when the session kept req from a copy of the line with
+// another id.
 func (l *loop) idOf(req *protocol.Request) []byte {
 	if l.lineID != nil {
 		return l.lineID

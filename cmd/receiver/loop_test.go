@@ -17,7 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/delegate"
+	"github.com/pippet/pippet/internal/puppetlog"
 	"github.com/pippet/pippet/internal/testutil"
 	"github.com/pippet/pippet/mock"
 	"github.com/pippet/pippet/protocol"
@@ -205,8 +207,8 @@ func TestLoopPanicBecomesErrorAnswer(t *testing.T) {
 	reg := applier.NewRegistry()
 	reg.Add(typ)
 	var logs bytes.Buffer
-	log := slog.New(newPuppetHandler(&logs, slog.LevelError))
-	eng := applier.NewEngine(reg, &applier.Env{Log: log})
+	log := slog.New(puppetlog.New(&logs, slog.LevelError))
+	eng := engine.New(reg, &applier.Env{Log: log})
 	in := `{"type":"gadget::widget","title":"boom","params":"{ensure: present}","id":"r1"}` + "\n" +
 		`{"type":"notify","title":"fine","params":"{}","id":"r2"}` + "\n"
 	out, code := runString(t, loopConfig{Log: log}, eng, in)
@@ -321,7 +323,7 @@ func (failingReader) Read([]byte) (int, error) { return 0, errors.New("disk on f
 
 func TestLoopReadError(t *testing.T) {
 	var logs bytes.Buffer
-	code := runLoop(context.Background(), loopConfig{Log: slog.New(newPuppetHandler(&logs, slog.LevelWarn))},
+	code := runLoop(context.Background(), loopConfig{Log: slog.New(puppetlog.New(&logs, slog.LevelWarn))},
 		&mock.Applier{}, failingReader{}, io.Discard, nil)
 	assert.Equal(t, exitInput, code)
 	assert.Contains(t, logs.String(), "Error: reading stdin: line of 0 bytes: disk on fire")
@@ -420,7 +422,7 @@ func TestLoopLogsErrorsNotFailures(t *testing.T) {
 		return r
 	}}
 	var logs bytes.Buffer
-	runLoop(context.Background(), loopConfig{Log: slog.New(newPuppetHandler(&logs, slog.LevelDebug))}, app,
+	runLoop(context.Background(), loopConfig{Log: slog.New(puppetlog.New(&logs, slog.LevelDebug))}, app,
 		strings.NewReader("notify err {}\nnotify fail {}\n{bad\n"), io.Discard, nil)
 	assert.Equal(t, "Error: (Applying Notify[err]) it broke\n"+
 		"Error: request line 3: invalid request: invalid JSON at byte 2: expected a member name in double quotes, found 'b'\n", logs.String())
@@ -428,11 +430,13 @@ func TestLoopLogsErrorsNotFailures(t *testing.T) {
 
 // A panic in the decoder is answered too, and the next line is read.
 func TestLoopDecoderPanic(t *testing.T) {
-	decode := func(line []byte, req *protocol.Request) error {
+	var req protocol.Request
+	decode := func(line []byte) (*protocol.Request, []byte, error) {
 		if strings.Contains(string(line), "boom") {
 			panic("decoder bug")
 		}
-		return protocol.DecodeLine(line, req)
+		err := protocol.DecodeLine(line, &req)
+		return &req, req.ID, err
 	}
 	out, code := runString(t, loopConfig{Decode: decode}, &mock.Applier{}, "notify boom {}\nnotify fine {}\n")
 	assert.Equal(t, exitOK, code)

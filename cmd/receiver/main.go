@@ -2,10 +2,12 @@
 // receive`: it reads one resource request per line on stdin, applies it,
 // and answers with one JSON line on stdout.
 //
-// The loop (loop.go) depends only on protocol.Applier; main wires in the
-// real applier.Engine with every registered type. Subcommands (describe,
-// facts, filebucket, ...) register themselves in the subcommands map from
-// their own files and are dispatched on the first argument.
+// The loop (loop.go) depends only on protocol.Applier and a line
+// decoder; main wires in a session of the engine (applier/engine) over
+// every registered type, which decodes, remembers lines sent again and
+// applies. Subcommands (describe, facts, filebucket, ...) register
+// themselves in the subcommands map from their own files and are
+// dispatched on the first argument.
 //
 // One goroutine reads a line (bufio.Reader.ReadSlice, so a line over
 // --max-line is read to its end without being held), decodes, applies and
@@ -36,8 +38,13 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/command"
+	"github.com/pippet/pippet/applier/dirsync"
+	"github.com/pippet/pippet/applier/engine"
+	"github.com/pippet/pippet/applier/source"
 	_ "github.com/pippet/pippet/applier/types/all"
+	"github.com/pippet/pippet/applier/types/file"
 	"github.com/pippet/pippet/delegate"
+	"github.com/pippet/pippet/internal/puppetlog"
 )
 
 func main() {
@@ -61,7 +68,7 @@ type options struct {
 	version       bool
 	cpuProfile    string
 	sync          bool
-	puppet        puppetFlags
+	puppet        source.PuppetOptions // what the flags give; the rest from puppet.conf
 	fallback      string
 	modulePath    string
 	delegate      string
@@ -90,52 +97,26 @@ func newFlagSet(o *options) *flag.FlagSet {
 	return fs
 }
 
+// addPuppetFlags declares the agent's settings that puppet:// sources use,
+// named as the agent's; those left empty come from puppet.conf, else
+// Puppet's defaults (source.ResolvePuppet).
+func addPuppetFlags(fs *flag.FlagSet, p *source.PuppetOptions) {
+	fs.StringVar(&p.Server, "server", "", "the Puppet Server `host` of puppet:/// sources (default: puppet.conf's server, else puppet)")
+	fs.IntVar(&p.Port, "serverport", 0, "the Puppet Server's `port` (default: puppet.conf's serverport, else 8140)")
+	fs.StringVar(&p.Environment, "environment", "", "the `environment` puppet:// sources are served from (default: puppet.conf's environment, else production)")
+	fs.StringVar(&p.Certname, "certname", "", "the agent certificate's `name` in the SSL directory (default: puppet.conf's certname, else this host's fqdn)")
+	fs.StringVar(&p.SSLDir, "ssldir", "", "the agent's SSL `directory` (certs/CERTNAME.pem, private_keys/CERTNAME.pem, certs/ca.pem, crl.pem; default: puppet.conf's ssldir, else /var/lib/puppet/ssl for root, ~/.puppet/etc/ssl otherwise)")
+}
+
 func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if len(args) > 0 {
 		if sub, ok := subcommands[args[0]]; ok {
 			return sub(ctx, args[1:], stdout, stderr)
 		}
 	}
-	var o options
-	fs := newFlagSet(&o)
-	if code, done := parseFlags(fs, args, "receiver", func(w io.Writer) { usage(w, fs) }, stdout, stderr); done {
+	o, level, code, done := parseOptions(args, stdout, stderr)
+	if done {
 		return code
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "receiver: unknown subcommand %q (known: %s); requests are read from stdin\n", fs.Arg(0), subcommandNames())
-		return exitUsage
-	}
-	if o.version {
-		fmt.Fprint(stdout, versionLine())
-		return exitOK
-	}
-	// Notices at a terminal, as puppet apply prints them; a controller's
-	// pipe gets warnings and errors only, as from Puppet's receiver.
-	level := slog.LevelWarn
-	if isTerminal(stderr) {
-		level = applier.LevelNotice
-	}
-	if o.logLevel != "" {
-		l, ok := logLevels[strings.ToLower(o.logLevel)]
-		if !ok {
-			fmt.Fprintf(stderr, "receiver: invalid --log-level %q (want debug, info, notice, warning or err)\n", o.logLevel)
-			return exitUsage
-		}
-		level = l
-	}
-	if o.verbose {
-		level = min(level, slog.LevelInfo)
-	}
-	if o.debug {
-		level = slog.LevelDebug
-	}
-	if o.maxSourceSize < 1 {
-		fmt.Fprintf(stderr, "receiver: --max-source-size must be positive\n")
-		return exitUsage
-	}
-	if o.maxLine < 1 {
-		fmt.Fprintf(stderr, "receiver: --max-line must be positive\n")
-		return exitUsage
 	}
 	if o.cpuProfile != "" {
 		f, err := os.Create(o.cpuProfile)
@@ -150,31 +131,23 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		defer pprof.StopCPUProfile()
 	}
-	puppetOpts, err := resolvePuppet(o.puppet, func() string { return applier.LoadFacts()["fqdn"] })
-	var warn *confWarning
+	puppetOpts, err := source.ResolvePuppet(o.puppet, source.PuppetConfDir(), func() string { return applier.LoadFacts()["fqdn"] })
+	var warn *source.ConfWarning
 	if errors.As(err, &warn) {
 		fmt.Fprintf(stderr, "receiver: warning: %v\n", err)
 	} else if err != nil {
 		fmt.Fprintf(stderr, "receiver: %v\n", err)
 		return exitUsage
 	}
-	handler := newPuppetHandler(stderr, level)
+	handler := puppetlog.New(stderr, level)
 	logger := slog.New(handler)
 	dirs := newDirSync(logger, !o.sync)
-	engine := applier.NewEngine(applier.Default, &applier.Env{
-		Options: applier.Options{
-			Noop:          o.noop,
-			StateDir:      o.stateDir,
-			CAFile:        o.caFile,
-			HTTPTimeout:   o.httpTimeout,
-			MaxSourceSize: o.maxSourceSize,
-			Puppet:        puppetOpts,
-		},
-		Log:  logger,
-		Dirs: dirs,
-	})
+	eng := newEngine(&o, puppetOpts, logger, dirs)
 
-	app, fallback, err := withFallback(engine, delegate.Options{
+	// One session reads every line of stdin: it keeps the lines sent
+	// again and what was built from them.
+	sess := eng.NewSession()
+	app, fallback, err := withFallback(sess, delegate.Options{
 		Fallback:   o.fallback,
 		ModulePath: o.modulePath,
 		Types:      delegatedTypes(o.delegate),
@@ -210,13 +183,14 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if summary || o.detailed {
 		count = &tally{}
 	}
-	code := runLoop(ctx, loopConfig{
+	code = runLoop(ctx, loopConfig{
 		MaxLine: o.maxLine,
 		Compat:  o.compat,
 		Banner:  !o.noBanner,
 		Log:     logger,
 		Dirs:    dirs,
 		Tally:   count,
+		Decode:  sess.Decode,
 	}, app, stdin, stdout, sigs)
 	if code != exitOK {
 		return code
@@ -228,6 +202,71 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return count.detailedExitCode()
 	}
 	return exitOK
+}
+
+// parseOptions reads the apply loop's flags and checks them; done says
+// the receiver ends here (--help, --version, a bad flag) with code. level
+// is the least severe level logged: notices at a terminal, as puppet
+// apply prints them, warnings and errors on a controller's pipe, as from
+// Puppet's receiver, unless a flag says otherwise.
+func parseOptions(args []string, stdout, stderr io.Writer) (o options, level slog.Level, code int, done bool) {
+	fs := newFlagSet(&o)
+	if code, done := parseFlags(fs, args, "receiver", func(w io.Writer) { usage(w, fs) }, stdout, stderr); done {
+		return o, 0, code, true
+	}
+	usageErr := func(format string, args ...any) (options, slog.Level, int, bool) {
+		fmt.Fprintf(stderr, "receiver: "+format+"\n", args...)
+		return o, 0, exitUsage, true
+	}
+	if fs.NArg() > 0 {
+		return usageErr("unknown subcommand %q (known: %s); requests are read from stdin", fs.Arg(0), subcommandNames())
+	}
+	if o.version {
+		fmt.Fprint(stdout, versionLine())
+		return o, 0, exitOK, true
+	}
+	level = slog.LevelWarn
+	if isTerminal(stderr) {
+		level = applier.LevelNotice
+	}
+	if o.logLevel != "" {
+		l, ok := puppetlog.Levels[strings.ToLower(o.logLevel)]
+		if !ok {
+			return usageErr("invalid --log-level %q (want debug, info, notice, warning or err)", o.logLevel)
+		}
+		level = l
+	}
+	if o.verbose {
+		level = min(level, slog.LevelInfo)
+	}
+	if o.debug {
+		level = slog.LevelDebug
+	}
+	if o.maxSourceSize < 1 {
+		return usageErr("--max-source-size must be positive")
+	}
+	if o.maxLine < 1 {
+		return usageErr("--max-line must be positive")
+	}
+	return o, level, 0, false
+}
+
+// newEngine is the engine over every registered type with the options'
+// settings: the global noop and state directory for every type, where
+// sources come from for the file type.
+func newEngine(o *options, puppet *source.PuppetOptions, logger *slog.Logger, dirs *dirsync.Syncer) *engine.Engine {
+	env := &applier.Env{
+		Options: applier.Options{Noop: o.noop, StateDir: o.stateDir},
+		Log:     logger,
+		Dirs:    dirs,
+	}
+	file.SetSourceOptions(env, source.Options{
+		CAFile:      o.caFile,
+		HTTPTimeout: o.httpTimeout,
+		MaxSize:     o.maxSourceSize,
+		Puppet:      puppet,
+	})
+	return engine.New(applier.Default, env)
 }
 
 func subcommandNames() string {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/internal/puppetlog"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -118,12 +119,12 @@ func TestPuppetHandler(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
-			slog.New(newPuppetHandler(&b, slog.LevelDebug)).Log(context.Background(), tt.level, tt.msg, tt.attrs...)
+			slog.New(puppetlog.New(&b, slog.LevelDebug)).Log(context.Background(), tt.level, tt.msg, tt.attrs...)
 			assert.Equal(t, tt.want, b.String())
 		})
 	}
 	var b bytes.Buffer
-	l := slog.New(newPuppetHandler(&b, slog.LevelWarn))
+	l := slog.New(puppetlog.New(&b, slog.LevelWarn))
 	l.Info("hidden")
 	l.Log(context.Background(), applier.LevelNotice, "hidden too")
 	l.With("resource", "Exec[x]").Error("failed")

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
+	"github.com/pippet/pippet/internal/puppetlog"
 	"github.com/pippet/pippet/protocol"
 	"github.com/pippet/pippet/protocol/yamlparams"
 )
@@ -110,8 +112,8 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
-	logger := slog.New(newPuppetHandler(stderr, level))
-	engine := applier.NewEngine(applier.Default, &applier.Env{
+	logger := slog.New(puppetlog.New(stderr, level))
+	eng := engine.New(applier.Default, &applier.Env{
 		Options: applier.Options{Noop: *noop, StateDir: applier.DefaultStateDir()},
 		Log:     logger,
 	})
@@ -122,7 +124,7 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		case *asYAML && res.Instances != nil:
 			for _, in := range res.Instances {
 				b := protocol.AppendYAML(nil, in.Title)
-				out.WriteString(string(b) + ": " + applier.ParamsYAML(t, in.State) + "\n")
+				out.WriteString(string(b) + ": " + engine.ParamsYAML(t, in.State) + "\n")
 			}
 		case *asYAML:
 			out.WriteString(res.Params + "\n")
@@ -140,12 +142,12 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return exitOK
 	}
 	if name == "" {
-		res := engine.Search(ctx, &protocol.Request{Op: protocol.OpSearch, Type: t.Name, Params: params})
+		res := eng.Apply(ctx, &protocol.Request{Op: protocol.OpSearch, Type: t.Name, Params: params})
 		return print(res)
 	}
 	code := exitOK
 	if len(params) > 0 {
-		res := engine.Apply(ctx, &protocol.Request{Type: t.Name, Title: name, Params: params})
+		res := eng.Apply(ctx, &protocol.Request{Type: t.Name, Title: name, Params: params})
 		if *asJSON {
 			out.Write(protocol.AppendResult(nil, &res, false))
 		} else {
@@ -174,7 +176,7 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 			find[k] = v
 		}
 	}
-	res := engine.Find(ctx, &protocol.Request{Op: protocol.OpFind, Type: t.Name, Title: name, Params: find})
+	res := eng.Apply(ctx, &protocol.Request{Op: protocol.OpFind, Type: t.Name, Title: name, Params: find})
 	if c := print(res); c != exitOK {
 		return c
 	}

@@ -13,6 +13,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,18 +50,27 @@ func TestTypesReadOnlyDeclaredAttributes(t *testing.T) {
 		return os.Open(f)
 	})
 	checked := 0
+	byPackage := registeredByPackage()
 	for _, pkg := range typePackages(t, root) {
-		name := filepath.Base(pkg.dir)
-		typ, ok := applier.Default.Lookup(name)
-		if !ok {
+		if !pkg.isType(root) {
 			continue // all, internal helpers: not a type
 		}
-		declared := map[string]bool{}
-		for _, a := range typ.Attrs {
-			declared[a.Name] = true
+		name := filepath.Base(pkg.dir)
+		registered := byPackage[pkg.importPath(root)]
+		if len(registered) == 0 {
+			t.Errorf("%s: no type of the package is registered: its accessor calls cannot be checked (see TestEveryTypeRegistered)", pkg.dir)
+			continue
 		}
-		if len(typ.Providers) > 1 || len(typ.Providers) == 1 && typ.Providers[0].Name != "" {
-			declared["provider"] = true
+		// A package may declare several types (concat_file and
+		// concat_fragment): a name is declared when one of them declares it.
+		declared := map[string]bool{}
+		for _, typ := range registered {
+			for _, a := range typ.Attrs {
+				declared[a.Name] = true
+			}
+			if len(typ.Providers) > 1 || len(typ.Providers) == 1 && typ.Providers[0].Name != "" {
+				declared["provider"] = true
+			}
 		}
 		files := parseFiles(t, fset, pkg.dir, pkg.files)
 		conf := types.Config{Importer: imp}
@@ -120,6 +131,68 @@ type goPackage struct {
 }
 
 // typePackages lists the packages under applier/types with their files.
+// TestEveryTypeRegistered: every package under applier/types but all and
+// the internal helpers registers at least one type, so that importing
+// applier/types/all registers it (a type left out of all.go answers
+// "unknown resource type" in the receiver, and escapes the checks of this
+// package's tests). A type belongs to the package its providers' New
+// functions are declared in.
+func TestEveryTypeRegistered(t *testing.T) {
+	root := moduleRoot(t)
+	byPackage := registeredByPackage()
+	n := 0
+	for _, pkg := range typePackages(t, root) {
+		if !pkg.isType(root) {
+			continue
+		}
+		n++
+		if len(byPackage[pkg.importPath(root)]) == 0 {
+			t.Errorf("%s: no type of the package is registered: import it in applier/types/all/all.go", pkg.dir)
+		}
+	}
+	if n < 10 {
+		t.Fatalf("found %d type packages: the listing is broken", n)
+	}
+}
+
+// registeredByPackage maps the import path of each type package to the
+// registered types whose providers it declares.
+func registeredByPackage() map[string][]*applier.Type {
+	out := map[string][]*applier.Type{}
+	for _, typ := range applier.Default.Types() {
+		seen := map[string]bool{}
+		for _, p := range typ.Providers {
+			if p.New == nil {
+				continue
+			}
+			fn := runtime.FuncForPC(reflect.ValueOf(p.New).Pointer()).Name()
+			slash := strings.LastIndex(fn, "/")
+			pkg := fn[:slash+1] + strings.SplitN(fn[slash+1:], ".", 2)[0]
+			if !seen[pkg] {
+				seen[pkg] = true
+				out[pkg] = append(out[pkg], typ)
+			}
+		}
+	}
+	return out
+}
+
+// importPath is the package's import path.
+func (p goPackage) importPath(root string) string {
+	rel, _ := filepath.Rel(root, p.dir)
+	return "github.com/pippet/pippet/" + filepath.ToSlash(rel)
+}
+
+// isType reports whether the package is a type's: a directory directly
+// under applier/types, neither all nor internal.
+func (p goPackage) isType(root string) bool {
+	rel, err := filepath.Rel(filepath.Join(root, "applier", "types"), p.dir)
+	if err != nil || strings.Contains(rel, string(filepath.Separator)) {
+		return false
+	}
+	return rel != "all" && rel != "internal" && rel != "."
+}
+
 func typePackages(t *testing.T, root string) []goPackage {
 	t.Helper()
 	cmd := exec.Command("go", "list", "-f", "{{.Dir}} {{join .GoFiles \" \"}}", "./applier/types/...")

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/types/anchor"
 	"github.com/pippet/pippet/protocol"
 )
@@ -34,7 +35,7 @@ func TestAnchor(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			reg := applier.NewRegistry()
 			reg.Add(anchor.Type)
-			e := applier.NewEngine(reg, nil)
+			e := engine.New(reg, nil)
 			got := e.Apply(context.Background(), &protocol.Request{Type: "anchor", Title: tc.title, Params: tc.params, Refresh: tc.refresh})
 			assert.Equal(t, tc.want, got)
 		})

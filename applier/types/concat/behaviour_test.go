@@ -6,12 +6,14 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/types/concat"
 	"github.com/pippet/pippet/applier/types/internal/puppetcase"
 	"github.com/pippet/pippet/protocol"
@@ -30,7 +32,7 @@ func TestRun(t *testing.T) {
 		{Type: "concat_fragment", Title: "other", Params: map[string]any{"target": "/other", "content": "no\n"}},
 	}
 	ctx := applier.WithRun(context.Background(), run)
-	e := engine()
+	e := testEngine()
 	req := &protocol.Request{Type: "concat_file", Title: "motd", Params: map[string]any{"path": p, "mode": "0640", "tag": "_motd"}}
 	res := e.Apply(ctx, req)
 	assert.True(t, res.Changed, "%+v", res)
@@ -64,7 +66,7 @@ func TestRun(t *testing.T) {
 // file) and a concat_fragment does nothing.
 func TestAlone(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "f")
-	e := engine()
+	e := testEngine()
 	res := e.Apply(context.Background(), &protocol.Request{Type: "concat_file", Title: p})
 	assert.True(t, res.Changed, "%+v", res)
 	b, err := os.ReadFile(p)
@@ -80,7 +82,7 @@ func TestFragmentWithoutTarget(t *testing.T) {
 	var logs bytes.Buffer
 	reg := applier.NewRegistry()
 	reg.Add(concat.FragmentType)
-	e := applier.NewEngine(reg, &applier.Env{Log: slog.New(slog.NewTextHandler(&logs, nil))})
+	e := engine.New(reg, &applier.Env{Log: slog.New(slog.NewTextHandler(&logs, nil))})
 	run := puppetcase.Run{{Type: "concat_fragment", Title: "lost", Params: map[string]any{"target": "/nowhere", "content": "x"}}}
 	res := e.Apply(applier.WithRun(context.Background(), run), &protocol.Request{Type: "concat_fragment", Title: "lost", Params: map[string]any{"target": "/nowhere", "content": "x"}})
 	assert.Equal(t, protocol.Result{Resource: "Concat_fragment[lost]"}, res)
@@ -92,9 +94,29 @@ func TestFragmentWithoutTarget(t *testing.T) {
 func TestBadFragment(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "f")
 	run := puppetcase.Run{{Type: "concat_fragment", Title: "bad", Params: map[string]any{"target": p, "content": "x", "source": "/etc/hostname"}}}
-	res := engine().Apply(applier.WithRun(context.Background(), run), &protocol.Request{Type: "concat_file", Title: p})
+	res := testEngine().Apply(applier.WithRun(context.Background(), run), &protocol.Request{Type: "concat_file", Title: p})
 	assert.True(t, res.Failed, "%+v", res)
 	assert.Contains(t, res.Exception, "fragment Concat_fragment[bad]: Validation of Concat_fragment[bad] failed: Can't use 'source' and 'content' at the same time")
 	_, err := os.Stat(p)
 	assert.True(t, os.IsNotExist(err))
+}
+
+// TestLogsOnce: at info level and above the target's changes are logged
+// once, as the concat_file's: neither the noop probe's events nor the
+// File's own lines (those are at debug level).
+func TestLogsOnce(t *testing.T) {
+	var logs bytes.Buffer
+	reg := applier.NewRegistry()
+	reg.Add(concat.FileType)
+	e := engine.New(reg, &applier.Env{Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	p := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(p, []byte("old\n"), 0o600))
+	run := puppetcase.Run{{Type: "concat_fragment", Title: "a", Params: map[string]any{"target": p, "content": "new\n"}}}
+	res := e.Apply(applier.WithRun(context.Background(), run), &protocol.Request{Type: "concat_file", Title: p, Params: map[string]any{"mode": "0644"}})
+	require.True(t, res.Changed, "%+v", res)
+	out := logs.String()
+	assert.NotContains(t, out, "(noop)")
+	assert.NotContains(t, out, "File["+p+"]")
+	assert.Equal(t, 1, strings.Count(out, "Concat_file["+p+"]/content: content changed"), out)
+	assert.Equal(t, 1, strings.Count(out, "Concat_file["+p+"]/mode: mode changed"), out)
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"os"
 	"sort"
@@ -75,27 +74,37 @@ func tagOf(p map[string]any) string {
 type fileProvider struct {
 	r     *applier.Resource
 	env   *applier.Env
-	files *applier.Engine
+	files protocol.Applier
 	req   *protocol.Request
 	probe protocol.Result
 }
 
-// engines holds, per environment, an engine with the file type alone:
-// the one that applies concat_files' targets.
-var engines sync.Map // *applier.Env -> *applier.Engine
+// engines holds, per environment, an engine with the file type alone
+// (the Env's Engine over a registry of file): the one that applies
+// concat_files' targets. Its requests are logged at debug level (see
+// fileRequest): the noop probe's events are no news, and the real changes
+// are logged once, as the concat_file's.
+var engines sync.Map // *applier.Env -> protocol.Applier
 
-func fileEngine(env *applier.Env) *applier.Engine {
+func fileEngine(env *applier.Env) (protocol.Applier, error) {
 	if e, ok := engines.Load(env); ok {
-		return e.(*applier.Engine)
+		return e.(protocol.Applier), nil
+	}
+	if env.Engine == nil {
+		return nil, errors.New("concat_file applies its target through the engine, and none serves this environment")
 	}
 	reg := applier.NewRegistry()
 	reg.Add(file.Type)
-	e, _ := engines.LoadOrStore(env, applier.NewEngine(reg, env))
-	return e.(*applier.Engine)
+	e, _ := engines.LoadOrStore(env, env.Engine(reg, env))
+	return e.(protocol.Applier), nil
 }
 
 func newFileProvider(r *applier.Resource, env *applier.Env) (applier.Provider, error) {
-	return &fileProvider{r: r, env: env, files: fileEngine(env)}, nil
+	files, err := fileEngine(env)
+	if err != nil {
+		return nil, err
+	}
+	return &fileProvider{r: r, env: env, files: files}, nil
 }
 
 // outOfSync is the current ensure Get reports when the target is not in
@@ -129,24 +138,9 @@ func (p *fileProvider) fileRequest(ctx context.Context) (*protocol.Request, erro
 			params[name] = v
 		}
 	}
-	if p.r.LogLevel != applier.LevelNotice {
-		params["loglevel"] = levelName(p.r.LogLevel)
-	}
+	// The File's change lines would say again what the concat_file's say.
+	params["loglevel"] = "debug"
 	return &protocol.Request{Type: "file", Title: path, Params: params}, nil
-}
-
-func levelName(l slog.Level) string {
-	switch {
-	case l <= slog.LevelDebug:
-		return "debug"
-	case l <= slog.LevelInfo:
-		return "info"
-	case l <= applier.LevelNotice:
-		return "notice"
-	case l <= slog.LevelWarn:
-		return "warning"
-	}
-	return "err"
 }
 
 // Get assembles the content and applies the File in noop: the target is

@@ -17,21 +17,22 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/typetest"
 	"github.com/pippet/pippet/internal/testutil"
 	"github.com/pippet/pippet/protocol"
 )
 
-func newEngine(t *testing.T) (*applier.Engine, *testutil.SyncBuffer) {
+func newEngine(t *testing.T) (*engine.Engine, *testutil.SyncBuffer) {
 	t.Helper()
 	reg := applier.NewRegistry()
 	reg.Add(Type)
 	logs := &testutil.SyncBuffer{}
 	env := &applier.Env{Log: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
-	return applier.NewEngine(reg, env), logs
+	return engine.New(reg, env), logs
 }
 
-func apply(t *testing.T, e *applier.Engine, title string, params map[string]any) protocol.Result {
+func apply(t *testing.T, e *engine.Engine, title string, params map[string]any) protocol.Result {
 	t.Helper()
 	return e.Apply(context.Background(), &protocol.Request{Type: "exec", Title: title, Params: params})
 }
@@ -414,7 +415,7 @@ func TestExecUserGroup(t *testing.T) {
 func TestExecNotRootCannotSwitchUser(t *testing.T) {
 	reg := applier.NewRegistry()
 	reg.Add(Type)
-	e := applier.NewEngine(reg, &applier.Env{Features: map[string]bool{"posix": true}})
+	e := engine.New(reg, &applier.Env{Features: map[string]bool{"posix": true}})
 	res := e.Apply(context.Background(), &protocol.Request{Type: "exec", Title: "/bin/true", Params: map[string]any{"user": "nobody"}})
 	if os.Geteuid() == 65534 {
 		t.Skip("running as nobody")

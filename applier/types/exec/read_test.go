@@ -27,13 +27,13 @@ func TestExecFindRunsNothing(t *testing.T) {
 		{"unless": "/bin/true", "creates": "/"},
 		{"refreshonly": true, "onlyif": "/bin/touch " + filepath.Join(dir, "refreshonly")},
 	} {
-		res := e.Find(context.Background(), &protocol.Request{Op: protocol.OpFind, Type: "exec", Title: "/bin/touch " + filepath.Join(dir, "title"), Params: params})
+		res := e.Apply(context.Background(), &protocol.Request{Op: protocol.OpFind, Type: "exec", Title: "/bin/touch " + filepath.Join(dir, "title"), Params: params})
 		require.False(t, res.Error || res.Failed, "%v: %+v", params, res)
 		v, ok := res.State.Get("returns")
 		assert.True(t, ok, "%v", params)
 		assert.Equal(t, "notrun", v, "%v", params)
 	}
-	res := e.Search(context.Background(), &protocol.Request{Op: protocol.OpSearch, Type: "exec", Params: map[string]any{"unless": "/bin/touch " + filepath.Join(dir, "search")}})
+	res := e.Apply(context.Background(), &protocol.Request{Op: protocol.OpSearch, Type: "exec", Params: map[string]any{"unless": "/bin/touch " + filepath.Join(dir, "search")}})
 	assert.True(t, res.Error, "exec cannot list")
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)

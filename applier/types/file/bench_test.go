@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/types/file"
 	"github.com/pippet/pippet/protocol"
 )
@@ -22,7 +23,7 @@ func BenchmarkUnchanged(b *testing.B) {
 	}
 	reg := applier.NewRegistry()
 	reg.Add(file.Type)
-	e := applier.NewEngine(reg, &applier.Env{Options: applier.Options{StateDir: dir}})
+	e := engine.New(reg, &applier.Env{Options: applier.Options{StateDir: dir}})
 	req := &protocol.Request{Type: "file", Title: p}
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -11,10 +11,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/dirsync"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/types/file"
 )
 
-// Every change to a directory's entries is marked in the env's DirSync
+// Every change to a directory's entries is marked in the env's dirsync.Syncer
 // (which the receiver flushes later); changes that leave the entries
 // alone mark nothing.
 func TestDirectoryChangesAreMarked(t *testing.T) {
@@ -55,13 +57,13 @@ func TestDirectoryChangesAreMarked(t *testing.T) {
 				mkTree(t, root, strings.Fields(c.setup)...)
 			}
 			var flushed int
-			dirs := applier.NewDirSync(applier.DirSyncOptions{Deferred: true, Report: func(n, _ int, err error) {
+			dirs := dirsync.New(dirsync.Options{Deferred: true, Report: func(n, _ int, err error) {
 				assert.NoError(t, err)
 				flushed += n
 			}})
 			reg := applier.NewRegistry()
 			reg.Add(file.Type)
-			e := applier.NewEngine(reg, &applier.Env{Options: applier.Options{StateDir: t.TempDir()}, Dirs: dirs})
+			e := engine.New(reg, &applier.Env{Options: applier.Options{StateDir: t.TempDir()}, Dirs: dirs})
 
 			res := apply(t, e, filepath.Join(root, c.path), strings.ReplaceAll(c.params, "@ROOT@", root))
 			require.Equal(t, c.want, outcomeOf(res), "%+v", res)

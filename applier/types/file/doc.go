@@ -44,8 +44,8 @@
 // directory's entries: a link, a removal, a mkdir, a recursion's entries)
 // becomes durable only when the directory is fsynced, which costs a
 // journal commit of its own; the provider marks the directory in
-// env.Dirs (applier.DirSync) instead of fsyncing it. With a nil or
-// immediate DirSync the fsync happens before Set returns; the receiver
+// env.Dirs (dirsync.Syncer) instead of fsyncing it. With a nil or
+// immediate dirsync.Syncer the fsync happens before Set returns; the receiver
 // uses a deferred one and fsyncs each changed directory once per group of
 // changes (see its --sync flag). Backups are the exception: their
 // directories are fsynced before the change they protect is made, so a

@@ -23,11 +23,11 @@ func TestFetcherKeyedByOptions(t *testing.T) {
 	plain := fetch()
 	assert.Same(t, plain, fetch(), "unchanged options: the cached fetcher")
 
-	env.Options.Puppet = &source.PuppetOptions{Server: "a.example", Port: 8140}
+	SetSourceOptions(env, source.Options{Puppet: &source.PuppetOptions{Server: "a.example", Port: 8140}})
 	withA := fetch()
 	assert.NotSame(t, plain, withA)
-	env.Options.Puppet = &source.PuppetOptions{Server: "a.example", Port: 8140}
+	SetSourceOptions(env, source.Options{Puppet: &source.PuppetOptions{Server: "a.example", Port: 8140}})
 	assert.Same(t, withA, fetch(), "equal options behind another pointer: the same fetcher")
-	env.Options.Puppet = &source.PuppetOptions{Server: "b.example", Port: 8140}
+	SetSourceOptions(env, source.Options{Puppet: &source.PuppetOptions{Server: "b.example", Port: 8140}})
 	assert.NotSame(t, withA, fetch(), "another server: another fetcher")
 }

@@ -15,38 +15,42 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
+	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/applier/types/file"
 	"github.com/pippet/pippet/protocol"
 )
 
 // newEngine is an engine over a registry holding only the file type, with
 // its state directory in a temp dir.
-func newEngine(t *testing.T, opts ...func(*applier.Options)) *applier.Engine {
+func newEngine(t *testing.T, opts ...func(*source.Options)) *engine.Engine {
 	t.Helper()
 	reg := applier.NewRegistry()
 	reg.Add(file.Type)
-	env := &applier.Env{Options: applier.Options{StateDir: t.TempDir(), HTTPTimeout: 5 * time.Second}}
+	env := &applier.Env{Options: applier.Options{StateDir: t.TempDir()}}
+	so := source.Options{HTTPTimeout: 5 * time.Second}
 	for _, o := range opts {
-		o(&env.Options)
+		o(&so)
 	}
-	return applier.NewEngine(reg, env)
+	file.SetSourceOptions(env, so)
+	return engine.New(reg, env)
 }
 
 // newLoggingEngine is newEngine with its log captured.
-func newLoggingEngine(t *testing.T) (*applier.Engine, *bytes.Buffer) {
+func newLoggingEngine(t *testing.T) (*engine.Engine, *bytes.Buffer) {
 	t.Helper()
 	reg := applier.NewRegistry()
 	reg.Add(file.Type)
 	var buf bytes.Buffer
 	env := &applier.Env{Options: applier.Options{StateDir: t.TempDir()},
 		Log: slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelDebug}))}
-	return applier.NewEngine(reg, env), &buf
+	return engine.New(reg, env), &buf
 }
 
 // apply runs one request whose params are YAML, decoded by the
 // receiver's own decoder (the protocol's Psych rules: `yes` is a boolean,
 // an unquoted 0644 an octal integer), as typetest does.
-func apply(t *testing.T, e *applier.Engine, path, params string) protocol.Result {
+func apply(t *testing.T, e *engine.Engine, path, params string) protocol.Result {
 	t.Helper()
 	line, err := json.Marshal(map[string]string{"type": "file", "title": path, "params": params})
 	require.NoError(t, err)
@@ -98,8 +102,8 @@ func listDir(t *testing.T, dir string) []string {
 	return out
 }
 
-func withTimeout(d time.Duration) func(*applier.Options) {
-	return func(o *applier.Options) { o.HTTPTimeout = d }
+func withTimeout(d time.Duration) func(*source.Options) {
+	return func(o *source.Options) { o.HTTPTimeout = d }
 }
 
 func sha256hex(s string) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -25,7 +26,7 @@ func TestIDCacheDroppedWhenDatabaseChanges(t *testing.T) {
 	reg := applier.NewRegistry()
 	reg.Add(Type)
 	env := &applier.Env{Options: applier.Options{StateDir: t.TempDir()}}
-	e := applier.NewEngine(reg, env)
+	e := engine.New(reg, env)
 	fill := func() {
 		env.Cache.Put("file:uid:alice", 1001)
 		env.Cache.Put("file:gid:staff", 50)

@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/applier/source/sourcetest"
 )
@@ -68,7 +67,7 @@ func (s *puppetServer) n(endpoint string) int {
 	return s.count[endpoint]
 }
 
-func withPuppet(t *testing.T, files map[string]string) (*puppetServer, func(*applier.Options)) {
+func withPuppet(t *testing.T, files map[string]string) (*puppetServer, func(*source.Options)) {
 	ca := sourcetest.NewPuppetCA(t, false)
 	ps := &puppetServer{files: files, lie: map[string]string{}, count: map[string]int{}}
 	srv := ca.Serve(t, ps, "")
@@ -76,7 +75,7 @@ func withPuppet(t *testing.T, files map[string]string) (*puppetServer, func(*app
 	require.NoError(t, err)
 	var p int
 	fmt.Sscan(port, &p)
-	return ps, func(o *applier.Options) {
+	return ps, func(o *source.Options) {
 		o.Puppet = &source.PuppetOptions{Server: "localhost", Port: p, SSLDir: ca.SSLDir, Certname: ca.Certname}
 	}
 }

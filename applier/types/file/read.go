@@ -332,6 +332,28 @@ func openRead(path string, follow bool) (int, error) {
 	}
 }
 
+// SetSourceOptions gives the file type where its sources come from (the
+// receiver's --ca-file, --http-timeout, --max-source-size and the Puppet
+// Server of puppet.conf): settings no other type reads, kept in
+// env.TypeOptions under the type's name. Without them, HTTPS sources are
+// verified against the system roots, a request has 60 seconds, a body 4
+// GiB, and puppet:// sources have no server.
+func SetSourceOptions(env *applier.Env, o source.Options) {
+	if env.TypeOptions == nil {
+		env.TypeOptions = map[string]any{}
+	}
+	env.TypeOptions["file"] = o
+}
+
+// sourceOptions are the options SetSourceOptions gave env (zero without).
+func sourceOptions(env *applier.Env) source.Options {
+	if env == nil {
+		return source.Options{}
+	}
+	o, _ := env.TypeOptions["file"].(source.Options)
+	return o
+}
+
 // fetcherKey is what a fetcher is built from, as a comparable value: the
 // cached fetcher serves only options equal to those it was built with.
 type fetcherKey struct {
@@ -349,13 +371,7 @@ type cachedFetcher struct {
 
 // fetcher is the process's source fetcher, kept in the env cache.
 func (p *posix) fetcher() (*source.Fetcher, error) {
-	o := source.Options{}
-	if p.env != nil {
-		o.CAFile = p.env.Options.CAFile
-		o.HTTPTimeout = p.env.Options.HTTPTimeout
-		o.MaxSize = p.env.Options.MaxSourceSize
-		o.Puppet = p.env.Options.Puppet
-	}
+	o := sourceOptions(p.env)
 	key := fetcherKey{caFile: o.CAFile, timeout: o.HTTPTimeout, maxSize: o.MaxSize, hasPuppet: o.Puppet != nil}
 	if o.Puppet != nil {
 		key.puppet = *o.Puppet

@@ -15,7 +15,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/applier/source/sourcetest"
 )
@@ -209,7 +208,7 @@ func TestHTTPSourceChangesAndFailures(t *testing.T) {
 	root := t.TempDir()
 	p := filepath.Join(root, "a")
 	require.NoError(t, os.WriteFile(p, []byte("old\n"), 0o644))
-	e := newEngine(t, func(o *applier.Options) { o.HTTPTimeout = time.Second })
+	e := newEngine(t, func(o *source.Options) { o.HTTPTimeout = time.Second })
 
 	for _, bad := range []string{"/missing", "/broken", "/loop", "/slow", "/cut"} {
 		res := apply(t, e, p, "{source: '"+hs.URL+bad+"'}")
@@ -240,7 +239,7 @@ func TestHTTPSSourceWithCAFile(t *testing.T) {
 	assert.Contains(t, res.Exception, "certificate")
 	assert.NoFileExists(t, root+"/a")
 
-	e = newEngine(t, func(o *applier.Options) { o.CAFile = caFile })
+	e = newEngine(t, func(o *source.Options) { o.CAFile = caFile })
 	res = apply(t, e, root+"/a", "{source: '"+srv.URL+"/f'}")
 	assert.Equal(t, changed, outcomeOf(res), "%+v", res)
 	assert.Equal(t, content, readFile(t, root+"/a"))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/atomicfile"
+	"github.com/pippet/pippet/applier/dirsync"
 	"github.com/pippet/pippet/applier/source"
 )
 
@@ -412,7 +413,7 @@ func (p *posix) planAttrs(a *treeAction) error {
 }
 
 // applyTree carries out the plan and describes what it did. The
-// directories whose entries it changes are marked in the env's DirSync;
+// directories whose entries it changes are marked in the env's dirsync.Syncer;
 // in immediate mode each is fsynced once, after the last entry (and also
 // when an entry fails).
 func (p *posix) applyTree(ctx context.Context) (_ string, err error) {
@@ -422,7 +423,7 @@ func (p *posix) applyTree(ctx context.Context) (_ string, err error) {
 	}
 	dirs := dirsOf(p.env)
 	if !dirs.Deferred() {
-		dirs = applier.NewDirSync(applier.DirSyncOptions{Deferred: true})
+		dirs = dirsync.New(dirsync.Options{Deferred: true})
 		defer func() {
 			if _, ferr := dirs.Flush(context.WithoutCancel(ctx)); ferr != nil && err == nil {
 				err = ferr
@@ -489,7 +490,7 @@ type treeError struct {
 func (e *treeError) Error() string { return e.msg }
 func (e *treeError) Unwrap() error { return e.err }
 
-func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string, dirs *applier.DirSync) error {
+func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string, dirs *dirsync.Syncer) error {
 	if err := p.realParents(a.rel); err != nil {
 		return err
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/pippet/pippet/applier/atomicfile"
 	"github.com/pippet/pippet/applier/cmdline"
 	"github.com/pippet/pippet/applier/command"
+	"github.com/pippet/pippet/applier/dirsync"
 	"github.com/pippet/pippet/applier/source"
 )
 
@@ -35,7 +36,7 @@ type writeSpec struct {
 	// mtime, when set, is given to the new file before it is renamed.
 	mtime time.Time
 	// dirs hears of the changed directory; nil fsyncs it at once.
-	dirs *applier.DirSync
+	dirs *dirsync.Syncer
 	// exists: the target is known to be there, so the new file goes
 	// straight to a temp name and a rename.
 	exists bool
@@ -58,8 +59,8 @@ func writeAtomic(ctx context.Context, ws writeSpec, fill func(io.Writer) error) 
 	return atomicfile.WriteFunc(ctx, ws.path, o, fill)
 }
 
-// dirsOf is env's DirSync; nil (immediate) without an env.
-func dirsOf(env *applier.Env) *applier.DirSync {
+// dirsOf is env's dirsync.Syncer; nil (immediate) without an env.
+func dirsOf(env *applier.Env) *dirsync.Syncer {
 	if env == nil {
 		return nil
 	}

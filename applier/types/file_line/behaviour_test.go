@@ -14,7 +14,7 @@ import (
 
 func apply(t *testing.T, params map[string]any) protocol.Result {
 	t.Helper()
-	return engine().Apply(context.Background(), &protocol.Request{Type: "file_line", Title: "t", Params: params})
+	return testEngine().Apply(context.Background(), &protocol.Request{Type: "file_line", Title: "t", Params: params})
 }
 
 // TestThroughSymlink: the file a link points to is rewritten (the module

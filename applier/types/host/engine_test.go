@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/filebucket"
 	"github.com/pippet/pippet/applier/types/host"
 	"github.com/pippet/pippet/applier/types/internal/parsedfile"
@@ -33,7 +34,7 @@ func TestRequests(t *testing.T) {
 	reg.Add(host.Type)
 	dir := t.TempDir()
 	state := t.TempDir()
-	eng := applier.NewEngine(reg, &applier.Env{Options: applier.Options{StateDir: state}})
+	eng := engine.New(reg, &applier.Env{Options: applier.Options{StateDir: state}})
 	target := filepath.Join(dir, "hosts")
 	apply := func(title string, params map[string]any) protocol.Result {
 		if params != nil {

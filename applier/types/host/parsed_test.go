@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 )
 
 // oracleTime is when the oracle's host-add case was recorded; with the
@@ -41,7 +42,7 @@ func bind(t *testing.T, r *applier.Resource, env *applier.Env) *parsed {
 // oracle's clock and returns the properties it changed.
 func converge(t *testing.T, r *applier.Resource, env *applier.Env) []string {
 	t.Helper()
-	res := applier.NewEngine(applier.NewRegistry(), env).Converge(context.Background(), r, bind(t, r, env))
+	res := engine.New(applier.NewRegistry(), env).Converge(context.Background(), r, bind(t, r, env))
 	require.False(t, res.Failed, res.Exception)
 	var changed []string
 	for _, ev := range res.Events {

@@ -19,7 +19,7 @@ func TestValueRedacted(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "a.ini")
 	require.NoError(t, os.WriteFile(p, []byte("[s]\npassword = old-secret\n"), 0o600))
 	for _, noop := range []bool{true, false} {
-		res := engine().Apply(context.Background(), &protocol.Request{Type: "ini_setting", Title: "pw",
+		res := testEngine().Apply(context.Background(), &protocol.Request{Type: "ini_setting", Title: "pw",
 			Params: map[string]any{"path": p, "section": "s", "setting": "password", "value": "new-secret", "noop": noop}})
 		b, err := json.Marshal(res)
 		require.NoError(t, err)
@@ -37,7 +37,7 @@ func TestValueRedacted(t *testing.T) {
 func TestDuplicateSections(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "dup.ini")
 	require.NoError(t, os.WriteFile(p, []byte("[s]\na = 1\n[t]\nb = 2\n[s]\nc = 3\n"), 0o644))
-	res := engine().Apply(context.Background(), &protocol.Request{Type: "ini_setting", Title: "x",
+	res := testEngine().Apply(context.Background(), &protocol.Request{Type: "ini_setting", Title: "x",
 		Params: map[string]any{"path": p, "section": "s", "setting": "d", "value": "4"}})
 	assert.True(t, res.Changed, "%+v", res)
 	b, _ := os.ReadFile(p)
@@ -49,7 +49,7 @@ func TestThroughSymlink(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "real.ini"), []byte("[s]\na = 1\n"), 0o640))
 	require.NoError(t, os.Symlink("real.ini", filepath.Join(dir, "link.ini")))
-	res := engine().Apply(context.Background(), &protocol.Request{Type: "ini_setting", Title: "x",
+	res := testEngine().Apply(context.Background(), &protocol.Request{Type: "ini_setting", Title: "x",
 		Params: map[string]any{"path": filepath.Join(dir, "link.ini"), "section": "s", "setting": "a", "value": "2"}})
 	assert.True(t, res.Changed, "%+v", res)
 	b, _ := os.ReadFile(filepath.Join(dir, "real.ini"))

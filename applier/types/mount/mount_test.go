@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/types/internal/parsedfile"
 	"github.com/pippet/pippet/protocol"
 )
@@ -29,13 +30,13 @@ func body(t *testing.T, path string) string {
 	return string(rest)
 }
 
-func engine(t *testing.T) *applier.Engine {
+func testEngine(t *testing.T) *engine.Engine {
 	reg := applier.NewRegistry()
 	reg.Add(Type)
-	return applier.NewEngine(reg, &applier.Env{Options: applier.Options{StateDir: t.TempDir()}})
+	return engine.New(reg, &applier.Env{Options: applier.Options{StateDir: t.TempDir()}})
 }
 
-func apply(eng *applier.Engine, title string, params map[string]any) protocol.Result {
+func apply(eng *engine.Engine, title string, params map[string]any) protocol.Result {
 	return eng.Apply(context.Background(), &protocol.Request{Type: "mount", Title: title, Params: params})
 }
 
@@ -49,7 +50,7 @@ func TestOracleMountDefined(t *testing.T) {
 	p, err := newParsed(r, &applier.Env{Cache: &applier.Cache{}, Options: applier.Options{StateDir: t.TempDir()}})
 	require.NoError(t, err)
 	p.(*parsed).Now = func() time.Time { return time.Date(2026, 11, 21, 23, 45, 21, 0, time.UTC) }
-	res := engine(t).Converge(context.Background(), r, p)
+	res := testEngine(t).Converge(context.Background(), r, p)
 	assert.Equal(t, protocol.Result{Resource: "Mount[/mnt/data]", Changed: true, Events: []protocol.Event{{
 		Property: "ensure", Previous: "absent", Desired: "defined", Message: "defined 'ensure' as 'defined'", Status: "success"}}}, res)
 	data, err := os.ReadFile(target)
@@ -60,7 +61,7 @@ func TestOracleMountDefined(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
 
-	res = apply(engine(t), "/mnt/data", params)
+	res = apply(testEngine(t), "/mnt/data", params)
 	assert.Equal(t, protocol.Result{Resource: "Mount[/mnt/data]"}, res, "second run: in sync")
 }
 
@@ -143,7 +144,7 @@ func TestRequests(t *testing.T) {
 			if tc.in != "-" {
 				require.NoError(t, os.WriteFile(target, []byte(tc.in), 0o644))
 			}
-			eng := engine(t)
+			eng := testEngine(t)
 			prev := tc.in
 			for i, s := range tc.steps {
 				s.params["target"] = target
@@ -226,7 +227,7 @@ func TestMountedUnmounted(t *testing.T) {
 		}
 	})
 	target := filepath.Join(dir, "fstab")
-	eng := engine(t)
+	eng := testEngine(t)
 	params := func(ensure, opts string) map[string]any {
 		return map[string]any{"ensure": ensure, "device": "none", "fstype": "tmpfs", "options": opts, "target": target}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/types/notify"
 	"github.com/pippet/pippet/protocol"
 )
@@ -54,7 +55,7 @@ func TestNotify(t *testing.T) {
 			reg := applier.NewRegistry()
 			reg.Add(notify.Type)
 			var logs bytes.Buffer
-			e := applier.NewEngine(reg, &applier.Env{Log: slog.New(slog.NewTextHandler(&logs, nil))})
+			e := engine.New(reg, &applier.Env{Log: slog.New(slog.NewTextHandler(&logs, nil))})
 			got := e.Apply(context.Background(), &protocol.Request{Type: "notify", Title: tc.title, Params: tc.params})
 			assert.Equal(t, tc.want, got)
 			if tc.wantLog != "" {

@@ -23,7 +23,6 @@ package service
 import (
 	"fmt"
 	"regexp"
-	"strconv"
 	"strings"
 
 	"github.com/pippet/pippet/applier"
@@ -211,6 +210,3 @@ func paths(r *applier.Resource, def []string) []string {
 	}
 	return out
 }
-
-// seconds renders a timeout for messages.
-func seconds(n int64) string { return strconv.FormatInt(n, 10) + " s" }

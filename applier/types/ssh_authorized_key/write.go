@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/dirsync"
 	"github.com/pippet/pippet/applier/types/internal/accounts"
 	"github.com/pippet/pippet/applier/types/internal/parsedfile"
 )
@@ -240,7 +241,7 @@ func (w *writer) writeAt(ctx context.Context, path string, data []byte, depth in
 		return &os.LinkError{Op: "rename", Old: tmp, New: path, Err: err}
 	}
 	done = true
-	var dirs *applier.DirSync
+	var dirs *dirsync.Syncer
 	if w.env != nil {
 		dirs = w.env.Dirs
 	}
@@ -281,7 +282,7 @@ func (w *writer) mkdir(dir string) (int, error) {
 			return -1, err
 		}
 	}
-	var dirs *applier.DirSync
+	var dirs *dirsync.Syncer
 	if w.env != nil {
 		dirs = w.env.Dirs
 	}

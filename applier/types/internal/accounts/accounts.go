@@ -152,14 +152,6 @@ func (g *Groups) Lookup(name string) *Group {
 	return g.byName[name]
 }
 
-// ByGID returns the first group with that gid, or nil.
-func (g *Groups) ByGID(gid int64) *Group {
-	if g == nil {
-		return nil
-	}
-	return g.byGID[gid]
-}
-
 // MemberOf returns the names of the groups whose member list names user,
 // in file order, each once: the user's supplementary groups as Puppet's
 // groups_of reads them (a primary group counts only when it lists the

@@ -61,6 +61,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/atomicfile"
+	"github.com/pippet/pippet/applier/dirsync"
 	"github.com/pippet/pippet/applier/filebucket"
 )
 
@@ -448,7 +449,7 @@ func (f *Format[R]) Write(ctx context.Context, t *Target, rs *Records[R], now ti
 			return err
 		}
 	}
-	var dirs *applier.DirSync
+	var dirs *dirsync.Syncer
 	if env != nil {
 		dirs = env.Dirs
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -76,7 +77,7 @@ var refreshDetail = regexp.MustCompile(` \([^)]*\)$`)
 // Puppet's: the file after (content and mode), changed, failed, the
 // change notices, and each of Puppet's error messages contained in the
 // answer's (or the case's WantError where pippet differs on purpose).
-func Replay(t *testing.T, path string, e *applier.Engine) {
+func Replay(t *testing.T, path string, e *engine.Engine) {
 	t.Helper()
 	cases, err := Load(path)
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package applier_test
+package engine_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -78,25 +79,39 @@ func (p *memoProvider) Get(_ context.Context, cur *applier.State) error {
 
 func (p *memoProvider) Set(context.Context, *applier.Change) error { return nil }
 
-// A Stable request is built once; every apply after the first takes the
-// kept resource, each with its own copy of the values a provider may change.
-func TestStableRequestBuiltOnce(t *testing.T) {
+// send sends line through s n times, as a receiver reads it, and returns
+// the answers.
+func send(t *testing.T, s *engine.Session, line string, n int) []protocol.Result {
+	t.Helper()
+	var out []protocol.Result
+	for range n {
+		req, _, err := s.Decode([]byte(line))
+		require.NoError(t, err)
+		out = append(out, s.Apply(context.Background(), req))
+	}
+	return out
+}
+
+// A line sent again is built until the session keeps it (its third
+// sighting: kept on the second, built and its build kept on the third);
+// every apply after that takes the kept resource, each with its own copy
+// of the values a provider may change.
+func TestResentRequestBuiltOnce(t *testing.T) {
 	m := &memoType{}
 	e, _ := newEngine(t, m.typ())
-	rq := &protocol.Request{Type: "memo_widget", Title: "w", Stable: true,
-		Params: map[string]any{"ensure": "present", "tags": []any{"a", "b"}, "box": int64(7)}}
-	for range 3 {
-		res := e.Apply(context.Background(), rq)
+	line := `{"type":"memo_widget","title":"w","params":"{ensure: present, tags: [a, b], box: 7}"}`
+	for _, res := range send(t, e.NewSession(), line, 5) {
 		require.False(t, res.Failed, res.Exception)
 		assert.Equal(t, "Memo_widget[w]", res.Resource)
 	}
-	assert.Equal(t, 1, m.builds)
-	assert.Equal(t, []string{"w tags=[a b] box=&{7}", "w tags=[a b] box=&{7}", "w tags=[a b] box=&{7}"}, m.seen)
-	assert.Equal(t, []any{"a", "b"}, rq.Params["tags"], "the request's params are unchanged")
+	assert.Equal(t, 3, m.builds)
+	want := "w tags=[a b] box=&{7}"
+	assert.Equal(t, []string{want, want, want, want, want}, m.seen)
 }
 
-// A request not marked Stable is built every time, and its Memo is left alone.
-func TestUnstableRequestBuiltEachTime(t *testing.T) {
+// A request applied through the engine alone (not a session's) is built
+// every time.
+func TestRequestOutsideSessionBuiltEachTime(t *testing.T) {
 	m := &memoType{}
 	e, _ := newEngine(t, m.typ())
 	rq := req("memo_widget", "w", map[string]any{"ensure": "present"})
@@ -104,48 +119,43 @@ func TestUnstableRequestBuiltEachTime(t *testing.T) {
 		require.False(t, e.Apply(context.Background(), rq).Failed)
 	}
 	assert.Equal(t, 3, m.builds)
-	assert.Nil(t, rq.Memo)
 }
 
 // A request that gives a Volatile attribute is built every time.
 func TestVolatileAttributeBuiltEachTime(t *testing.T) {
 	m := &memoType{}
 	e, _ := newEngine(t, m.typ())
-	rq := &protocol.Request{Type: "memo_widget", Title: "w", Stable: true, Params: map[string]any{"probe": "x"}}
-	for range 3 {
-		require.False(t, e.Apply(context.Background(), rq).Failed)
-	}
-	assert.Equal(t, 3, m.builds)
+	send(t, e.NewSession(), `{"type":"memo_widget","title":"w","params":"{probe: x}"}`, 5)
+	assert.Equal(t, 5, m.builds)
 }
 
-// An invalid Stable request is answered afresh, and the same, every time.
-func TestInvalidStableRequestNotKept(t *testing.T) {
+// An invalid request sent again is answered afresh, and the same, every
+// time.
+func TestInvalidResentRequestNotKept(t *testing.T) {
 	m := &memoType{}
 	e, _ := newEngine(t, m.typ())
-	rq := &protocol.Request{Type: "memo_widget", Title: "w", Stable: true, Params: map[string]any{"size": int64(-1)}}
-	for range 2 {
-		res := e.Apply(context.Background(), rq)
+	for _, res := range send(t, e.NewSession(), `{"type":"memo_widget","title":"w","params":"{size: -1}"}`, 5) {
 		assert.True(t, res.Error)
 		assert.Contains(t, res.Exception, "negative")
 	}
-	assert.Equal(t, 2, m.builds, "size munged each time")
-	assert.Nil(t, rq.Memo)
+	assert.Equal(t, 5, m.builds, "size munged each time")
 }
 
-// What one engine kept is not another's: each builds its own (an engine's
-// global noop is part of the build).
-func TestMemoBelongsToItsEngine(t *testing.T) {
+// What one session kept is not another's: each builds its own (an
+// engine's global noop is part of the build).
+func TestMemoBelongsToItsSession(t *testing.T) {
 	m := &memoType{}
 	ty := m.typ()
 	e1, _ := newEngine(t, ty)
 	reg := applier.NewRegistry()
 	reg.Add(ty)
-	e2 := applier.NewEngine(reg, &applier.Env{Facts: applier.Facts{}, Features: map[string]bool{"posix": true},
+	e2 := engine.New(reg, &applier.Env{Facts: applier.Facts{}, Features: map[string]bool{"posix": true},
 		Options: applier.Options{Noop: true}})
-	rq := &protocol.Request{Type: "memo_widget", Title: "w", Stable: true, Params: map[string]any{"ensure": "absent"}}
-	assert.False(t, e1.Apply(context.Background(), rq).Noop)
-	assert.True(t, e2.Apply(context.Background(), rq).Noop)
-	assert.True(t, e2.Apply(context.Background(), rq).Noop)
-	assert.False(t, e1.Apply(context.Background(), rq).Noop)
-	assert.Equal(t, 3, m.builds, "e1, e2, then e1 again")
+	s1, s2 := e1.NewSession(), e2.NewSession()
+	line := `{"type":"memo_widget","title":"w","params":"{ensure: absent}"}`
+	send(t, s1, line, 3)
+	send(t, s2, line, 3)
+	assert.False(t, send(t, s1, line, 1)[0].Noop)
+	assert.True(t, send(t, s2, line, 1)[0].Noop)
+	assert.Equal(t, 6, m.builds, "three each, then each its own kept one")
 }

@@ -1,4 +1,9 @@
-package applier
+// Package dirsync makes changes to directory entries durable: the fsync
+// of a directory after a rename, a link, an unlink or a mkdir in it, at
+// once or grouped (see Syncer). It is shared by every package that
+// changes directory entries (atomicfile, filebucket, the types) and the
+// receiver that flushes it; it imports nothing of the engine.
+package dirsync
 
 import (
 	"context"
@@ -9,26 +14,26 @@ import (
 	"time"
 )
 
-// DirSync makes changes to directory entries durable. A new or replaced
+// Syncer makes changes to directory entries durable. A new or replaced
 // file's data is fsynced before it is renamed into place, so a crash
 // leaves the old file or the new one; but the rename itself (or a link,
 // an unlink, a mkdir) is durable only once its directory is fsynced,
 // which costs a journal commit of its own. Whoever changes a directory's
 // entries calls Mark(dir).
 //
-// In immediate mode (a nil *DirSync, or one made with Deferred false)
+// In immediate mode (a nil *Syncer, or one made with Deferred false)
 // Mark fsyncs the directory at once and returns the error: the change is
 // durable before it is reported. In deferred mode Mark only records the
 // directory, and Flush fsyncs every directory recorded since the last
 // Flush once (group commit): many changes in one directory cost one
-// fsync. The owner of a deferred DirSync must call Flush before it tells
+// fsync. The owner of a deferred Syncer must call Flush before it tells
 // anyone the changes are durable, and before the process exits; with
 // MaxDelay set, a Flush also runs by itself that long after the first
 // mark that is still pending.
 //
-// A DirSync is safe for concurrent use.
-type DirSync struct {
-	opts DirSyncOptions
+// A Syncer is safe for concurrent use.
+type Syncer struct {
+	opts Options
 
 	mu sync.Mutex
 	// dirs are the pending directories in the order of their first
@@ -43,8 +48,8 @@ type DirSync struct {
 	flushing sync.Mutex
 }
 
-// DirSyncOptions configure a DirSync.
-type DirSyncOptions struct {
+// Options configure a Syncer.
+type Options struct {
 	// Deferred records marks until Flush instead of fsyncing at once.
 	Deferred bool
 	// MaxDelay, when positive in deferred mode, bounds how long a mark
@@ -59,18 +64,18 @@ type DirSyncOptions struct {
 	Report func(dirs, changes int, err error)
 }
 
-// NewDirSync returns a DirSync with opts.
-func NewDirSync(opts DirSyncOptions) *DirSync {
-	return &DirSync{opts: opts, pending: map[string]struct{}{}}
+// New returns a Syncer with opts.
+func New(opts Options) *Syncer {
+	return &Syncer{opts: opts, pending: map[string]struct{}{}}
 }
 
 // Deferred reports whether marks wait for Flush; false for nil.
-func (d *DirSync) Deferred() bool { return d != nil && d.opts.Deferred }
+func (d *Syncer) Deferred() bool { return d != nil && d.opts.Deferred }
 
 // Mark records that dir's entries changed. In immediate mode (or on a
-// nil DirSync) it fsyncs dir now and returns the error, which names dir;
+// nil Syncer) it fsyncs dir now and returns the error, which names dir;
 // in deferred mode it returns nil and the fsync happens at the next Flush.
-func (d *DirSync) Mark(dir string) error {
+func (d *Syncer) Mark(dir string) error {
 	if !d.Deferred() {
 		err := fsyncDir(dir)
 		if d != nil && d.opts.Report != nil {
@@ -101,11 +106,11 @@ func (d *DirSync) Mark(dir string) error {
 }
 
 // flushLate is the timer's Flush; Report hears of its outcome.
-func (d *DirSync) flushLate() { d.Flush(context.Background()) }
+func (d *Syncer) flushLate() { d.Flush(context.Background()) }
 
 // Pending is the number of marks (changes, counting each, not only
 // distinct directories) made since the last Flush; 0 in immediate mode.
-func (d *DirSync) Pending() int {
+func (d *Syncer) Pending() int {
 	if d == nil {
 		return 0
 	}
@@ -120,7 +125,7 @@ func (d *DirSync) Pending() int {
 // /x: ..."); a failed directory is not retried. When ctx ends, the
 // directories not yet fsynced stay pending and ctx's error is returned
 // with the others. Flush does nothing in immediate mode.
-func (d *DirSync) Flush(ctx context.Context) (int, error) {
+func (d *Syncer) Flush(ctx context.Context) (int, error) {
 	if d == nil {
 		return 0, nil
 	}

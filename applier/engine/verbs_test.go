@@ -1,4 +1,4 @@
-package applier_test
+package engine_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/mock"
 	"github.com/pippet/pippet/protocol"
 	"github.com/pippet/pippet/protocol/yamlparams"
 )
@@ -226,7 +227,7 @@ func TestSearchListsAndFilters(t *testing.T) {
 }
 
 func TestSearchOfTypeThatCannotList(t *testing.T) {
-	e, _ := newEngine(t, widgetType(nil))
+	e, _ := newEngine(t, mock.Widget(nil))
 	res := e.Apply(context.Background(), verbReq(protocol.OpSearch, "widget", "", nil))
 	assert.True(t, res.Error)
 	assert.Equal(t, "cannot search Widget: type widget cannot list instances", res.Exception)

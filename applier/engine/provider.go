@@ -1,4 +1,4 @@
-package applier
+package engine
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -20,7 +21,7 @@ type provInfo struct {
 	score  int    // number of matching Defaults entries; 0: not a default here
 }
 
-func (e *Engine) info(p *ProviderSpec) *provInfo {
+func (e *Engine) info(p *applier.ProviderSpec) *provInfo {
 	if v, ok := e.prov.Load(p); ok {
 		return v.(*provInfo)
 	}
@@ -30,7 +31,7 @@ func (e *Engine) info(p *ProviderSpec) *provInfo {
 }
 
 // staticConfine checks facts and features.
-func staticConfine(c *Confine, env *Env) string {
+func staticConfine(c *applier.Confine, env *applier.Env) string {
 	for fact, want := range c.Facts {
 		have := env.Facts[fact]
 		if !anyFold(want, have) {
@@ -50,7 +51,7 @@ func staticConfine(c *Confine, env *Env) string {
 
 // dynamicConfine checks what may change while the process runs: commands
 // on PATH, files, and the provider's own function.
-func dynamicConfine(c *Confine, env *Env) string {
+func dynamicConfine(c *applier.Confine, env *applier.Env) string {
 	for _, cmd := range c.Commands {
 		if !commandFound(cmd) {
 			return fmt.Sprintf("command '%s' not found", cmd)
@@ -106,14 +107,14 @@ func commandFound(cmd string) bool {
 
 // Suitable reports whether the provider can work here: "" when it can,
 // else what is missing.
-func (e *Engine) Suitable(p *ProviderSpec) string {
+func (e *Engine) Suitable(p *applier.ProviderSpec) string {
 	if s := e.info(p).static; s != "" {
 		return s
 	}
 	return dynamicConfine(&p.Confine, e.env)
 }
 
-func defaultScore(d map[string][]string, env *Env) int {
+func defaultScore(d map[string][]string, env *applier.Env) int {
 	if len(d) == 0 {
 		return 0
 	}
@@ -147,7 +148,7 @@ func anyFold(want []string, have string) bool {
 // SelectProvider picks r's provider: the one the `provider` parameter
 // names (which must be suitable), else among the suitable ones the one
 // whose Defaults match the facts best, else the first suitable one.
-func (e *Engine) SelectProvider(r *Resource) (*ProviderSpec, error) {
+func (e *Engine) SelectProvider(r *applier.Resource) (*applier.ProviderSpec, error) {
 	t := r.Type
 	if len(t.Providers) == 0 {
 		return nil, fmt.Errorf("type %s has no providers", t.Name)
@@ -157,16 +158,17 @@ func (e *Engine) SelectProvider(r *Resource) (*ProviderSpec, error) {
 		return t.Providers[0], nil
 	}
 	if name, ok := r.Value("provider").(string); ok && r.Given("provider") {
-		ix, err := t.index()
-		if err != nil {
-			return nil, err
+		var p *applier.ProviderSpec
+		for _, q := range t.Providers {
+			if q.Name == name {
+				p = q
+			}
 		}
-		p := ix.providers[name]
 		if p == nil {
-			return nil, &ParamError{Resource: r.Ref(), Param: "provider", Err: fmt.Errorf("Invalid %s provider '%s'", t.Name, name)}
+			return nil, &applier.ParamError{Resource: r.Ref(), Param: "provider", Err: fmt.Errorf("Invalid %s provider '%s'", t.Name, name)}
 		}
 		if why := e.Suitable(p); why != "" {
-			return nil, &ParamError{Resource: r.Ref(), Param: "provider", Err: fmt.Errorf("provider %s is not functional on this host: %s", name, why)}
+			return nil, &applier.ParamError{Resource: r.Ref(), Param: "provider", Err: fmt.Errorf("provider %s is not functional on this host: %s", name, why)}
 		}
 		return p, nil
 	}
@@ -194,11 +196,11 @@ func (e *Engine) SelectProvider(r *Resource) (*ProviderSpec, error) {
 // whose Defaults match the facts best first, ties in declaration order.
 // Neither facts nor features change while the process runs, so the list
 // is made once per type.
-func (e *Engine) preference(t *Type) []*ProviderSpec {
+func (e *Engine) preference(t *applier.Type) []*applier.ProviderSpec {
 	if v, ok := e.order.Load(t); ok {
-		return v.([]*ProviderSpec)
+		return v.([]*applier.ProviderSpec)
 	}
-	var list []*ProviderSpec
+	var list []*applier.ProviderSpec
 	for _, p := range t.Providers {
 		if e.info(p).static == "" {
 			list = append(list, p)

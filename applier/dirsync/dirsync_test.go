@@ -1,4 +1,4 @@
-package applier_test
+package dirsync_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/dirsync"
 )
 
 // dirs makes n directories under a temp dir.
@@ -53,7 +53,7 @@ func (r *reports) get() ([]int, []error) {
 func TestDirSyncDeferredDedupsAndClears(t *testing.T) {
 	d := dirs(t, 2)
 	var rep reports
-	ds := applier.NewDirSync(applier.DirSyncOptions{Deferred: true, Report: rep.report})
+	ds := dirsync.New(dirsync.Options{Deferred: true, Report: rep.report})
 	require.True(t, ds.Deferred())
 	for _, dir := range []string{d[0], d[1], d[0], d[0]} {
 		require.NoError(t, ds.Mark(dir))
@@ -74,7 +74,7 @@ func TestDirSyncDeferredDedupsAndClears(t *testing.T) {
 
 func TestDirSyncFlushNamesEachFailedDirectory(t *testing.T) {
 	d := dirs(t, 4)
-	ds := applier.NewDirSync(applier.DirSyncOptions{Deferred: true})
+	ds := dirsync.New(dirsync.Options{Deferred: true})
 	// Marked in the order c, a, d, b; a and c are then removed.
 	for _, i := range []int{2, 0, 3, 1} {
 		require.NoError(t, ds.Mark(d[i]))
@@ -96,16 +96,16 @@ func TestDirSyncFlushNamesEachFailedDirectory(t *testing.T) {
 func TestDirSyncModes(t *testing.T) {
 	cases := []struct {
 		name string
-		ds   func(*reports) *applier.DirSync
+		ds   func(*reports) *dirsync.Syncer
 		// deferred: Mark of a missing directory succeeds and Flush fails.
 		deferred bool
 	}{
-		{"nil is immediate", func(*reports) *applier.DirSync { return nil }, false},
-		{"immediate", func(r *reports) *applier.DirSync {
-			return applier.NewDirSync(applier.DirSyncOptions{Report: r.report})
+		{"nil is immediate", func(*reports) *dirsync.Syncer { return nil }, false},
+		{"immediate", func(r *reports) *dirsync.Syncer {
+			return dirsync.New(dirsync.Options{Report: r.report})
 		}, false},
-		{"deferred", func(r *reports) *applier.DirSync {
-			return applier.NewDirSync(applier.DirSyncOptions{Deferred: true, Report: r.report})
+		{"deferred", func(r *reports) *dirsync.Syncer {
+			return dirsync.New(dirsync.Options{Deferred: true, Report: r.report})
 		}, true},
 	}
 	for _, c := range cases {
@@ -150,7 +150,7 @@ func TestDirSyncModes(t *testing.T) {
 func TestDirSyncFlushCancelledKeepsPending(t *testing.T) {
 	d := dirs(t, 3)
 	var rep reports
-	ds := applier.NewDirSync(applier.DirSyncOptions{Deferred: true, Report: rep.report})
+	ds := dirsync.New(dirsync.Options{Deferred: true, Report: rep.report})
 	for _, dir := range d {
 		require.NoError(t, ds.Mark(dir))
 	}
@@ -173,7 +173,7 @@ func TestDirSyncFlushCancelledKeepsPending(t *testing.T) {
 func TestDirSyncMaxDelayFlushesByItself(t *testing.T) {
 	d := dirs(t, 2)
 	var rep reports
-	ds := applier.NewDirSync(applier.DirSyncOptions{Deferred: true, MaxDelay: 20 * time.Millisecond, Report: rep.report})
+	ds := dirsync.New(dirsync.Options{Deferred: true, MaxDelay: 20 * time.Millisecond, Report: rep.report})
 	for round := 0; round < 2; round++ {
 		require.NoError(t, ds.Mark(d[0]))
 		require.NoError(t, ds.Mark(d[1]))
@@ -189,7 +189,7 @@ func TestDirSyncMaxDelayFlushesByItself(t *testing.T) {
 func TestDirSyncConcurrent(t *testing.T) {
 	d := dirs(t, 4)
 	var rep reports
-	ds := applier.NewDirSync(applier.DirSyncOptions{Deferred: true, MaxDelay: time.Millisecond, Report: rep.report})
+	ds := dirsync.New(dirsync.Options{Deferred: true, MaxDelay: time.Millisecond, Report: rep.report})
 	var wg sync.WaitGroup
 	const workers, marks = 8, 50
 	var mu sync.Mutex

@@ -1,4 +1,4 @@
-package main
+package source
 
 import (
 	"os"
@@ -7,15 +7,13 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/pippet/pippet/applier/source"
 )
 
 func TestPuppetSettingsFromPuppetConf(t *testing.T) {
 	dir := t.TempDir()
 	fqdn := func() string { return "Host.Example.COM" }
 	// No puppet.conf: Puppet's defaults.
-	o, err := resolvePuppetIn(puppetFlags{}, dir, fqdn)
+	o, err := ResolvePuppet(PuppetOptions{}, dir, fqdn)
 	require.NoError(t, err)
 	assert.Equal(t, "puppet", o.Server)
 	assert.Equal(t, 8140, o.Port)
@@ -38,13 +36,13 @@ certificate_revocation = false
 [server]
 environment = not-for-the-agent
 `), 0o644))
-	o, err = resolvePuppetIn(puppetFlags{}, dir, fqdn)
+	o, err = ResolvePuppet(PuppetOptions{}, dir, fqdn)
 	require.NoError(t, err)
-	assert.Equal(t, &source.PuppetOptions{Server: "agent.example.com", Port: 8141, Environment: "staging",
+	assert.Equal(t, &PuppetOptions{Server: "agent.example.com", Port: 8141, Environment: "staging",
 		Certname: "node1", SSLDir: filepath.Join(dir, "myssl"), NoCRL: true}, o)
 
 	// Flags win.
-	o, err = resolvePuppetIn(puppetFlags{server: "flag.example.com", serverPort: 9000, environment: "dev", certname: "Me", sslDir: "/x/ssl"}, dir, fqdn)
+	o, err = ResolvePuppet(PuppetOptions{Server: "flag.example.com", Port: 9000, Environment: "dev", Certname: "Me", SSLDir: "/x/ssl"}, dir, fqdn)
 	require.NoError(t, err)
 	assert.Equal(t, "flag.example.com", o.Server)
 	assert.Equal(t, 9000, o.Port)
@@ -52,17 +50,17 @@ environment = not-for-the-agent
 	assert.Equal(t, "me", o.Certname)
 	assert.Equal(t, "/x/ssl", o.SSLDir)
 
-	_, err = resolvePuppetIn(puppetFlags{serverPort: 70000}, dir, fqdn)
+	_, err = ResolvePuppet(PuppetOptions{Port: 70000}, dir, fqdn)
 	assert.ErrorContains(t, err, "not a port")
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "puppet.conf"), []byte("[main]\nserverport = x\n"), 0o644))
 	// A broken puppet.conf is a warning; the defaults apply.
-	o, err = resolvePuppetIn(puppetFlags{}, dir, fqdn)
+	o, err = ResolvePuppet(PuppetOptions{}, dir, fqdn)
 	assert.ErrorContains(t, err, `serverport "x" is not a port`)
-	var w *confWarning
+	var w *ConfWarning
 	assert.ErrorAs(t, err, &w)
 	assert.Equal(t, 8140, o.Port)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "puppet.conf"), []byte("[main]\njunk\n"), 0o644))
-	o, err = resolvePuppetIn(puppetFlags{}, dir, fqdn)
+	o, err = ResolvePuppet(PuppetOptions{}, dir, fqdn)
 	assert.ErrorContains(t, err, "not a setting")
 	assert.ErrorAs(t, err, &w)
 	assert.Equal(t, "puppet", o.Server)

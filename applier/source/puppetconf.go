@@ -1,39 +1,18 @@
-package main
+package source
 
 import (
 	"bufio"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
-
-	"github.com/pippet/pippet/applier/source"
 )
 
-// puppetFlags are the settings puppet:// sources use, named as the
-// agent's. Empty ones are filled from puppet.conf, else Puppet's defaults.
-type puppetFlags struct {
-	server      string
-	serverPort  int
-	environment string
-	certname    string
-	sslDir      string
-}
-
-func addPuppetFlags(fs *flag.FlagSet, p *puppetFlags) {
-	fs.StringVar(&p.server, "server", "", "the Puppet Server `host` of puppet:/// sources (default: puppet.conf's server, else puppet)")
-	fs.IntVar(&p.serverPort, "serverport", 0, "the Puppet Server's `port` (default: puppet.conf's serverport, else 8140)")
-	fs.StringVar(&p.environment, "environment", "", "the `environment` puppet:// sources are served from (default: puppet.conf's environment, else production)")
-	fs.StringVar(&p.certname, "certname", "", "the agent certificate's `name` in the SSL directory (default: puppet.conf's certname, else this host's fqdn)")
-	fs.StringVar(&p.sslDir, "ssldir", "", "the agent's SSL `directory` (certs/CERTNAME.pem, private_keys/CERTNAME.pem, certs/ca.pem, crl.pem; default: puppet.conf's ssldir, else /var/lib/puppet/ssl for root, ~/.puppet/etc/ssl otherwise)")
-}
-
-// puppetConfPath is where the agent reads puppet.conf: /etc/puppet for
+// PuppetConfDir is where the agent reads puppet.conf: /etc/puppet for
 // root, ~/.puppet/etc otherwise (Debian's Puppet 7).
-func puppetConfDir() string {
+func PuppetConfDir() string {
 	if os.Geteuid() == 0 {
 		return "/etc/puppet"
 	}
@@ -43,10 +22,10 @@ func puppetConfDir() string {
 	return "/etc/puppet"
 }
 
-// readPuppetConf returns the settings of [main] overlaid by [agent] (the
+// ReadPuppetConf returns the settings of [main] overlaid by [agent] (the
 // agent's view), with $confdir, $vardir, $ssldir and $certname
 // interpolated. A missing file is no settings and no error.
-func readPuppetConf(path string) (map[string]string, error) {
+func ReadPuppetConf(path string) (map[string]string, error) {
 	f, err := os.Open(path)
 	if os.IsNotExist(err) {
 		return map[string]string{}, nil
@@ -95,25 +74,24 @@ func readPuppetConf(path string) (map[string]string, error) {
 	return main, nil
 }
 
-// resolvePuppet fills what the flags leave empty from puppet.conf and
-// Puppet's defaults.
-func resolvePuppet(p puppetFlags, fqdn func() string) (*source.PuppetOptions, error) {
-	return resolvePuppetIn(p, puppetConfDir(), fqdn)
-}
-
-// resolvePuppetIn is resolvePuppet with the confdir given.
-func resolvePuppetIn(p puppetFlags, dir string, fqdn func() string) (*source.PuppetOptions, error) {
-	conf, confErr := readPuppetConf(filepath.Join(dir, "puppet.conf"))
+// ResolvePuppet fills what given (the agent's settings as flags gave
+// them: Server, Port, Environment, Certname, SSLDir) leaves empty from
+// dir/puppet.conf ([main] overlaid by [agent]) and Puppet's defaults;
+// fqdn is asked for the certname only when neither gives one. A broken
+// puppet.conf is not fatal: the options returned are usable, with an
+// error that is a *ConfWarning.
+func ResolvePuppet(given PuppetOptions, dir string, fqdn func() string) (*PuppetOptions, error) {
+	conf, confErr := ReadPuppetConf(filepath.Join(dir, "puppet.conf"))
 	if confErr != nil {
 		// A broken puppet.conf must not stop a receiver that may never
 		// see a puppet:// source: the caller warns, defaults apply.
 		conf = map[string]string{}
-		confErr = &confWarning{fmt.Errorf("puppet.conf: %w; puppet:// sources use the defaults", confErr)}
+		confErr = &ConfWarning{fmt.Errorf("puppet.conf: %w; puppet:// sources use the defaults", confErr)}
 	}
 	if conf["confdir"] != "" {
 		dir = conf["confdir"]
 	}
-	o := &source.PuppetOptions{Server: p.server, Port: p.serverPort, Environment: p.environment, Certname: p.certname, SSLDir: p.sslDir}
+	o := &given
 	or := func(s *string, key, def string) {
 		if *s == "" {
 			*s = conf[key]
@@ -132,7 +110,7 @@ func resolvePuppetIn(p puppetFlags, dir string, fqdn func() string) (*source.Pup
 			n, err := strconv.Atoi(v)
 			if err != nil || n < 1 || n > 65535 {
 				o.Port = 8140
-				confErr = &confWarning{fmt.Errorf("puppet.conf: serverport %q is not a port; using 8140", v)}
+				confErr = &ConfWarning{fmt.Errorf("puppet.conf: serverport %q is not a port; using 8140", v)}
 			} else {
 				o.Port = n
 			}
@@ -166,12 +144,12 @@ func resolvePuppetIn(p puppetFlags, dir string, fqdn func() string) (*source.Pup
 	return o, nil
 }
 
-// confWarning is a puppet.conf problem: the settings returned with it
-// are usable (the defaults); the receiver warns and goes on.
-type confWarning struct{ err error }
+// ConfWarning is a puppet.conf problem: the settings returned with it
+// are usable (the defaults); the caller warns and goes on.
+type ConfWarning struct{ err error }
 
-func (w *confWarning) Error() string { return w.err.Error() }
-func (w *confWarning) Unwrap() error { return w.err }
+func (w *ConfWarning) Error() string { return w.err.Error() }
+func (w *ConfWarning) Unwrap() error { return w.err }
 
 func ownedByMe(st os.FileInfo) bool {
 	s, ok := st.Sys().(*syscall.Stat_t)

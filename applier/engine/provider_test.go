@@ -1,4 +1,4 @@
-package applier_test
+package engine_test
 
 import (
 	"os"
@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/mock"
 )
 
@@ -91,10 +92,10 @@ func TestSelectProvider(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			ty := widgetType(mock.NewProvider(nil))
+			ty := mock.Widget(mock.NewProvider(nil))
 			ty.Providers = tc.providers
 			env := &applier.Env{Facts: tc.facts, Features: tc.features}
-			e := applier.NewEngine(applier.NewRegistry(), env)
+			e := engine.New(applier.NewRegistry(), env)
 			r, err := ty.NewResource("/a", tc.params, false)
 			require.NoError(t, err)
 			got, err := e.SelectProvider(r)
@@ -184,9 +185,9 @@ func TestSelectProviderSeesNewFiles(t *testing.T) {
 	best.Confine = applier.Confine{Files: []string{later}}
 	best.Defaults = map[string][]string{"os.family": {"Debian"}}
 	fallback := mock.NewProvider(nil).Spec("fallback")
-	ty := widgetType(mock.NewProvider(nil))
+	ty := mock.Widget(mock.NewProvider(nil))
 	ty.Providers = []*applier.ProviderSpec{fallback, best}
-	e := applier.NewEngine(applier.NewRegistry(), &applier.Env{Facts: applier.Facts{"os.family": "Debian"}, Features: map[string]bool{"posix": true}})
+	e := engine.New(applier.NewRegistry(), &applier.Env{Facts: applier.Facts{"os.family": "Debian"}, Features: map[string]bool{"posix": true}})
 	r, err := ty.NewResource("/a", nil, false)
 	require.NoError(t, err)
 
@@ -207,7 +208,7 @@ func TestConfineCommandsCache(t *testing.T) {
 	t.Setenv("PATH", dir1)
 	s := mock.NewProvider(nil).Spec("p")
 	s.Confine = applier.Confine{Commands: []string{"pippet-confine-probe"}}
-	e := applier.NewEngine(applier.NewRegistry(), &applier.Env{})
+	e := engine.New(applier.NewRegistry(), &applier.Env{})
 	tool1, tool2 := filepath.Join(dir1, "pippet-confine-probe"), filepath.Join(dir2, "pippet-confine-probe")
 	missing := "command 'pippet-confine-probe' not found"
 

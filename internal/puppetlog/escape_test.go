@@ -1,6 +1,8 @@
-package main
+package puppetlog
 
-import "testing"
+import (
+	"testing"
+)
 
 func TestEscapeControls(t *testing.T) {
 	for in, want := range map[string]string{
@@ -13,8 +15,8 @@ func TestEscapeControls(t *testing.T) {
 		"c1 \u0085 next line":    `c1 \u0085 next line`,
 		"ünïcødé and emoji 🙂 ok": "ünïcødé and emoji 🙂 ok",
 	} {
-		if got := escapeControls(in); got != want {
-			t.Errorf("escapeControls(%q) = %q, want %q", in, got, want)
+		if got := EscapeControls(in); got != want {
+			t.Errorf("EscapeControls(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -1,4 +1,9 @@
-package main
+// Package puppetlog is a log/slog handler that prints records the way
+// Puppet prints its log (Notice: /File[/tmp/x]/ensure: created), with
+// Puppet's level names, and with every control character escaped so that
+// no title or command output can forge a log line. The receiver logs
+// through it, and relays the delegated Puppet's log into it.
+package puppetlog
 
 import (
 	"context"
@@ -11,8 +16,8 @@ import (
 	"github.com/pippet/pippet/applier"
 )
 
-// Log levels by the names Puppet uses for --log-level.
-var logLevels = map[string]slog.Level{
+// Levels are the log levels by the names Puppet uses for --log-level.
+var Levels = map[string]slog.Level{
 	"debug":   slog.LevelDebug,
 	"info":    slog.LevelInfo,
 	"notice":  applier.LevelNotice,
@@ -25,7 +30,7 @@ var logLevels = map[string]slog.Level{
 	"crit":  slog.LevelError + 4,
 }
 
-// puppetHandler writes records the way Puppet prints its log:
+// Handler writes records the way Puppet prints its log:
 //
 //	Notice: /File[/tmp/x]/ensure: created
 //	Error: (Applying File[/tmp/x]) could not write: permission denied
@@ -34,18 +39,19 @@ var logLevels = map[string]slog.Level{
 // A record's "resource" attribute (and "property", when given) become the
 // Puppet-style prefix: a path for debug to notice, "(Applying REF)" for
 // warnings and errors. Other attributes follow as key=value.
-type puppetHandler struct {
+type Handler struct {
 	mu    *sync.Mutex
 	w     io.Writer
 	level slog.Leveler
 	attrs []slog.Attr
 }
 
-func newPuppetHandler(w io.Writer, level slog.Leveler) *puppetHandler {
-	return &puppetHandler{mu: &sync.Mutex{}, w: w, level: level}
+// New returns a Handler writing to w the records at level and above.
+func New(w io.Writer, level slog.Leveler) *Handler {
+	return &Handler{mu: &sync.Mutex{}, w: w, level: level}
 }
 
-func (h *puppetHandler) Enabled(_ context.Context, l slog.Level) bool {
+func (h *Handler) Enabled(_ context.Context, l slog.Level) bool {
 	return l >= h.level.Level()
 }
 
@@ -63,7 +69,7 @@ func levelName(l slog.Level) string {
 	return "Debug"
 }
 
-func (h *puppetHandler) Handle(_ context.Context, r slog.Record) error {
+func (h *Handler) Handle(_ context.Context, r slog.Record) error {
 	var resource, property string
 	var extra []string
 	add := func(a slog.Attr) bool {
@@ -87,7 +93,7 @@ func (h *puppetHandler) Handle(_ context.Context, r slog.Record) error {
 	p.WriteString(levelName(r.Level))
 	p.WriteString(": ")
 	if resource != "" {
-		resource, property = escapeControls(resource), escapeControls(property)
+		resource, property = EscapeControls(resource), EscapeControls(property)
 		if r.Level >= slog.LevelWarn {
 			p.WriteString("(Applying " + resource)
 			if property != "" {
@@ -115,7 +121,7 @@ func (h *puppetHandler) Handle(_ context.Context, r slog.Record) error {
 	for {
 		line, rest, more := strings.Cut(msg, "\n")
 		b.WriteString(prefix)
-		b.WriteString(escapeControls(line))
+		b.WriteString(EscapeControls(line))
 		b.WriteByte('\n')
 		if !more {
 			break
@@ -131,11 +137,11 @@ func (h *puppetHandler) Handle(_ context.Context, r slog.Record) error {
 	return nil
 }
 
-func (h *puppetHandler) WithAttrs(as []slog.Attr) slog.Handler {
+func (h *Handler) WithAttrs(as []slog.Attr) slog.Handler {
 	n := *h
 	n.attrs = append(append([]slog.Attr(nil), h.attrs...), as...)
 	return &n
 }
 
 // WithGroup is accepted and ignored: the Puppet format has no groups.
-func (h *puppetHandler) WithGroup(string) slog.Handler { return h }
+func (h *Handler) WithGroup(string) slog.Handler { return h }

@@ -1,17 +1,17 @@
-package main
+package puppetlog
 
 import (
 	"strings"
 	"unicode/utf8"
 )
 
-// escapeControls makes s safe to print as part of one log line: control
+// EscapeControls makes s safe to print as part of one log line: control
 // characters other than tab (newlines, carriage returns, ESC sequences,
 // NUL, DEL, the C1 range) and bytes that are not UTF-8 are written as
 // Go-style escapes (\n, \r, \x1b, \u0085), so no title, message or
 // command output can end a log line early, forge one that looks like
 // another record, or drive a terminal.
-func escapeControls(s string) string {
+func EscapeControls(s string) string {
 	clean := true
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 && c != '\t' || c >= 0x7f {

@@ -1,20 +1,21 @@
-package main
+package engine
 
 import (
 	"hash/maphash"
+	"slices"
 
 	"github.com/pippet/pippet/protocol"
 )
 
 // A converging engine sends the same resources again and again, byte for
 // byte. Decoding a line is a pure function of its bytes, so a line seen
-// before may take the request decoded then instead of decoding again.
-// Such a request is handed to the Applier marked Stable: the same
-// *protocol.Request, unchanged, comes back for every copy of the line, so
-// the Applier may keep in its Memo what it worked out from the request
-// alone (applier.Engine keeps the validated resource; see
-// protocol.Request.Stable for what may be kept). The current state is read
-// afresh for every request, so nothing an answer depends on can be stale.
+// before may take the request decoded then instead of decoding again; and
+// building its resource is a function of the request (applier's memo.go),
+// so what building it gave is kept beside it and copied instead of built
+// again. A Session owns both: the same *protocol.Request, unchanged, comes
+// back for every copy of the line, with what was built from it. The
+// current state is read afresh for every request, so nothing an answer
+// depends on can be stale.
 //
 // The memo is a set-associative table of memoSets × memoWays requests,
 // bounded in memory (lines of at most memoMaxLine bytes): a line's hash
@@ -54,6 +55,9 @@ type memoEntry struct {
 	used bool   // found since the hand last passed
 	line string
 	req  *protocol.Request
+	// built is what the engine kept of building req's resource (see
+	// Engine.build): nil until the request is first applied.
+	built any
 }
 
 func newReqMemo() *reqMemo { return &reqMemo{seed: maphash.MakeSeed()} }
@@ -71,9 +75,9 @@ func (m *reqMemo) hash(line []byte) uint64 {
 func memoSetOf(h uint64) int { return int(h >> 55 % memoSets) }
 func seenSetOf(h uint64) int { return int(h % seenSets) }
 
-// find returns the request kept for line, or nil and the line's hash for
+// find returns the entry kept for line, or nil and the line's hash for
 // offer (0: the line is too long to keep).
-func (m *reqMemo) find(line []byte) (*protocol.Request, uint64) {
+func (m *reqMemo) find(line []byte) (*memoEntry, uint64) {
 	if len(line) > memoMaxLine {
 		return nil, 0
 	}
@@ -83,7 +87,7 @@ func (m *reqMemo) find(line []byte) (*protocol.Request, uint64) {
 		e := &set.ways[i]
 		if e.hash == h && e.line == string(line) {
 			e.used = true
-			return e.req, h
+			return e, h
 		}
 	}
 	return nil, h
@@ -114,7 +118,7 @@ func (m *reqMemo) offer(line []byte, hash uint64, req *protocol.Request) {
 	if !keepable(req) {
 		return
 	}
-	kept := &protocol.Request{Type: req.Type, Title: req.Title, Refresh: req.Refresh, Op: req.Op, Stable: true}
+	kept := &protocol.Request{Type: req.Type, Title: req.Title, Refresh: req.Refresh, Op: req.Op, Hints: slices.Clone(req.Hints)}
 	if req.ID != nil {
 		kept.ID = append([]byte(nil), req.ID...) // the decoder reuses its buffer
 	}

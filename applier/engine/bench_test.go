@@ -1,10 +1,11 @@
-package applier_test
+package engine_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/mock"
 	"github.com/pippet/pippet/protocol"
 )
@@ -14,8 +15,8 @@ import (
 func BenchmarkApplyInSync(b *testing.B) {
 	p := mock.NewProvider(map[string]any{"ensure": "present", "size": int64(3), "colour": "red"})
 	reg := applier.NewRegistry()
-	reg.Add(widgetType(p))
-	e := applier.NewEngine(reg, &applier.Env{Facts: applier.Facts{}, Features: map[string]bool{"posix": true}})
+	reg.Add(mock.Widget(p))
+	e := engine.New(reg, &applier.Env{Facts: applier.Facts{}, Features: map[string]bool{"posix": true}})
 	r := &protocol.Request{Type: "widget", Title: "/a/b", Params: map[string]any{"ensure": "present", "size": int64(3), "force": true}}
 	ctx := context.Background()
 	b.ReportAllocs()

@@ -1,4 +1,4 @@
-package applier_test
+package engine_test
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/internal/testutil"
 	"github.com/pippet/pippet/mock"
 	"github.com/pippet/pippet/protocol"
 )
 
-func newEngine(t *testing.T, types ...*applier.Type) (*applier.Engine, *testutil.SyncBuffer) {
+func newEngine(t *testing.T, types ...*applier.Type) (*engine.Engine, *testutil.SyncBuffer) {
 	t.Helper()
 	reg := applier.NewRegistry()
 	for _, ty := range types {
@@ -25,7 +26,7 @@ func newEngine(t *testing.T, types ...*applier.Type) (*applier.Engine, *testutil
 	logs := &testutil.SyncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	env := &applier.Env{Facts: applier.Facts{"os.family": "Debian"}, Features: map[string]bool{"posix": true}, Log: log}
-	return applier.NewEngine(reg, env), logs
+	return engine.New(reg, env), logs
 }
 
 func req(typ, title string, params map[string]any) *protocol.Request {
@@ -171,7 +172,7 @@ func TestApplyTransaction(t *testing.T) {
 			p := mock.NewProvider(tc.state)
 			p.SetErr = tc.setErr
 			p.FlushErr = tc.flushErr
-			e, _ := newEngine(t, widgetType(p))
+			e, _ := newEngine(t, mock.Widget(p))
 			e.Env().Options.Noop = tc.noop
 			got := e.Apply(context.Background(), req("Widget", "/a", tc.params))
 			assert.Equal(t, tc.want, got)
@@ -185,7 +186,7 @@ func TestApplyTransaction(t *testing.T) {
 
 func TestApplyErrors(t *testing.T) {
 	p := mock.NewProvider(map[string]any{"ensure": "present"})
-	e, _ := newEngine(t, widgetType(p))
+	e, _ := newEngine(t, mock.Widget(p))
 	cases := []struct {
 		name, typ, title string
 		params           map[string]any
@@ -211,7 +212,7 @@ func TestApplyErrors(t *testing.T) {
 func TestApplyPanicAndGetError(t *testing.T) {
 	p := mock.NewProvider(nil)
 	p.Panic = "boom"
-	e, logs := newEngine(t, widgetType(p))
+	e, logs := newEngine(t, mock.Widget(p))
 	got := e.Apply(context.Background(), req("widget", "/a", map[string]any{"ensure": "present"}))
 	assert.True(t, got.Error)
 	assert.True(t, got.Failed)
@@ -221,7 +222,7 @@ func TestApplyPanicAndGetError(t *testing.T) {
 
 	p2 := mock.NewProvider(nil)
 	p2.GetErr = errors.New("permission denied")
-	e2, _ := newEngine(t, widgetType(p2))
+	e2, _ := newEngine(t, mock.Widget(p2))
 	got = e2.Apply(context.Background(), req("widget", "/a", map[string]any{"ensure": "present"}))
 	assert.Equal(t, protocol.Result{Resource: "Widget[/a]", Failed: true,
 		Exception: "Could not evaluate Widget[/a]: permission denied"}, got)
@@ -230,7 +231,7 @@ func TestApplyPanicAndGetError(t *testing.T) {
 func TestApplyLogsChanges(t *testing.T) {
 	p := mock.NewProvider(map[string]any{"ensure": "present", "size": int64(1), "colour": "red"})
 	p.Message = "resized"
-	e, logs := newEngine(t, widgetType(p))
+	e, logs := newEngine(t, mock.Widget(p))
 	got := e.Apply(context.Background(), req("widget", "/a", map[string]any{"size": 2, "before": "X[y]"}))
 	require.True(t, got.Changed)
 	assert.Equal(t, "resized", got.Events[0].Message, "a provider may rewrite the message")
@@ -247,7 +248,7 @@ func TestApplyLogsChanges(t *testing.T) {
 }
 
 func TestNewEngineDefaults(t *testing.T) {
-	e := applier.NewEngine(applier.NewRegistry(), nil)
+	e := engine.New(applier.NewRegistry(), nil)
 	env := e.Env()
 	assert.NotEmpty(t, env.Facts["kernel"])
 	assert.True(t, env.Features["posix"])
@@ -265,7 +266,7 @@ func TestNewEngineDefaults(t *testing.T) {
 func TestProviderReportsUndeclared(t *testing.T) {
 	bad := mock.NewProvider(map[string]any{"ensure": "present", "colour_typo": "red"})
 	good := mock.NewProvider(map[string]any{"ensure": "present", "colour": "red"})
-	badType, goodType := widgetType(bad), widgetType(good)
+	badType, goodType := mock.Widget(bad), mock.Widget(good)
 	goodType.Name = "gadget"
 	e, _ := newEngine(t, badType, goodType)
 
@@ -282,7 +283,7 @@ func TestProviderReportsUndeclared(t *testing.T) {
 }
 
 func TestState(t *testing.T) {
-	r, err := widgetType(mock.NewProvider(nil)).NewResource("/a", map[string]any{}, false)
+	r, err := mock.Widget(mock.NewProvider(nil)).NewResource("/a", map[string]any{}, false)
 	require.NoError(t, err)
 	s := applier.NewState(r)
 	_, ok := s.Get("size")
@@ -376,7 +377,7 @@ func TestResolverContract(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := &resolving{Provider: mock.NewProvider(map[string]any{"ensure": "present", "size": int64(3), "colour": "red"}), resolveErr: c.resolveErr, setInGet: c.setInGet,
 				unset: c.unset, unsetInGet: c.unsetInGet}
-			typ := widgetType(p.Provider)
+			typ := mock.Widget(p.Provider)
 			typ.Providers = []*applier.ProviderSpec{{Name: "mem", New: func(r *applier.Resource, _ *applier.Env) (applier.Provider, error) {
 				p.r = r
 				return p, nil
@@ -405,7 +406,7 @@ func (p parting) Set(ctx context.Context, c *applier.Change) error {
 // the resource, the others still count as changes.
 func TestChangeParts(t *testing.T) {
 	p := parting{mock.NewProvider(map[string]any{"ensure": "present", "size": int64(1), "colour": "red"})}
-	typ := widgetType(p.Provider)
+	typ := mock.Widget(p.Provider)
 	typ.Providers = []*applier.ProviderSpec{{Name: "mem", New: func(*applier.Resource, *applier.Env) (applier.Provider, error) { return p, nil }}}
 	e, logs := newEngine(t, typ)
 	got := e.Apply(context.Background(), req("widget", "/a", map[string]any{"size": 2}))

@@ -1,0 +1,108 @@
+package applier
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+)
+
+// Values as the transaction compares and prints them: the default
+// in-sync test (ValuesEqual) and the default rendering in messages
+// (FormatValue).
+
+// ValuesEqual is the default in-sync test: equality of munged values;
+// arrays element by element, in order unless unordered. Integers compare
+// across int/int64 and strings of digits are not numbers.
+func ValuesEqual(is, should any, unordered bool) bool {
+	switch s := should.(type) {
+	case string:
+		i, ok := is.(string)
+		return ok && i == s
+	case bool:
+		i, ok := is.(bool)
+		return ok && i == s
+	case int64:
+		switch i := is.(type) {
+		case int64:
+			return i == s
+		case int:
+			return int64(i) == s
+		}
+		return false
+	case nil:
+		return is == nil
+	case []any:
+		il, ok := toList(is)
+		if !ok || len(il) != len(s) {
+			return false
+		}
+		if !unordered {
+			for k := range s {
+				if !ValuesEqual(il[k], s[k], false) {
+					return false
+				}
+			}
+			return true
+		}
+		used := make([]bool, len(il))
+	outer:
+		for _, sv := range s {
+			for k, iv := range il {
+				if !used[k] && ValuesEqual(iv, sv, false) {
+					used[k] = true
+					continue outer
+				}
+			}
+			return false
+		}
+		return true
+	default:
+		return reflect.DeepEqual(is, should)
+	}
+}
+
+func toList(v any) ([]any, bool) {
+	switch l := v.(type) {
+	case []any:
+		return l, true
+	case []string:
+		out := make([]any, len(l))
+		for i, s := range l {
+			out[i] = s
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// FormatValue renders a munged value the way event messages and describe
+// print it: strings as they are, arrays as ['a', 'b'].
+func FormatValue(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "absent"
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case int64:
+		return strconv.FormatInt(x, 10)
+	case int:
+		return strconv.Itoa(x)
+	case []string:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = "'" + e + "'"
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = "'" + FormatValue(e) + "'"
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	default:
+		return fmt.Sprint(x)
+	}
+}
