@@ -10,6 +10,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	agentfacts "github.com/pippet/pippet/agent/facts"
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/delegate"
@@ -169,48 +170,80 @@ func knownTypes(fb *delegate.Fallback) string {
 	return s + "; delegated to " + fb.String() + ": " + strings.Join(names, ", ")
 }
 
-// factsMain prints the facts providers are chosen by: every fact as
-// `name => value`, one named fact's bare value, or JSON with --json.
-func factsMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
+// factsMain prints facts. Without names and --json: the flat facts
+// providers are confined by, `name => value`. With names (dotted paths,
+// as `facter os.release.major` takes) or --json: the agent's
+// Facter-compatible facts (agent/facts), external facts included;
+// --json alone prints what `facter --json` prints.
+func factsMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("receiver facts", flag.ContinueOnError)
-	asJSON := fs.Bool("json", false, "print a JSON object")
+	asJSON := fs.Bool("json", false, "print a JSON object: the agent's Facter-compatible facts (the named ones, or all as facter --json does)")
+	legacy := fs.Bool("show-legacy", false, "with --json and no names: include Facter's legacy facts (osfamily, ipaddress, ...), as Puppet's agent sends them")
+	noExternal := fs.Bool("no-external-facts", false, "do not read facts.d directories")
 	usage := func(w io.Writer) {
-		fmt.Fprint(w, "usage: receiver facts [--json] [NAME...]\n\nPrints what pippet knows about this machine (read once per process).\n\nFlags:\n")
+		fmt.Fprint(w, "usage: receiver facts [--json] [--show-legacy] [--no-external-facts] [NAME...]\n\n"+
+			"Without flags or names: the flat facts providers are confined by (read once per process).\n"+
+			"With names (dotted paths: os.release.major) or --json: the agent's Facter-compatible facts,\n"+
+			"external facts from facts.d included (docs/agent.md).\n\nFlags:\n")
 		printFlags(w, fs)
 	}
 	if code, done := parseFlags(fs, args, "receiver facts", usage, stdout, stderr); done {
 		return code
 	}
-	facts := applier.LoadFacts()
-	if fs.NArg() > 0 {
-		sel := applier.Facts{}
-		for _, n := range fs.Args() {
-			sel[n] = facts[n]
+	if fs.NArg() == 0 && !*asJSON {
+		facts := applier.LoadFacts()
+		names := make([]string, 0, len(facts))
+		for n := range facts {
+			names = append(names, n)
 		}
-		if fs.NArg() == 1 && !*asJSON {
-			fmt.Fprintln(stdout, sel[fs.Arg(0)])
-			return exitOK
-		}
-		facts = sel
-	}
-	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(facts); err != nil {
-			fmt.Fprintf(stderr, "receiver facts: %v\n", err)
-			return exitOutput
+		sort.Strings(names)
+		for _, n := range names {
+			if _, err := fmt.Fprintf(stdout, "%s => %s\n", n, facts[n]); err != nil {
+				return exitOutput
+			}
 		}
 		return exitOK
 	}
-	names := make([]string, 0, len(facts))
-	for n := range facts {
-		names = append(names, n)
+	opts := agentfacts.Options{HideLegacy: fs.NArg() == 0 && !*legacy}
+	if *noExternal {
+		opts.ExternalDirs = []string{}
 	}
-	sort.Strings(names)
-	for _, n := range names {
-		if _, err := fmt.Fprintf(stdout, "%s => %s\n", n, facts[n]); err != nil {
-			return exitOutput
+	all, errs := agentfacts.Gather(ctx, opts)
+	for _, err := range errs {
+		fmt.Fprintf(stderr, "receiver facts: %v\n", err)
+	}
+	var out any = map[string]any(all)
+	if fs.NArg() > 0 {
+		sel := map[string]any{}
+		for _, n := range fs.Args() {
+			v, ok := all.Get(n)
+			if !ok {
+				v = nil // facter prints nothing (null) for an unknown fact
+			}
+			sel[n] = v
 		}
+		if fs.NArg() == 1 && !*asJSON {
+			v := sel[fs.Arg(0)]
+			switch t := v.(type) {
+			case nil:
+				fmt.Fprintln(stdout)
+			case string:
+				fmt.Fprintln(stdout, t)
+			case map[string]any, []any:
+				b, _ := json.MarshalIndent(t, "", "  ")
+				fmt.Fprintln(stdout, string(b))
+			default:
+				fmt.Fprintln(stdout, t)
+			}
+			return exitOK
+		}
+		out = sel
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(out); err != nil {
+		fmt.Fprintf(stderr, "receiver facts: %v\n", err)
+		return exitOutput
 	}
 	return exitOK
 }

@@ -70,6 +70,23 @@ func TestFactsSubcommand(t *testing.T) {
 	var m map[string]string
 	require.NoError(t, json.Unmarshal([]byte(out), &m))
 	assert.Equal(t, map[string]string{"kernel": "Linux", "hostname": short}, m)
+
+	// Dotted names and --json reach the agent's Facter-compatible facts.
+	code, out, _ = runSub(t, "facts", "--no-external-facts", "os.family")
+	require.Equal(t, 0, code)
+	assert.NotEqual(t, "\n", out)
+	code, out, _ = runSub(t, "facts", "--json", "--no-external-facts")
+	require.Equal(t, 0, code)
+	var all map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &all))
+	assert.Contains(t, all, "networking")
+	assert.IsType(t, map[string]any{}, all["os"])
+	assert.NotContains(t, all, "osfamily", "legacy facts only with --show-legacy, as facter --json")
+	code, out, _ = runSub(t, "facts", "--json", "--show-legacy", "--no-external-facts")
+	require.Equal(t, 0, code)
+	all = nil
+	require.NoError(t, json.Unmarshal([]byte(out), &all))
+	assert.Contains(t, all, "osfamily")
 }
 
 // TestDescribeUnknownNamesDelegated: an unknown type's error names the
