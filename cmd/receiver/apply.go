@@ -20,6 +20,7 @@ import (
 	"github.com/pippet/pippet/catalog"
 	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/internal/puppetlog"
+	"github.com/pippet/pippet/internal/stream"
 )
 
 // apply wires `receiver apply CATALOG`: the logic is package catalog's.
@@ -106,7 +107,7 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	printer := puppetlog.New(stderr, level)
 	logh := catalog.NewLog(printer)
 	logger := slog.New(logh)
-	dirs := newDirSync(logger, true)
+	dirs := stream.NewDirSync(logger, true)
 	defer dirs.Flush(context.WithoutCancel(ctx))
 	env := &applier.Env{
 		Options: applier.Options{Noop: *noop, StateDir: *stateDir},

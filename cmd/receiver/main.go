@@ -45,6 +45,7 @@ import (
 	"github.com/pippet/pippet/applier/types/file"
 	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/internal/puppetlog"
+	"github.com/pippet/pippet/internal/stream"
 )
 
 func main() {
@@ -143,7 +144,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	handler := puppetlog.New(stderr, level)
 	logger := slog.New(handler)
-	dirs := newDirSync(logger, !o.sync)
+	dirs := stream.NewDirSync(logger, !o.sync)
 	eng := newEngine(&o, puppetOpts, logger, dirs)
 
 	// One session reads every line of stdin: it keeps the lines sent
@@ -181,11 +182,11 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	// The summary is a notice: it is printed whenever notices are.
 	summary := level <= applier.LevelNotice
-	var count *tally
+	var count *stream.Tally
 	if summary || o.detailed {
-		count = &tally{}
+		count = &stream.Tally{}
 	}
-	code = runLoop(ctx, loopConfig{
+	code = stream.Run(ctx, stream.Config{
 		MaxLine: o.maxLine,
 		Compat:  o.compat,
 		Banner:  !o.noBanner,
@@ -198,10 +199,10 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return code
 	}
 	if summary {
-		logger.Log(ctx, applier.LevelNotice, count.summary())
+		logger.Log(ctx, applier.LevelNotice, count.Summary())
 	}
 	if o.detailed {
-		return count.detailedExitCode()
+		return count.DetailedExitCode()
 	}
 	return exitOK
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"io"
+
+	"github.com/pippet/pippet/internal/stream"
 )
 
 // subcommands maps a first argument such as "describe" to its handler.
@@ -10,3 +12,11 @@ import (
 // when it matches, and runs the apply loop otherwise. A handler returns the
 // process' exit status.
 var subcommands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{}
+
+// Exit statuses, the stream's (internal/stream) for every subcommand.
+const (
+	exitOK     = stream.ExitOK
+	exitInput  = stream.ExitInput
+	exitUsage  = stream.ExitUsage
+	exitOutput = stream.ExitOutput
+)
