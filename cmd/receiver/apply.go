@@ -19,6 +19,7 @@ import (
 	"github.com/pippet/pippet/applier/types/file"
 	"github.com/pippet/pippet/catalog"
 	"github.com/pippet/pippet/delegate"
+	"github.com/pippet/pippet/internal/cli"
 	"github.com/pippet/pippet/internal/puppetlog"
 	"github.com/pippet/pippet/internal/stream"
 )
@@ -62,12 +63,12 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	var pf source.PuppetOptions
 	addPuppetFlags(fs, &pf)
 	var fallback, modulePath string
-	addFallbackFlags(fs, &fallback, &modulePath)
+	cli.AddFallbackFlags(fs, &fallback, &modulePath)
 	usage := func(w io.Writer) {
 		fmt.Fprint(w, applyUsage)
-		printFlags(w, fs)
+		cli.PrintFlags(w, fs)
 	}
-	if code, done := parseFlags(fs, args, "receiver apply", usage, stdout, stderr); done {
+	if code, done := cli.ParseFlags(fs, args, "receiver apply", usage, stdout, stderr); done {
 		return code
 	}
 	if (*code == "") != (fs.NArg() == 1) || fs.NArg() > 1 {

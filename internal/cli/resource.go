@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -21,14 +21,6 @@ import (
 
 // resource is the command-line face of the read verbs, shaped after
 // `puppet resource`.
-func init() {
-	subcommands["resource"] = resourceMain
-}
-
-// exitFailed: `receiver resource` could not read, or the apply failed (as puppet
-// resource exits 1).
-const exitFailed = 1
-
 const resourceUsage = `usage: receiver resource [--json | --yaml] [--noop] [--debug] [--state-dir DIR] TYPE [NAME [ATTR=VALUE ...]]
 
 Shows resources as Puppet's DSL, as ` + "`puppet resource`" + ` does:
@@ -44,8 +36,8 @@ is a string, munged by the attribute as a request's would be.
 Flags:
 `
 
-// resourceMain runs `receiver resource`.
-func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// Resource runs `receiver resource`.
+func Resource(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("receiver resource", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the protocol's answer line (with \"state\" and \"params\", or \"instances\") instead of the DSL")
 	asYAML := fs.Bool("yaml", false, "print the protocol's params (a YAML flow mapping; for a listing, one line each: the title, a colon, the params) instead of the DSL")
@@ -54,7 +46,7 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	stateDir := fs.String("state-dir", applier.DefaultStateDir(), "`directory` for pippet's own state (the filebucket that keeps a replaced file's content), as the receiver's --state-dir")
 	usage := func(w io.Writer) {
 		fmt.Fprint(w, resourceUsage)
-		printFlags(w, fs)
+		PrintFlags(w, fs)
 	}
 	// Flags may come anywhere, as puppet resource takes them: those
 	// before a "--" are moved to the front.
@@ -79,22 +71,22 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	args = append(flags, pos...)
-	if code, done := parseFlags(fs, args, "receiver resource", usage, stdout, stderr); done {
+	if code, done := ParseFlags(fs, args, "receiver resource", usage, stdout, stderr); done {
 		return code
 	}
 	if fs.NArg() == 0 {
 		usage(stderr)
-		return exitUsage
+		return ExitUsage
 	}
 	if *asJSON && *asYAML {
 		fmt.Fprintln(stderr, "receiver resource: give --json or --yaml, not both")
-		return exitUsage
+		return ExitUsage
 	}
 	typ := fs.Arg(0)
 	t, ok := applier.Default.Lookup(typ)
 	if !ok {
 		fmt.Fprintf(stderr, "receiver resource: unknown resource type '%s' (known: %s)\n", typ, typeNames())
-		return exitUsage
+		return ExitUsage
 	}
 	rest := fs.Args()[1:]
 	name := ""
@@ -106,12 +98,12 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			fmt.Fprintf(stderr, "receiver resource: %q is not ATTR=VALUE\n", kv)
-			return exitUsage
+			return ExitUsage
 		}
 		val, err := cliValue(v)
 		if err != nil {
 			fmt.Fprintf(stderr, "receiver resource: %s: %v\n", k, err)
-			return exitUsage
+			return ExitUsage
 		}
 		params[k] = val
 	}
@@ -150,15 +142,15 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 		if failed {
 			fmt.Fprintf(stderr, "Error: %s\n", res.Exception)
-			return exitFailed
+			return ExitFailed
 		}
-		return exitOK
+		return ExitOK
 	}
 	if name == "" {
 		res := eng.Apply(ctx, &protocol.Request{Op: protocol.OpSearch, Type: t.Name, Params: params})
 		return print(res)
 	}
-	code := exitOK
+	code := ExitOK
 	if len(params) > 0 {
 		res := eng.Apply(ctx, &protocol.Request{Type: t.Name, Title: name, Params: params})
 		if *asJSON {
@@ -175,7 +167,7 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if res.Error || res.Failed {
 			out.Flush()
 			fmt.Fprintf(stderr, "Error: %s\n", res.Exception)
-			code = exitFailed
+			code = ExitFailed
 			if res.Error {
 				return code
 			}
@@ -190,7 +182,7 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	res := eng.Apply(ctx, &protocol.Request{Op: protocol.OpFind, Type: t.Name, Title: name, Params: find})
-	if c := print(res); c != exitOK {
+	if c := print(res); c != ExitOK {
 		return c
 	}
 	return code

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -18,43 +18,38 @@ import (
 
 // describe and facts read the declarations and this machine's facts; they
 // change nothing.
-func init() {
-	subcommands["describe"] = describeMain
-	subcommands["facts"] = factsMain
-}
-
-// describeMain prints types' documentation like `puppet describe`:
+// Describe prints types' documentation like `puppet describe`:
 // `describe TYPE...` the named types, `describe` every type, `describe
 // --list` one line per type.
-func describeMain(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func Describe(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("receiver describe", flag.ContinueOnError)
 	list := fs.Bool("list", false, "list the types with a one-line summary each")
 	meta := fs.Bool("meta", false, "also document the metaparameters every type accepts")
 	asJSON := fs.Bool("json", false, "print each type's declaration as one line of JSON, as the protocol's describe verb answers it (with the provider chosen here and why)")
 	var fallback, modulePath string
-	addFallbackFlags(fs, &fallback, &modulePath)
+	AddFallbackFlags(fs, &fallback, &modulePath)
 	usage := func(w io.Writer) {
 		fmt.Fprint(w, "usage: receiver describe [--list] [--meta] [--json] [TYPE...]\n\nPrints each type's attributes (kind, valid values, default, doc) and\nproviders from the declarations; every type when none is named.\n\nFlags:\n")
-		printFlags(w, fs)
+		PrintFlags(w, fs)
 	}
-	if code, done := parseFlags(fs, args, "receiver describe", usage, stdout, stderr); done {
+	if code, done := ParseFlags(fs, args, "receiver describe", usage, stdout, stderr); done {
 		return code
 	}
 	fb, err := delegate.New(delegate.Options{Fallback: fallback, ModulePath: modulePath})
 	if err != nil {
 		fmt.Fprintf(stderr, "receiver describe: %v\n", err)
-		return exitUsage
+		return ExitUsage
 	}
 	if *list {
 		if err := applier.DescribeList(stdout, applier.Default); err != nil {
 			fmt.Fprintf(stderr, "receiver describe: %v\n", err)
-			return exitOutput
+			return ExitOutput
 		}
 		if err := describeDelegated(stdout, fb); err != nil {
 			fmt.Fprintf(stderr, "receiver describe: %v\n", err)
-			return exitOutput
+			return ExitOutput
 		}
-		return exitOK
+		return ExitOK
 	}
 	var types []*applier.Type
 	if fs.NArg() == 0 {
@@ -69,7 +64,7 @@ func describeMain(_ context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		if !ok {
 			fmt.Fprintf(stderr, "receiver describe: unknown resource type '%s' (%s)\n", name, knownTypes(fb))
-			return exitUsage
+			return ExitUsage
 		}
 		types = append(types, t)
 	}
@@ -82,24 +77,24 @@ func describeMain(_ context.Context, args []string, stdout, stderr io.Writer) in
 			}
 			if err != nil {
 				fmt.Fprintf(stderr, "receiver describe: %v\n", err)
-				return exitOutput
+				return ExitOutput
 			}
 		}
-		return exitOK
+		return ExitOK
 	}
 	for _, t := range types {
 		if err := applier.Describe(stdout, t); err != nil {
 			fmt.Fprintf(stderr, "receiver describe: %v\n", err)
-			return exitOutput
+			return ExitOutput
 		}
 	}
 	if *meta {
 		if err := applier.DescribeMeta(stdout); err != nil {
 			fmt.Fprintf(stderr, "receiver describe: %v\n", err)
-			return exitOutput
+			return ExitOutput
 		}
 	}
-	return exitOK
+	return ExitOK
 }
 
 // describeDelegated lists, after pippet's own types, those a fallback
@@ -170,12 +165,12 @@ func knownTypes(fb *delegate.Fallback) string {
 	return s + "; delegated to " + fb.String() + ": " + strings.Join(names, ", ")
 }
 
-// factsMain prints facts. Without names and --json: the flat facts
+// Facts prints facts. Without names and --json: the flat facts
 // providers are confined by, `name => value`. With names (dotted paths,
 // as `facter os.release.major` takes) or --json: the agent's
 // Facter-compatible facts (agent/facts), external facts included;
 // --json alone prints what `facter --json` prints.
-func factsMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func Facts(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("receiver facts", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print a JSON object: the agent's Facter-compatible facts (the named ones, or all as facter --json does)")
 	legacy := fs.Bool("show-legacy", false, "with --json and no names: include Facter's legacy facts (osfamily, ipaddress, ...), as Puppet's agent sends them")
@@ -185,9 +180,9 @@ func factsMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			"Without flags or names: the flat facts providers are confined by (read once per process).\n"+
 			"With names (dotted paths: os.release.major) or --json: the agent's Facter-compatible facts,\n"+
 			"external facts from facts.d included (docs/agent.md).\n\nFlags:\n")
-		printFlags(w, fs)
+		PrintFlags(w, fs)
 	}
-	if code, done := parseFlags(fs, args, "receiver facts", usage, stdout, stderr); done {
+	if code, done := ParseFlags(fs, args, "receiver facts", usage, stdout, stderr); done {
 		return code
 	}
 	if fs.NArg() == 0 && !*asJSON {
@@ -199,10 +194,10 @@ func factsMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		sort.Strings(names)
 		for _, n := range names {
 			if _, err := fmt.Fprintf(stdout, "%s => %s\n", n, facts[n]); err != nil {
-				return exitOutput
+				return ExitOutput
 			}
 		}
-		return exitOK
+		return ExitOK
 	}
 	opts := agentfacts.Options{HideLegacy: fs.NArg() == 0 && !*legacy}
 	if *noExternal {
@@ -235,7 +230,7 @@ func factsMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			default:
 				fmt.Fprintln(stdout, t)
 			}
-			return exitOK
+			return ExitOK
 		}
 		out = sel
 	}
@@ -243,7 +238,7 @@ func factsMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(out); err != nil {
 		fmt.Fprintf(stderr, "receiver facts: %v\n", err)
-		return exitOutput
+		return ExitOutput
 	}
-	return exitOK
+	return ExitOK
 }
