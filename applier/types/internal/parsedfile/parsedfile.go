@@ -106,10 +106,8 @@ type Format[R any] struct {
 	// known_hosts 0644.
 	Mode fs.FileMode
 
-	// cachedKeys are the cache keys Read filled, oldest first (at most
-	// MaxCachedFiles).
-	mu         sync.Mutex
-	cachedKeys []string
+	keyOnce sync.Once
+	key     string // the store's key in an Env's cache
 }
 
 // Line is one line of a file: a record, or text kept verbatim.
@@ -317,36 +315,79 @@ type identity struct {
 	mtime, ctime int64
 }
 
+// store is what an Env's cache holds of one format: the parsed files by
+// path, and the paths oldest first (at most MaxCachedFiles).
+type store[R any] struct {
+	mu    sync.Mutex
+	files map[string]*cached[R]
+	order []string
+}
+
 type cached[R any] struct {
 	id   identity
 	recs *Records[R]
 }
 
-func (f *Format[R]) key(path string) string { return "parsedfile:" + f.Name + ":" + path }
-
-// remember records that key was put in cache, dropping the oldest entry
-// past MaxCachedFiles.
-func (f *Format[R]) remember(cache *applier.Cache, key string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for i, k := range f.cachedKeys {
-		if k == key {
-			f.cachedKeys = append(f.cachedKeys[:i], f.cachedKeys[i+1:]...)
-			break
+// store is the format's store in cache, made on first use when create
+// (nil without a cache).
+func (f *Format[R]) store(cache *applier.Cache, create bool) *store[R] {
+	if cache == nil {
+		return nil
+	}
+	f.keyOnce.Do(func() { f.key = "parsedfile:" + f.Name })
+	if v, ok := cache.Get(f.key); ok {
+		if st, ok := v.(*store[R]); ok {
+			return st
 		}
 	}
-	f.cachedKeys = append(f.cachedKeys, key)
-	for len(f.cachedKeys) > MaxCachedFiles {
-		cache.Drop(f.cachedKeys[0])
-		f.cachedKeys = f.cachedKeys[1:]
+	if !create {
+		return nil
+	}
+	st := &store[R]{files: map[string]*cached[R]{}}
+	cache.Put(f.key, st)
+	return st
+}
+
+func (st *store[R]) get(path string, id identity) *Records[R] {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if c, ok := st.files[path]; ok && c.id == id {
+		return c.recs
+	}
+	return nil
+}
+
+// put keeps path's records, dropping the oldest file past MaxCachedFiles.
+func (st *store[R]) put(path string, c *cached[R]) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if _, ok := st.files[path]; ok {
+		st.forget(path)
+	}
+	st.files[path] = c
+	st.order = append(st.order, path)
+	for len(st.order) > MaxCachedFiles {
+		st.forget(st.order[0])
+	}
+}
+
+func (st *store[R]) forget(path string) {
+	delete(st.files, path)
+	for i, p := range st.order {
+		if p == path {
+			st.order = append(st.order[:i], st.order[i+1:]...)
+			break
+		}
 	}
 }
 
 // Drop forgets what cache holds of path: call it after changing the file
 // some other way.
 func (f *Format[R]) Drop(cache *applier.Cache, path string) {
-	if cache != nil {
-		cache.Drop(f.key(path))
+	if st := f.store(cache, false); st != nil {
+		st.mu.Lock()
+		st.forget(path)
+		st.mu.Unlock()
 	}
 }
 
@@ -390,23 +431,21 @@ func (f *Format[R]) Read(ctx context.Context, t *Target, cache *applier.Cache) (
 
 // read stats, reads and parses the file, through the cache.
 func (f *Format[R]) read(t *Target, cache *applier.Cache) (*Records[R], error) {
-	var st syscall.Stat_t
-	if err := syscall.Stat(t.Path, &st); err != nil {
+	var sys syscall.Stat_t
+	if err := syscall.Stat(t.Path, &sys); err != nil {
 		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
 			return &Records[R]{keyOf: f.Key}, nil
 		}
 		return nil, fmt.Errorf("reading %s: %w", t.Path, &fs.PathError{Op: "stat", Path: t.Path, Err: err})
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+	if sys.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return nil, fmt.Errorf("reading %s: not a regular file", t.Path)
 	}
-	id := identity{uint64(st.Dev), st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano()}
-	key := f.key(t.Path)
-	if cache != nil {
-		if v, ok := cache.Get(key); ok {
-			if c, ok := v.(*cached[R]); ok && c.id == id {
-				return c.recs, nil
-			}
+	id := identity{uint64(sys.Dev), sys.Ino, sys.Size, sys.Mtim.Nano(), sys.Ctim.Nano()}
+	st := f.store(cache, true)
+	if st != nil {
+		if rs := st.get(t.Path, id); rs != nil {
+			return rs, nil
 		}
 	}
 	data, err := os.ReadFile(t.Path)
@@ -422,9 +461,8 @@ func (f *Format[R]) read(t *Target, cache *applier.Cache) (*Records[R], error) {
 	// What was stat'ed before reading is kept only when the read saw that
 	// many bytes; a file changed in between has another identity the next
 	// time anyway.
-	if cache != nil && st.Size <= MaxCachedSize && int64(len(data)) == st.Size {
-		cache.Put(key, &cached[R]{id: id, recs: rs})
-		f.remember(cache, key)
+	if st != nil && sys.Size <= MaxCachedSize && int64(len(data)) == sys.Size {
+		st.put(t.Path, &cached[R]{id: id, recs: rs})
 	}
 	return rs, nil
 }
