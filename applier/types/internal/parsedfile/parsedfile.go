@@ -161,31 +161,47 @@ func (rs *Records[R]) key(rec R) string {
 	return rs.keyOf(rec)
 }
 
-// Target is one file of records: where it is read and how it is written.
-// Only Path is required.
+// Target is one file of records: where it is read, and any rules of its
+// own for reading and writing it.
 type Target struct {
 	// Path is the file read; its identity keys the cache.
 	Path string
-	// Name is how messages name the target ("" : Path), e.g. "bob's crontab".
-	Name string
-	// Decode, when set, turns the file's bytes into the text parsed (a
-	// crontab's spool file without crontab(1)'s own header).
-	Decode func(data []byte) string
-	// Guard, when set, runs before and after the file is read: an error
-	// refuses the file, and so do two results that differ (the file read
-	// is not the one checked).
-	Guard func() (any, error)
-	// Fallback, when set, reads the text when the file can't be read for
-	// lack of permission (`crontab -l`); found false is an empty target.
-	Fallback func(ctx context.Context) (text string, found bool, err error)
-	// Write, when set, replaces the file's content (nil: the atomic write
-	// of the package doc, through the Env's filebucket and DirSync).
-	Write func(ctx context.Context, data []byte) error
+	// Rules, when set, may implement any of Namer, Decoder, Guard,
+	// Fallback and Writer; nil is a plain file. A provider usually
+	// implements those it needs itself, so binding its target costs no
+	// allocation.
+	Rules any
 }
 
+// The rules a Target's Rules may implement, for a file that is not read
+// and written as a plain file.
+type (
+	// Namer names the target in messages (default: its path), e.g.
+	// "bob's crontab".
+	Namer interface{ TargetName() string }
+	// Decoder turns the file's bytes into the text parsed (a crontab's
+	// spool file without crontab(1)'s own header).
+	Decoder interface{ Decode(data []byte) string }
+	// Guard runs before and after the file is read and returns the
+	// identity of the file it checked (the user may read it): an error
+	// refuses the file, and so do two identities that differ (the file
+	// read is not the one checked).
+	Guard interface{ Guard() ([2]uint64, error) }
+	// Fallback reads the text when the file can't be read for lack of
+	// permission (`crontab -l`); found false is an empty target.
+	Fallback interface {
+		ReadFallback(ctx context.Context) (text string, found bool, err error)
+	}
+	// Writer replaces the file's content (default: the atomic write of
+	// the package doc, through the Env's filebucket and DirSync).
+	Writer interface {
+		WriteTarget(ctx context.Context, data []byte) error
+	}
+)
+
 func (t *Target) name() string {
-	if t.Name != "" {
-		return t.Name
+	if n, ok := t.Rules.(Namer); ok {
+		return n.TargetName()
 	}
 	return t.Path
 }
@@ -395,16 +411,17 @@ func (f *Format[R]) Drop(cache *applier.Cache, path string) {
 // false; a file with a Bad line is refused. cache may be nil; the records
 // returned are shared with it (read them, never change them).
 func (f *Format[R]) Read(ctx context.Context, t *Target, cache *applier.Cache) (*Records[R], error) {
-	var before any
-	if t.Guard != nil {
+	guard, _ := t.Rules.(Guard)
+	var before [2]uint64
+	if guard != nil {
 		var err error
-		if before, err = t.Guard(); err != nil {
+		if before, err = guard.Guard(); err != nil {
 			return nil, err
 		}
 	}
 	rs, err := f.read(t, cache)
-	if errors.Is(err, fs.ErrPermission) && t.Fallback != nil {
-		text, found, ferr := t.Fallback(ctx)
+	if fb, ok := t.Rules.(Fallback); ok && errors.Is(err, fs.ErrPermission) {
+		text, found, ferr := fb.ReadFallback(ctx)
 		if ferr != nil {
 			return nil, ferr
 		}
@@ -414,10 +431,10 @@ func (f *Format[R]) Read(ctx context.Context, t *Target, cache *applier.Cache) (
 	if err != nil {
 		return nil, err
 	}
-	if t.Guard != nil {
+	if guard != nil {
 		// The file read must be the one checked: a link or another file
 		// swapped in between is refused, not reported.
-		if after, err := t.Guard(); err != nil {
+		if after, err := guard.Guard(); err != nil {
 			return nil, err
 		} else if after != before {
 			return nil, fmt.Errorf("%s changed while it was read", t.Path)
@@ -453,8 +470,8 @@ func (f *Format[R]) read(t *Target, cache *applier.Cache) (*Records[R], error) {
 		return nil, fmt.Errorf("reading %s: %w", t.Path, err)
 	}
 	text := string(data)
-	if t.Decode != nil {
-		text = t.Decode(data)
+	if d, ok := t.Rules.(Decoder); ok {
+		text = d.Decode(data)
 	}
 	rs := f.parse(text)
 	rs.Exists = true
@@ -468,7 +485,7 @@ func (f *Format[R]) read(t *Target, cache *applier.Cache) (*Records[R], error) {
 }
 
 // Write replaces t's content with rs rendered, stamped with now: through
-// t.Write when set, else atomically (see the package doc), an existing
+// its Writer when it has one, else atomically (see the package doc), an existing
 // file first backed up to the filebucket under env's state directory. The
 // cache entry is dropped. env may be nil: no backup, no cache.
 func (f *Format[R]) Write(ctx context.Context, t *Target, rs *Records[R], now time.Time, env *applier.Env) error {
@@ -479,8 +496,8 @@ func (f *Format[R]) Write(ctx context.Context, t *Target, rs *Records[R], now ti
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", t.Path, err)
 	}
-	if t.Write != nil {
-		return t.Write(ctx, data)
+	if w, ok := t.Rules.(Writer); ok {
+		return w.WriteTarget(ctx, data)
 	}
 	if env != nil && rs.Exists {
 		if err := Backup(ctx, env, t.Path); err != nil {
