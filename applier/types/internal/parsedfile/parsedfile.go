@@ -450,7 +450,7 @@ func (f *Format[R]) Read(ctx context.Context, t *Target, cache *applier.Cache) (
 func (f *Format[R]) read(t *Target, cache *applier.Cache) (*Records[R], error) {
 	var sys syscall.Stat_t
 	if err := syscall.Stat(t.Path, &sys); err != nil {
-		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
+		if errors.Is(err, syscall.ENOENT) {
 			return &Records[R]{keyOf: f.Key}, nil
 		}
 		return nil, fmt.Errorf("reading %s: %w", t.Path, &fs.PathError{Op: "stat", Path: t.Path, Err: err})
