@@ -15,7 +15,7 @@ import (
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/types/concat"
-	"github.com/pippet/pippet/applier/types/internal/puppetcase"
+	"github.com/pippet/pippet/applier/typetest/puppetcase"
 	"github.com/pippet/pippet/protocol"
 )
 
