@@ -43,8 +43,16 @@ vet:
 # test: format, vet, every unit test under the race detector (the
 # integration package builds the real binary and runs the fixture streams
 # and the Puppet oracle cases).
+# The tests run with a TMPDIR of their own, and must not leave anything
+# of it in pippet's own state on this machine (the default filebucket):
+# internal/testutil/footprint finds it by its path, and make test fails
+# naming the test files that a test backed up there.
 test: fmt-check vet
-	$(GO) test -race -count=1 $(PKGS)
+	@tmp=$$(mktemp -d /tmp/pippet-test.XXXXXX) && chmod 755 $$tmp; \
+	TMPDIR=$$tmp $(GO) test -race -count=1 $(PKGS); rc=$$?; \
+	if ! internal/testutil/footprint $$tmp; then \
+	  echo "FAIL: the tests wrote to pippet's own state on this machine (a test must use its own state directory)"; rc=1; \
+	fi; rm -rf $$tmp; exit $$rc
 
 # test-catalogs: the six real catalogs (and a purging `resources`) applied
 # to this machine as Puppet applied them: packages installed and removed,
@@ -60,6 +68,7 @@ unit:
 fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzDecodeLine$$' -fuzztime $(FUZZTIME) ./protocol
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./protocol/yamlparams
+	$(GO) test -run '^$$' -fuzz '^FuzzAppendYAMLString$$' -fuzztime $(FUZZTIME) ./protocol
 
 # oracle: the Puppet oracle's own score script against the built binary
 # (it runs each case in a scratch directory, hence the absolute path).

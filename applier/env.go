@@ -51,11 +51,12 @@ type Env struct {
 	// (file: a source.Options, see file.SetSourceOptions). The engine
 	// never looks at it.
 	TypeOptions map[string]any
-	// Engine, set by the engine this Env serves, is an engine over reg
-	// sharing this Env: how a type composed of others applies their
-	// requests (concat_file applies its target as a file) without
-	// importing the engine. nil outside an engine.
-	Engine func(reg *Registry) protocol.Applier
+	// Engine, set by the engine this Env serves, makes an engine over reg
+	// with env (this Env, or a copy of it with another logger): how a
+	// type composed of others applies their requests (concat_file applies
+	// its target as a file) without importing the engine. nil outside an
+	// engine.
+	Engine func(reg *Registry, env *Env) protocol.Applier
 }
 
 // SystemStateDir is root's state directory, as Puppet's vardir is

@@ -105,3 +105,9 @@ func (g *Registry) suggestType(name string) string {
 	}
 	return didYouMean(name, names)
 }
+
+// Closest returns the one of candidates that word is likely a typo of,
+// or "" when none is: for a type whose Puppet semantics take any word (a
+// file's ensure takes a link target) and which warns, with the
+// suggestion, where Puppet would silently do what the typo says.
+func Closest(word string, candidates []string) string { return closest(word, candidates) }

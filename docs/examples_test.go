@@ -272,3 +272,27 @@ func TestShellExamples(t *testing.T) {
 	}
 	assert.GreaterOrEqual(t, n, 2, "shell blocks run")
 }
+
+// The protocol page names every subcommand `receiver --help` lists.
+func TestSubcommandsDocumented(t *testing.T) {
+	out, err := exec.Command(receiverBin, "--help").CombinedOutput()
+	require.NoError(t, err)
+	var list string
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) > 3 && f[0] == "receiver" && f[1] == "SUBCOMMAND" {
+			list = strings.Join(f[3:], " ")
+		}
+	}
+	require.NotEmpty(t, list, "receiver --help has a line `receiver SUBCOMMAND [args] NAMES`:\n%s", out)
+	b, err := os.ReadFile(filepath.Join(root, "docs", "protocol.md"))
+	require.NoError(t, err)
+	page := string(b)
+	start := strings.Index(page, "Subcommands are dispatched")
+	require.GreaterOrEqual(t, start, 0)
+	para, _, _ := strings.Cut(page[start:], "\n\n")
+	para = strings.Join(strings.Fields(para), " ")
+	for _, name := range strings.Split(list, ",") {
+		name = strings.TrimSpace(name)
+		assert.Contains(t, para, "`receiver "+name+"`", "docs/protocol.md's subcommand paragraph names %s", name)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -15,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/engine"
 	_ "github.com/pippet/pippet/applier/types/all"
 )
 
@@ -84,8 +84,9 @@ func code(vals []string) string {
 // declaration.
 func reference(t *testing.T, typ *applier.Type) string {
 	t.Helper()
-	raw, err := engine.New(applier.Default, nil).DescribeJSON(typ)
-	require.NoError(t, err)
+	// What `receiver describe --json` prints: the describe verb's data.
+	raw, err := exec.Command(receiverBin, "describe", "--json", "--fallback", "none", typ.Name).Output()
+	require.NoError(t, err, "receiver describe --json %s", typ.Name)
 	var d declaration
 	require.NoError(t, json.Unmarshal(raw, &d))
 	ranges := map[string]string{}

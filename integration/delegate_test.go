@@ -439,7 +439,12 @@ func TestDelegatePipelinedTerm(t *testing.T) {
 func TestDelegateLongYAMLLine(t *testing.T) {
 	needPuppet(t)
 	ini := filepath.Join(t.TempDir(), "app.ini")
-	line := "ini_key a/f {path: " + ini + ", value: " + strings.Repeat("x", 100) + ", ensure: present}"
+	// The value fills the line to 190 bytes whatever the temp dir's
+	// length: within --max-line 200 as YAML, over it as JSON.
+	head, tail := "ini_key a/f {path: "+ini+", value: ", ", ensure: present}"
+	pad := 190 - len(head) - len(tail)
+	require.Greater(t, pad, 40, "the temp dir's path leaves room for the value")
+	line := head + strings.Repeat("x", pad) + tail
 	require.Less(t, len(line), 200)
 	out, errOut, code := run(t, t.TempDir(), strings.NewReader(line+"\n"), "--fallback", "puppet", "--modulepath", testModules(t), "--no-banner", "--max-line", "200")
 	require.Equal(t, 0, code, errOut)
@@ -448,5 +453,5 @@ func TestDelegateLongYAMLLine(t *testing.T) {
 	assert.True(t, r.Changed && !r.Error, out)
 	b, err := os.ReadFile(ini)
 	require.NoError(t, err)
-	assert.Contains(t, string(b), "f = "+strings.Repeat("x", 100))
+	assert.Contains(t, string(b), "f = "+strings.Repeat("x", pad)+"\n")
 }

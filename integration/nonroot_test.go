@@ -107,3 +107,42 @@ func needsRoot(steps []string) string {
 	}
 	return ""
 }
+
+// TestResourceUserUnprivileged: a user who may not read /etc/shadow, with
+// an ordinary user's PATH (no sbin directory), finds an account as puppet
+// resource shows it: without the password fields. It failed on
+// "/etc/shadow: permission denied" and printed an empty resource, and a
+// PATH without /usr/sbin found no provider (useradd not found) where
+// Puppet adds the sbin directories itself.
+func TestResourceUserUnprivileged(t *testing.T) {
+	uid, gid := os.Geteuid(), os.Getegid()
+	if uid == 0 {
+		uid, gid = nobody, nobody
+	}
+	top, err := os.MkdirTemp("", "pippet-nonroot-")
+	require.NoError(t, err)
+	t.Cleanup(func() { os.RemoveAll(top) })
+	require.NoError(t, os.Chmod(top, 0o755))
+	bin := filepath.Join(top, "receiver")
+	copyFile(t, receiverBin, bin, 0o755)
+
+	for _, args := range [][]string{{"resource", "user", "root"}, {"resource", "--yaml", "user"}} {
+		cmd := exec.Command(bin, append(args[:len(args):len(args)], "--state-dir", filepath.Join(top, "state"))...)
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + top}
+		if os.Geteuid() == 0 {
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
+		}
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		require.NoError(t, cmd.Run(), "%v: %s", args, errb.String())
+		assert.Empty(t, errb.String(), "%v", args)
+		if args[1] == "user" {
+			assert.Contains(t, out.String(), "user { 'root':\n  ensure   => 'present',\n")
+			assert.Contains(t, out.String(), "  uid      => 0,\n")
+			assert.Contains(t, out.String(), "provider => 'useradd'")
+		} else {
+			assert.Contains(t, out.String(), "'root': {ensure: 'present'")
+		}
+		assert.NotContains(t, out.String(), "password", "%v: the shadow fields are left out", args)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pippet/pippet/internal/testutil"
 	"github.com/pippet/pippet/protocol/yamlparams"
 )
 
@@ -125,7 +126,7 @@ func TestValueEncodingsReadBack(t *testing.T) {
 			if r := reflect.ValueOf(tt.v); (r.Kind() == reflect.Slice || r.Kind() == reflect.Map) && r.IsNil() {
 				wantExact = nil // a nil slice or map is null, as encoding/json writes it
 			}
-			assert.True(t, sameValue(wantExact, req.Params["v"]), "exact: %s read back as %#v", name, req.Params["v"])
+			assert.True(t, testutil.EqualValues(wantExact, req.Params["v"]), "exact: %s read back as %#v", name, req.Params["v"])
 		}
 		if !utf8.ValidString(fmt.Sprint(tt.v)) {
 			continue // (answers carry U+FFFD for it; params are refused)
@@ -137,7 +138,7 @@ func TestValueEncodingsReadBack(t *testing.T) {
 			}
 		}
 		require.NoError(t, err, name)
-		assert.True(t, sameValue(want, got["v"]), "yaml: %s read back as %#v", name, got["v"])
+		assert.True(t, testutil.EqualValues(want, got["v"]), "yaml: %s read back as %#v", name, got["v"])
 	}
 }
 
@@ -195,34 +196,24 @@ func paramsValue(v any) (any, bool) {
 	return nil, false
 }
 
-// sameValue is reflect.DeepEqual with NaN equal to NaN.
-func sameValue(a, b any) bool {
-	switch x := a.(type) {
-	case float64:
-		y, ok := b.(float64)
-		return ok && (x == y || x != x && y != y)
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !sameValue(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k := range x {
-			if !sameValue(x[k], y[k]) {
-				return false
-			}
-		}
-		return true
+// FuzzAppendYAMLString: any UTF-8 string AppendYAML writes reads back as
+// itself through yamlparams, whatever characters it holds.
+func FuzzAppendYAMLString(f *testing.F) {
+	for _, s := range []string{"", "plain", "it's", "0644", "yes", "~", "a: b", "- x", "#c", "tab\there", "nl\n", "del\x7f",
+		"nel\u0085", "\u2028\u2029", "bom\ufeff", "\ufffe", "caf\u00e9 \U0001F600", " lead", "trail ", "'", "\"", "\\", "{[,]}"} {
+		f.Add(s)
 	}
-	return reflect.DeepEqual(a, b)
+	f.Fuzz(func(t *testing.T, s string) {
+		if !utf8.ValidString(s) {
+			return // (written as U+FFFD, as answers write it)
+		}
+		doc := append(AppendYAML([]byte("{v: "), s), '}')
+		got, err := yamlparams.Parse(doc)
+		if err != nil {
+			t.Fatalf("%q written as %q: %v", s, doc, err)
+		}
+		if got["v"] != s {
+			t.Fatalf("%q written as %q read back as %#v", s, doc, got["v"])
+		}
+	})
 }

@@ -178,11 +178,64 @@ func exchangeLine(ctx context.Context, r Runner, res *Resource, want string, lin
 	if w != nil {
 		defer w.end()
 	}
+	var errTail *tail
+	var mark uint64
+	if rr, ok := r.(*Receiver); ok {
+		if errTail = rr.stderrTail(); errTail != nil {
+			mark = errTail.mark()
+		}
+	}
 	if err := writeWatched(ctx, in, line, w != nil); err != nil {
 		lines.Break(err)
 		return Result{}, fmt.Errorf("%s: sending to receiver: %w", ref(), err)
 	}
-	return readAnswerWatched(ctx, lines, res, key, w != nil)
+	result, err := readAnswerWatched(ctx, lines, res, key, w != nil)
+	var re *ResultError
+	if errTail != nil && errors.As(err, &re) && re.Result.Exception == "" {
+		// Puppet's own receiver answers a failure without its reason,
+		// which it wrote to stderr (`Error: ...`): the reason is the
+		// stderr lines of this request.
+		if why := stderrReason(ctx, errTail, mark); why != "" {
+			re.Result.Exception = why
+			result.Exception = why
+		}
+	}
+	return result, err
+}
+
+// stderrWait bounds how long a failed answer without a reason waits for
+// the stderr lines its child wrote before it (they travel another pipe,
+// read by another goroutine); stderrQuiet is the pause that ends the wait
+// once some have come.
+const (
+	stderrWait  = 200 * time.Millisecond
+	stderrQuiet = 20 * time.Millisecond
+)
+
+// stderrReason is the child's stderr lines since mark (its `Error:` lines
+// when there are any), joined, waiting at most stderrWait for them.
+func stderrReason(ctx context.Context, t *tail, mark uint64) string {
+	deadline := time.Now().Add(stderrWait)
+	seen := t.mark()
+	for time.Now().Before(deadline) && ctx.Err() == nil {
+		time.Sleep(stderrQuiet)
+		now := t.mark()
+		if now > mark && now == seen {
+			break
+		}
+		seen = now
+	}
+	lines := t.since(mark)
+	var errs []string
+	for _, l := range lines {
+		if strings.HasPrefix(l, "Error:") {
+			errs = append(errs, l)
+		}
+	}
+	if len(errs) > 0 {
+		lines = errs
+	}
+	return strings.Join(lines, "\n")
 }
 
 // deadlineWatch makes the end of a context interrupt a write to in and a

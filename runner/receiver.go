@@ -378,6 +378,16 @@ func (r *Receiver) Lines() *LineReader {
 	return c.lines
 }
 
+// stderrTail is the current child's kept stderr lines, nil when there is
+// no child.
+func (r *Receiver) stderrTail() *tail {
+	c, err := r.current()
+	if err != nil {
+		return nil
+	}
+	return c.stderr
+}
+
 // Pid is the process id of the current child; 0 when there is none.
 func (r *Receiver) Pid() int {
 	r.mu.Lock()
@@ -735,6 +745,7 @@ type tail struct {
 	mu    sync.Mutex
 	max   int
 	lines []string
+	added uint64 // lines added since the child started
 }
 
 func (t *tail) add(s string) {
@@ -745,6 +756,22 @@ func (t *tail) add(s string) {
 		t.lines = t.lines[:t.max-1]
 	}
 	t.lines = append(t.lines, s)
+	t.added++
+}
+
+// mark is how many lines were added so far, for since.
+func (t *tail) mark() uint64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.added
+}
+
+// since returns the kept lines added after mark m.
+func (t *tail) since(m uint64) []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := min(t.added-m, uint64(len(t.lines)))
+	return append([]string(nil), t.lines[uint64(len(t.lines))-n:]...)
 }
 
 // suffix is ": stderr: ..." with the kept lines, or "".

@@ -419,3 +419,46 @@ echo '{"ready":true}'
 	require.NoError(t, err)
 	assert.Equal(t, dir+" forty two\n", string(seen))
 }
+
+// TestFailureReasonFromStderr: Puppet's own receiver (`puppet yamlresource
+// receive`) answers a failure with no exception and writes the reason to
+// stderr as `Error:` lines; the answer then carries those lines of its
+// request, not "no reason given". A stand-in script plays Puppet's
+// receiver: the yamlresource face is not packaged for Debian, so the real
+// one cannot run here.
+func TestFailureReasonFromStderr(t *testing.T) {
+	body := `echo 'Notice: Receiver ready'
+n=0
+while read -r line; do
+  n=$((n+1))
+  case "$line" in
+  *fail*)
+    echo "Info: applying request $n" >&2
+    echo "Error: /Stage[main]/Main/Exec[fail]/returns: change from 'notrun' to ['0'] failed: request $n" >&2
+    echo '{"resource":"Exec[fail]","failed":true,"changed":false,"noop":false,"error":false,"exception":null}' ;;
+  *quiet*)
+    echo '{"resource":"Exec[quiet]","failed":true,"changed":false,"noop":false,"error":false,"exception":null}' ;;
+  *)
+    echo '{"resource":"Notify[ok]","failed":false,"changed":true,"noop":false,"error":false,"exception":null}' ;;
+  esac
+done
+`
+	r := runner.New(runner.Options{Command: script(t, body)})
+	require.NoError(t, r.Register())
+	defer r.Unregister()
+	ctx := context.Background()
+
+	_, err := runner.Apply(ctx, r, &runner.Resource{Type: "notify", Title: "ok"})
+	require.NoError(t, err)
+	for _, n := range []string{"2", "3"} {
+		res, err := runner.ApplyResult(ctx, r, &runner.Resource{Type: "exec", Title: "fail"})
+		require.Error(t, err)
+		want := "Error: /Stage[main]/Main/Exec[fail]/returns: change from 'notrun' to ['0'] failed: request " + n
+		assert.Equal(t, want, res.Exception, "the Error: lines of this request only")
+		assert.Contains(t, err.Error(), want)
+	}
+	// A failure with nothing on stderr still says so.
+	_, err = runner.Apply(ctx, r, &runner.Resource{Type: "exec", Title: "quiet"})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no reason given")
+}

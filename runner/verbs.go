@@ -38,6 +38,24 @@ type Found struct {
 	Params string
 }
 
+// Value returns the named property's current value, nil when the state
+// does not have it: f.Value("shell") where a map would be f.State["shell"].
+func (f *Found) Value(name string) any {
+	v, _ := f.State.Get(name)
+	return v
+}
+
+// Values returns the state as a map from property name to value, for code
+// that wants to range over it or index it; State keeps the order in which
+// `puppet resource` prints the properties.
+func (f *Found) Values() map[string]any {
+	m := make(map[string]any, len(f.State))
+	for _, p := range f.State {
+		m[p.Name] = p.Value
+	}
+	return m
+}
+
 // Exists reports whether the resource exists: its state has an ensure
 // other than absent (or no ensure at all, for a type without one).
 func (f *Found) Exists() bool {

@@ -77,9 +77,12 @@ func New(reg *applier.Registry, env *applier.Env) *Engine {
 	if env.Options.StateDir == "" {
 		env.Options.StateDir = applier.DefaultStateDir()
 	}
-	env.Engine = func(reg *applier.Registry) protocol.Applier { return New(reg, env) }
+	env.Engine = newApplier
 	return &Engine{reg: reg, env: env}
 }
+
+// newApplier is Env.Engine: an engine over reg with env.
+func newApplier(reg *applier.Registry, env *applier.Env) protocol.Applier { return New(reg, env) }
 
 // Env returns the engine's environment.
 func (e *Engine) Env() *applier.Env { return e.env }

@@ -15,7 +15,6 @@
 package main
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -23,6 +22,8 @@ import (
 	"path/filepath"
 	"sort"
 	"time"
+
+	json "github.com/goccy/go-json"
 )
 
 var (

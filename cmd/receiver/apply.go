@@ -19,7 +19,9 @@ import (
 	"github.com/pippet/pippet/applier/types/file"
 	"github.com/pippet/pippet/catalog"
 	"github.com/pippet/pippet/delegate"
+	"github.com/pippet/pippet/internal/cli"
 	"github.com/pippet/pippet/internal/puppetlog"
+	"github.com/pippet/pippet/internal/stream"
 )
 
 // apply wires `receiver apply CATALOG`: the logic is package catalog's.
@@ -61,12 +63,12 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	var pf source.PuppetOptions
 	addPuppetFlags(fs, &pf)
 	var fallback, modulePath string
-	addFallbackFlags(fs, &fallback, &modulePath)
+	cli.AddFallbackFlags(fs, &fallback, &modulePath)
 	usage := func(w io.Writer) {
 		fmt.Fprint(w, applyUsage)
-		printFlags(w, fs)
+		cli.PrintFlags(w, fs)
 	}
-	if code, done := parseFlags(fs, args, "receiver apply", usage, stdout, stderr); done {
+	if code, done := cli.ParseFlags(fs, args, "receiver apply", usage, stdout, stderr); done {
 		return code
 	}
 	if (*code == "") != (fs.NArg() == 1) || fs.NArg() > 1 {
@@ -106,7 +108,7 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	printer := puppetlog.New(stderr, level)
 	logh := catalog.NewLog(printer)
 	logger := slog.New(logh)
-	dirs := newDirSync(logger, true)
+	dirs := stream.NewDirSync(logger, true)
 	defer dirs.Flush(context.WithoutCancel(ctx))
 	env := &applier.Env{
 		Options: applier.Options{Noop: *noop, StateDir: *stateDir},

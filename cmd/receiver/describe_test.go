@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -69,4 +70,46 @@ func TestFactsSubcommand(t *testing.T) {
 	var m map[string]string
 	require.NoError(t, json.Unmarshal([]byte(out), &m))
 	assert.Equal(t, map[string]string{"kernel": "Linux", "hostname": short}, m)
+
+	// Dotted names and --json reach the agent's Facter-compatible facts.
+	code, out, _ = runSub(t, "facts", "--no-external-facts", "os.family")
+	require.Equal(t, 0, code)
+	assert.NotEqual(t, "\n", out)
+	code, out, _ = runSub(t, "facts", "--json", "--no-external-facts")
+	require.Equal(t, 0, code)
+	var all map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &all))
+	assert.Contains(t, all, "networking")
+	assert.IsType(t, map[string]any{}, all["os"])
+	assert.NotContains(t, all, "osfamily", "legacy facts only with --show-legacy, as facter --json")
+	code, out, _ = runSub(t, "facts", "--json", "--show-legacy", "--no-external-facts")
+	require.Equal(t, 0, code)
+	all = nil
+	require.NoError(t, json.Unmarshal([]byte(out), &all))
+	assert.Contains(t, all, "osfamily")
+}
+
+// TestDescribeUnknownNamesDelegated: an unknown type's error names the
+// delegated types too (it listed only pippet's own although delegated
+// types are describable), or says that none is delegated.
+func TestDescribeUnknownNamesDelegated(t *testing.T) {
+	code, _, errs := runSub(t, "describe", "--fallback", "none", "starship")
+	assert.Equal(t, 2, code)
+	assert.Contains(t, errs, "unknown resource type 'starship' (pippet's own: anchor, concat_file, concat_fragment, cron, exec, file")
+	assert.Contains(t, errs, "no type is delegated")
+
+	if _, err := exec.LookPath("puppet"); err != nil {
+		t.Skip("Puppet is not installed: no delegated types to name")
+	}
+	code, _, errs = runSub(t, "describe", "--fallback", "puppet", "starship")
+	assert.Equal(t, 2, code)
+	assert.Regexp(t, `; delegated to .*: .*\bresources\b`, errs, "Puppet's own types (resources, ...) are named")
+}
+
+// TestResourceUsageLine: --yaml takes no argument, and its usage line
+// does not read as if it did.
+func TestResourceUsageLine(t *testing.T) {
+	code, out, errs := runSub(t, "resource", "--help")
+	require.Equal(t, 0, code, errs)
+	assert.Regexp(t, `(?m)^\s+-?-yaml\s*$`, out)
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -13,30 +12,6 @@ import (
 	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/protocol"
 )
-
-// addFallbackFlags declares --fallback and --modulepath (the receiver's
-// and describe's).
-func addFallbackFlags(fs *flag.FlagSet, fallback, modulePath *string) {
-	fs.StringVar(fallback, "fallback", delegate.ModeAuto, "where requests of types pippet does not implement go: `puppet` (Puppet's resource layer through pippet's bridge), none (an error answer), auto (puppet when an installation is found, else none), or a receiver command line such as 'puppet yamlresource receive --color=no'")
-	fs.StringVar(modulePath, "modulepath", "", "colon-separated `directories` of Puppet modules whose custom types and providers the fallback loads (default Puppet's: CODEDIR/environments/production/modules, CODEDIR/modules, /usr/share/puppet/modules)")
-}
-
-// addDelegateFlag declares --delegate.
-func addDelegateFlag(fs *flag.FlagSet, types *string) {
-	fs.StringVar(types, "delegate", "", "comma-separated `types` sent to the fallback even though pippet has them natively "+
-		"(file_line,ini_setting,...: when the module on the modulepath is a version whose rules differ from the one pippet follows)")
-}
-
-// delegatedTypes splits --delegate's list.
-func delegatedTypes(s string) []string {
-	var out []string
-	for _, t := range strings.Split(s, ",") {
-		if t = strings.TrimSpace(t); t != "" {
-			out = append(out, t)
-		}
-	}
-	return out
-}
 
 // withFallback puts the fallback the options describe in front of the
 // engine session; without one the session is returned as it is. The types o.Types names

@@ -14,6 +14,7 @@ import (
 	"github.com/pippet/pippet/applier/engine"
 	_ "github.com/pippet/pippet/applier/types/all"
 	"github.com/pippet/pippet/delegate"
+	"github.com/pippet/pippet/internal/cli"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -30,7 +31,7 @@ done
 	eng := engine.New(applier.Default, nil).NewSession()
 	ctx := context.Background()
 
-	app, fb, err := withFallback(eng, delegate.Options{Fallback: "sh " + script, Types: delegatedTypes(" Anchor, ")})
+	app, fb, err := withFallback(eng, delegate.Options{Fallback: "sh " + script, Types: cli.DelegatedTypes(" Anchor, ")})
 	require.NoError(t, err)
 	defer closeFallback(ctx, fb, slog.New(slog.DiscardHandler))
 	res := app.Apply(ctx, &protocol.Request{Type: "anchor", Title: "a"})

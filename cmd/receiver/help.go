@@ -1,14 +1,12 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"regexp"
 	"sort"
-	"strings"
 
+	"github.com/pippet/pippet/internal/cli"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -62,52 +60,7 @@ Flags:
 
 func usage(w io.Writer, fs *flag.FlagSet) {
 	fmt.Fprintf(w, helpText, subcommandNames(), trimNL(bannerLine()))
-	printFlags(w, fs)
-}
-
-// printFlags lists every flag of fs, spelled with two dashes as the
-// README and Puppet spell them:
-//
-//	--max-line N
-//	      longest request line in bytes ... (default 16777216)
-func printFlags(w io.Writer, fs *flag.FlagSet) {
-	fs.VisitAll(func(f *flag.Flag) {
-		name, doc := flag.UnquoteUsage(f)
-		line := "  --" + f.Name
-		if name != "" {
-			line += " " + strings.ToUpper(name)
-		}
-		switch f.DefValue {
-		case "", "false", "0", "0s":
-		default:
-			doc += " (default " + f.DefValue + ")"
-		}
-		fmt.Fprintf(w, "%s\n      %s\n", line, doc)
-	})
-}
-
-// singleDash finds a flag named with one dash in the flag package's
-// messages ("flag provided but not defined: -frobnicate").
-var singleDash = regexp.MustCompile(`(^|[ :])-([[:alnum:]])`)
-
-// parseFlags parses args with fs, which belongs to the command cmd
-// ("receiver describe"). Help (-h, --help) prints usage (a text, then
-// every flag) once, on stdout; a bad flag prints the error, with the flag
-// spelled with two dashes, and a hint on stderr. done says the command
-// should end now with status code.
-func parseFlags(fs *flag.FlagSet, args []string, cmd string, usage func(io.Writer), stdout, stderr io.Writer) (code int, done bool) {
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	err := fs.Parse(args)
-	switch {
-	case err == nil:
-		return exitOK, false
-	case errors.Is(err, flag.ErrHelp):
-		usage(stdout)
-		return exitOK, true
-	}
-	fmt.Fprintf(stderr, "%s: %s\nRun '%s --help' for usage.\n", cmd, singleDash.ReplaceAllString(err.Error(), "$1--$2"), cmd)
-	return exitUsage, true
+	cli.PrintFlags(w, fs)
 }
 
 func trimNL(s string) string {

@@ -44,10 +44,14 @@ import (
 	_ "github.com/pippet/pippet/applier/types/all"
 	"github.com/pippet/pippet/applier/types/file"
 	"github.com/pippet/pippet/delegate"
+	"github.com/pippet/pippet/internal/cli"
 	"github.com/pippet/pippet/internal/puppetlog"
+	"github.com/pippet/pippet/internal/stream"
 )
 
 func main() {
+	// As Puppet does at start: the sbin directories join the PATH.
+	os.Setenv("PATH", withSbin(os.Getenv("PATH")))
 	os.Exit(realMain(context.Background(), os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -92,8 +96,8 @@ func newFlagSet(o *options) *flag.FlagSet {
 	fs.BoolVar(&o.version, "version", false, "print the version and the commit the binary was built from (and whether its tree was modified), and exit")
 	addPuppetFlags(fs, &o.puppet)
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the whole run to `file` (for go tool pprof)")
-	addFallbackFlags(fs, &o.fallback, &o.modulePath)
-	addDelegateFlag(fs, &o.delegate)
+	cli.AddFallbackFlags(fs, &o.fallback, &o.modulePath)
+	cli.AddDelegateFlag(fs, &o.delegate)
 	return fs
 }
 
@@ -141,7 +145,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	handler := puppetlog.New(stderr, level)
 	logger := slog.New(handler)
-	dirs := newDirSync(logger, !o.sync)
+	dirs := stream.NewDirSync(logger, !o.sync)
 	eng := newEngine(&o, puppetOpts, logger, dirs)
 
 	// One session reads every line of stdin: it keeps the lines sent
@@ -150,7 +154,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	app, fallback, err := withFallback(sess, delegate.Options{
 		Fallback:   o.fallback,
 		ModulePath: o.modulePath,
-		Types:      delegatedTypes(o.delegate),
+		Types:      cli.DelegatedTypes(o.delegate),
 		Noop:       o.noop,
 		LogLevel:   puppetLevel(level),
 		MaxRequest: o.maxLine,
@@ -179,11 +183,11 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	// The summary is a notice: it is printed whenever notices are.
 	summary := level <= applier.LevelNotice
-	var count *tally
+	var count *stream.Tally
 	if summary || o.detailed {
-		count = &tally{}
+		count = &stream.Tally{}
 	}
-	code = runLoop(ctx, loopConfig{
+	code = stream.Run(ctx, stream.Config{
 		MaxLine: o.maxLine,
 		Compat:  o.compat,
 		Banner:  !o.noBanner,
@@ -196,10 +200,10 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return code
 	}
 	if summary {
-		logger.Log(ctx, applier.LevelNotice, count.summary())
+		logger.Log(ctx, applier.LevelNotice, count.Summary())
 	}
 	if o.detailed {
-		return count.detailedExitCode()
+		return count.DetailedExitCode()
 	}
 	return exitOK
 }
@@ -211,7 +215,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 // Puppet's receiver, unless a flag says otherwise.
 func parseOptions(args []string, stdout, stderr io.Writer) (o options, level slog.Level, code int, done bool) {
 	fs := newFlagSet(&o)
-	if code, done := parseFlags(fs, args, "receiver", func(w io.Writer) { usage(w, fs) }, stdout, stderr); done {
+	if code, done := cli.ParseFlags(fs, args, "receiver", func(w io.Writer) { usage(w, fs) }, stdout, stderr); done {
 		return o, 0, code, true
 	}
 	usageErr := func(format string, args ...any) (options, slog.Level, int, bool) {

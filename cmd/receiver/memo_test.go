@@ -16,6 +16,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/engine"
+	"github.com/pippet/pippet/internal/stream"
 	"github.com/pippet/pippet/internal/testutil"
 	"github.com/pippet/pippet/mock"
 	"github.com/pippet/pippet/protocol"
@@ -118,7 +119,9 @@ func TestMemoKeysWithoutTheRunnersID(t *testing.T) {
 	for i := 1; i <= 4; i++ {
 		fmt.Fprintf(&in, `{"type":"notify","title":"n","params":"{message: hi}","id":%d}`+"\n", i)
 	}
-	out, code := runString(t, loopConfig{Decode: sess.Decode}, app, in.String())
+	var buf bytes.Buffer
+	code := stream.Run(context.Background(), stream.Config{Decode: sess.Decode}, app, strings.NewReader(in.String()), &buf, nil)
+	out := buf.String()
 	require.Equal(t, exitOK, code)
 	require.Len(t, seen, 4)
 	assert.NotSame(t, seen[1], seen[2], "kept on the second sighting")

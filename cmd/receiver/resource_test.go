@@ -14,28 +14,21 @@ import (
 	"github.com/pippet/pippet/protocol"
 )
 
-func TestManifest(t *testing.T) {
-	got := Manifest("user", "o'k", protocol.State{
-		{Name: "ensure", Value: "present"},
-		{Name: "groups", Value: []any{"a", "b"}},
-		{Name: "password_max_age", Value: int64(-1)},
-		{Name: "purge", Value: true},
-		{Name: "home", Value: `C:\x`},
-	})
-	assert.Equal(t, "user { 'o\\'k':\n"+
-		"  ensure           => 'present',\n"+
-		"  groups           => ['a', 'b'],\n"+
-		"  password_max_age => -1,\n"+
-		"  purge            => true,\n"+
-		"  home             => 'C:\\\\x',\n"+
-		"}\n", got)
-}
-
 func TestResourceSubcommand(t *testing.T) {
 	dir := t.TempDir()
 	hosts := filepath.Join(dir, "hosts")
 	require.NoError(t, os.WriteFile(hosts, []byte("10.0.0.1 a.example\n10.0.0.2 b.example b # bee\n"), 0o644))
 	tgt := "target=" + hosts
+	// The filebucket keeps the hosts file this test replaces: in the
+	// test's own directory, never the machine's.
+	bucket := filepath.Join(dir, "state")
+	runSub := func(t *testing.T, args ...string) (int, string, string) {
+		t.Helper()
+		if len(args) > 1 && args[0] == "resource" {
+			args = append([]string{"resource", "--state-dir", bucket}, args[1:]...)
+		}
+		return runSub(t, args...)
+	}
 
 	code, out, errs := runSub(t, "resource", "host", "b.example", tgt)
 	require.Equal(t, 0, code, errs)
@@ -84,9 +77,20 @@ func TestResourceSubcommand(t *testing.T) {
 	code, _, errs = runSub(t, "resource", "host", "a.example", "=x")
 	assert.Equal(t, 2, code)
 	assert.Contains(t, errs, `"=x" is not ATTR=VALUE`)
-	code, _, errs = runSub(t, "resource", "exec")
+	code, out, errs = runSub(t, "resource", "exec")
 	assert.Equal(t, 1, code)
 	assert.Contains(t, errs, "cannot search Exec")
+	assert.Empty(t, out, "a failed listing prints no resource")
+	// A find that fails prints nothing on stdout either (it printed
+	// "host { 'x':\n}"): the error is on stderr.
+	code, out, errs = runSub(t, "resource", "host", "x.example", "target="+dir)
+	assert.Equal(t, 1, code, errs)
+	assert.Empty(t, out)
+	assert.Contains(t, errs, "Error: ")
+
+	entries, err := os.ReadDir(filepath.Join(bucket, "bucket"))
+	require.NoError(t, err, "the replaced hosts file is kept in the test's own filebucket")
+	assert.NotEmpty(t, entries)
 }
 
 func TestDescribeJSON(t *testing.T) {

@@ -16,7 +16,7 @@ var commit string
 // tree had uncommitted changes.
 func versionLine() string {
 	info, _ := debug.ReadBuildInfo()
-	return "receiver " + protocol.Version + " (protocol 1) " + buildSource(commit, info) + "\n"
+	return "receiver " + protocol.Version + " (protocol " + protocol.ProtocolLevel + ") " + buildSource(commit, info) + "\n"
 }
 
 // buildSource describes the source of the build, from the first of:

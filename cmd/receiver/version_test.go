@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/pippet/pippet/protocol"
 )
 
 func TestBuildSource(t *testing.T) {
@@ -31,5 +33,24 @@ func TestBuildSource(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			assert.Equal(t, tt.want, buildSource(tt.described, tt.info))
 		})
+	}
+}
+
+// TestVersionNamesTheBannersProtocol: --version and the banner name the
+// same protocol level (--version said "protocol 1" while the banner said 2).
+func TestVersionNamesTheBannersProtocol(t *testing.T) {
+	line := versionLine()
+	assert.Contains(t, line, "(protocol "+protocol.ProtocolLevel+")")
+	assert.Contains(t, protocol.Banner, `"protocol":`+protocol.ProtocolLevel+",")
+}
+
+func TestWithSbin(t *testing.T) {
+	for _, tt := range []struct{ path, want string }{
+		{"/usr/bin:/bin", "/usr/bin:/bin:/usr/sbin:/sbin"},
+		{"/usr/local/bin:/usr/sbin:/usr/bin", "/usr/local/bin:/usr/sbin:/usr/bin:/sbin"},
+		{"/usr/sbin:/sbin:/usr/bin", "/usr/sbin:/sbin:/usr/bin"},
+		{"", "/usr/sbin:/sbin"},
+	} {
+		assert.Equal(t, tt.want, withSbin(tt.path), tt.path)
 	}
 }

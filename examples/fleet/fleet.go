@@ -29,18 +29,25 @@ type Host struct {
 type Summary struct {
 	Host                       string
 	Changed, Unchanged, Failed int
-	Elapsed                    time.Duration
-	Err                        error   // the host could not be driven at all
-	Failures                   []error // the resources that failed, in order
+	// WouldChange counts the resources out of sync that were left alone:
+	// the fleet ran with -noop, or the host's receiver runs with --noop.
+	WouldChange int
+	Elapsed     time.Duration
+	Err         error   // the host could not be driven at all
+	Failures    []error // the resources that failed, in order
 }
 
 func (s Summary) String() string {
 	if s.Err != nil {
 		return fmt.Sprintf("%s: not applied: %v", s.Host, s.Err)
 	}
-	n := s.Changed + s.Unchanged + s.Failed
-	return fmt.Sprintf("%s: %d resources in %s: %d changed, %d unchanged, %d failed",
-		s.Host, n, s.Elapsed.Round(time.Millisecond), s.Changed, s.Unchanged, s.Failed)
+	n := s.Changed + s.WouldChange + s.Unchanged + s.Failed
+	noop := ""
+	if s.WouldChange > 0 {
+		noop = fmt.Sprintf(", %d would change (noop)", s.WouldChange)
+	}
+	return fmt.Sprintf("%s: %d resources in %s: %d changed%s, %d unchanged, %d failed",
+		s.Host, n, s.Elapsed.Round(time.Millisecond), s.Changed, noop, s.Unchanged, s.Failed)
 }
 
 // ReadResources reads NDJSON requests ({"type","title","params"}), one a
@@ -77,15 +84,17 @@ func ReadResources(r io.Reader) ([]*runner.Resource, error) {
 // its own runner (its own receiver process, started and stopped here), and
 // returns one summary per host, sorted by name. A host whose receiver
 // cannot start, or whose connection keeps failing, does not hold back the
-// others. Each resource gets at most timeout.
-func Apply(ctx context.Context, hosts []Host, resources []*runner.Resource, timeout time.Duration, log *slog.Logger) []Summary {
+// others. Each resource gets at most timeout. With noop, nothing is
+// changed: each resource is checked (runner.Check) and counted as would
+// change or unchanged.
+func Apply(ctx context.Context, hosts []Host, resources []*runner.Resource, timeout time.Duration, noop bool, log *slog.Logger) []Summary {
 	out := make([]Summary, len(hosts))
 	var wg sync.WaitGroup
 	for i, h := range hosts {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out[i] = applyHost(ctx, h, resources, timeout, log)
+			out[i] = applyHost(ctx, h, resources, timeout, noop, log)
 		}()
 	}
 	wg.Wait()
@@ -93,7 +102,7 @@ func Apply(ctx context.Context, hosts []Host, resources []*runner.Resource, time
 	return out
 }
 
-func applyHost(ctx context.Context, h Host, resources []*runner.Resource, timeout time.Duration, log *slog.Logger) Summary {
+func applyHost(ctx context.Context, h Host, resources []*runner.Resource, timeout time.Duration, noop bool, log *slog.Logger) Summary {
 	s := Summary{Host: h.Name}
 	start := time.Now()
 	defer func() { s.Elapsed = time.Since(start) }()
@@ -109,12 +118,14 @@ func applyHost(ctx context.Context, h Host, resources []*runner.Resource, timeou
 			return s
 		}
 		rctx, cancel := context.WithTimeout(ctx, timeout)
-		changed, err := runner.Apply(rctx, rec, res)
+		changed, wouldChange, err := applyOne(rctx, rec, res, noop)
 		cancel()
 		var re *runner.ResultError
 		switch {
 		case err == nil && changed:
 			s.Changed++
+		case err == nil && wouldChange:
+			s.WouldChange++
 		case err == nil:
 			s.Unchanged++
 		case errors.As(err, &re):
@@ -129,6 +140,18 @@ func applyHost(ctx context.Context, h Host, resources []*runner.Resource, timeou
 	}
 	s.Elapsed = time.Since(start)
 	return s
+}
+
+// applyOne converges res (or, with noop, checks it). wouldChange: the
+// resource is out of sync and was left so, by this noop or by the host's
+// receiver running in noop mode (its answer says noop and lists events).
+func applyOne(ctx context.Context, r runner.Runner, res *runner.Resource, noop bool) (changed, wouldChange bool, err error) {
+	if noop {
+		inSync, _, err := runner.Check(ctx, r, res)
+		return false, err == nil && !inSync, err
+	}
+	result, err := runner.ApplyResult(ctx, r, res)
+	return result.Changed, result.Noop && len(result.Events) > 0, err
 }
 
 // ParseHost reads NAME=COMMAND (the command split on blanks).

@@ -38,13 +38,7 @@ func TestFleetOverSSH(t *testing.T) {
 		t.Skip("builds the receiver and runs sshd")
 	}
 	s := testutil.StartSSHD(t)
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	require.NoError(t, err)
-	bin := filepath.Join(t.TempDir(), "receiver")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/receiver")
-	build.Dir = filepath.Dir(strings.TrimSpace(string(out)))
-	out, err = build.CombinedOutput()
-	require.NoError(t, err, "%s", out)
+	bin := buildReceiver(t)
 
 	// The two "hosts" are one machine: both converge the same file, which
 	// only the first to get there changes.
@@ -62,7 +56,7 @@ func TestFleetOverSSH(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	sums := Apply(ctx, hosts, rs, 30*time.Second, slog.New(slog.DiscardHandler))
+	sums := Apply(ctx, hosts, rs, 30*time.Second, false, slog.New(slog.DiscardHandler))
 	require.Len(t, sums, 3)
 	assert.Equal(t, "down", sums[0].Host)
 	assert.Error(t, sums[0].Err, "an unreachable host is reported, not waited for")
@@ -78,4 +72,53 @@ func TestFleetOverSSH(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(root, "shared"))
 	require.NoError(t, err)
 	assert.Equal(t, "fleet", string(b))
+}
+
+// TestFleetNoop: resources that would change are counted so, whether the
+// fleet runs with -noop or a host's receiver runs with --noop (it said
+// "3 unchanged" for three resources that would change), and nothing
+// changes.
+func TestFleetNoop(t *testing.T) {
+	bin := buildReceiver(t)
+	root := t.TempDir()
+	ndjson := `{"type":"notify","title":"hello"}
+{"type":"file","title":"` + root + `/a","params":"{ensure: file, content: fleet}"}
+{"type":"file","title":"` + root + `/b","params":"{ensure: absent}"}
+`
+	rs, err := ReadResources(strings.NewReader(ndjson))
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	for _, tc := range []struct {
+		name string
+		host Host
+		noop bool
+	}{
+		{"fleet -noop", Host{Name: "web1", Command: []string{bin, "--state-dir", filepath.Join(root, "s1")}}, true},
+		{"host --noop", Host{Name: "web2", Command: []string{bin, "--noop", "--state-dir", filepath.Join(root, "s2")}}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sums := Apply(ctx, []Host{tc.host}, rs, 30*time.Second, tc.noop, slog.New(slog.DiscardHandler))
+			require.Len(t, sums, 1)
+			s := sums[0]
+			require.NoError(t, s.Err)
+			assert.Equal(t, 0, s.Changed)
+			assert.Equal(t, 2, s.WouldChange, "the notify and the missing file would change")
+			assert.Equal(t, 1, s.Unchanged, "an absent file that is absent")
+			assert.Contains(t, s.String(), "0 changed, 2 would change (noop), 1 unchanged, 0 failed")
+			assert.NoFileExists(t, filepath.Join(root, "a"))
+		})
+	}
+}
+
+func buildReceiver(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("go", "env", "GOMOD").Output()
+	require.NoError(t, err)
+	bin := filepath.Join(t.TempDir(), "receiver")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/receiver")
+	build.Dir = filepath.Dir(strings.TrimSpace(string(out)))
+	out, err = build.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return bin
 }

@@ -5,7 +5,9 @@
 //
 //	go run ./examples/fleet -host web1='ssh web1 receiver' -host web2='ssh web2 receiver' site.ndjson
 //
-// A host that cannot be reached does not hold back the others. The exit
+// Each host needs `receiver` on the PATH its ssh session gets (or the full
+// path in the command); `make static` builds one to copy to a host that
+// has no Go. A host that cannot be reached does not hold back the others. The exit
 // status is 1 when any resource failed or any host could not be driven.
 package main
 
@@ -38,6 +40,7 @@ func main() {
 	flag.Var(&hosts, "host", "NAME=COMMAND starting a receiver on that host (repeat for each host)")
 	timeout := flag.Duration("timeout", time.Minute, "deadline of each resource")
 	verbose := flag.Bool("v", false, "log the receivers' stderr and lifecycle")
+	noop := flag.Bool("noop", false, "change nothing: report what would change on each host")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: %s -host NAME=COMMAND [-host ...] [flags] RESOURCES.ndjson\n", os.Args[0])
 		flag.PrintDefaults()
@@ -66,7 +69,7 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	bad := false
-	for _, s := range Apply(ctx, hosts, resources, *timeout, log) {
+	for _, s := range Apply(ctx, hosts, resources, *timeout, *noop, log) {
 		fmt.Println(s)
 		for _, e := range s.Failures {
 			fmt.Println("  failed: " + strings.ReplaceAll(e.Error(), "\n", "\n    "))

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -83,4 +84,39 @@ func FuzzWatchdog(in []byte) (stop func()) {
 	}
 	t := time.AfterFunc(2*time.Second, func() { panic(fmt.Sprintf("input took more than 2s: %q", in)) })
 	return func() { t.Stop() }
+}
+
+// EqualValues compares decoded params values (nil, string, int64,
+// float64, bool, []any, map[string]any), as reflect.DeepEqual does but
+// with NaN equal to NaN.
+func EqualValues(a, b any) bool {
+	switch x := a.(type) {
+	case float64:
+		y, ok := b.(float64)
+		return ok && (x == y || x != x && y != y)
+	case []any:
+		y, ok := b.([]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for i := range x {
+			if !EqualValues(x[i], y[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok || len(x) != len(y) {
+			return false
+		}
+		for k, e := range x {
+			f, ok := y[k]
+			if !ok || !EqualValues(e, f) {
+				return false
+			}
+		}
+		return true
+	}
+	return reflect.DeepEqual(a, b)
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/internal/testutil"
 )
 
 // TestFastParamsAgreesOnRandomDocuments builds documents from the pieces
@@ -99,7 +101,7 @@ func TestFastParamsAgreesOnRandomDocuments(t *testing.T) {
 		took++
 		slow, err := parseYAML([]byte(doc), nil)
 		require.NoError(t, err, "fast path took %q, yaml.v3 path refused it", doc)
-		require.True(t, equalValues(fast, slow), "%q: fast %#v, yaml.v3 %#v", doc, fast, slow)
+		require.True(t, testutil.EqualValues(fast, slow), "%q: fast %#v, yaml.v3 %#v", doc, fast, slow)
 	}
 	t.Logf("fast path took %d of %d documents", took, n)
 	// The generator must reach the fast path often enough to mean something.

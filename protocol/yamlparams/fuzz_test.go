@@ -34,7 +34,7 @@ func FuzzParse(f *testing.F) {
 			if serr != nil {
 				t.Fatalf("fast path accepted %q, yaml.v3 path refused: %v", src, serr)
 			}
-			if !equalValues(fast, slow) {
+			if !testutil.EqualValues(fast, slow) {
 				t.Fatalf("fast path %#v, yaml.v3 path %#v for %q", fast, slow, src)
 			}
 		}
@@ -93,37 +93,4 @@ func checkTypes(t *testing.T, v any, depth int) {
 	default:
 		t.Fatalf("unexpected type %T", v)
 	}
-}
-
-// equalValues compares decoded values, NaN equal to NaN.
-func equalValues(a, b any) bool {
-	switch x := a.(type) {
-	case float64:
-		y, ok := b.(float64)
-		return ok && (x == y || x != x && y != y)
-	case []any:
-		y, ok := b.([]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for i := range x {
-			if !equalValues(x[i], y[i]) {
-				return false
-			}
-		}
-		return true
-	case map[string]any:
-		y, ok := b.(map[string]any)
-		if !ok || len(x) != len(y) {
-			return false
-		}
-		for k, e := range x {
-			f, ok := y[k]
-			if !ok || !equalValues(e, f) {
-				return false
-			}
-		}
-		return true
-	}
-	return a == b
 }

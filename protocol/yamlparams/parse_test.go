@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/internal/testutil"
 )
 
 // The expectations below were checked against Ruby 3.1's Psych, which
@@ -127,7 +129,7 @@ func TestFastParams(t *testing.T) {
 		require.True(t, ok, "fast path declined %q", s)
 		slow, err := parseYAML([]byte(s), nil)
 		require.NoError(t, err, s)
-		assert.True(t, equalValues(fast, slow), "%q: fast %#v, slow %#v", s, fast, slow)
+		assert.True(t, testutil.EqualValues(fast, slow), "%q: fast %#v, slow %#v", s, fast, slow)
 	}
 	declines := []string{
 		"", "{a: [1]}", "{a: {b: c}}", "{a: b,}", "{a: 2001-12-14}", "{a:b}", "{a: b #c}",

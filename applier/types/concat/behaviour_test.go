@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,7 +15,7 @@ import (
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/types/concat"
-	"github.com/pippet/pippet/applier/types/internal/puppetcase"
+	"github.com/pippet/pippet/applier/typetest/puppetcase"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -98,4 +99,24 @@ func TestBadFragment(t *testing.T) {
 	assert.Contains(t, res.Exception, "fragment Concat_fragment[bad]: Validation of Concat_fragment[bad] failed: Can't use 'source' and 'content' at the same time")
 	_, err := os.Stat(p)
 	assert.True(t, os.IsNotExist(err))
+}
+
+// TestLogsOnce: at info level and above the target's changes are logged
+// once, as the concat_file's: neither the noop probe's events nor the
+// File's own lines (those are at debug level).
+func TestLogsOnce(t *testing.T) {
+	var logs bytes.Buffer
+	reg := applier.NewRegistry()
+	reg.Add(concat.FileType)
+	e := engine.New(reg, &applier.Env{Log: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	p := filepath.Join(t.TempDir(), "f")
+	require.NoError(t, os.WriteFile(p, []byte("old\n"), 0o600))
+	run := puppetcase.Run{{Type: "concat_fragment", Title: "a", Params: map[string]any{"target": p, "content": "new\n"}}}
+	res := e.Apply(applier.WithRun(context.Background(), run), &protocol.Request{Type: "concat_file", Title: p, Params: map[string]any{"mode": "0644"}})
+	require.True(t, res.Changed, "%+v", res)
+	out := logs.String()
+	assert.NotContains(t, out, "(noop)")
+	assert.NotContains(t, out, "File["+p+"]")
+	assert.Equal(t, 1, strings.Count(out, "Concat_file["+p+"]/content: content changed"), out)
+	assert.Equal(t, 1, strings.Count(out, "Concat_file["+p+"]/mode: mode changed"), out)
 }

@@ -2,13 +2,13 @@ package concat
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 
+	json "github.com/goccy/go-json"
 	"gopkg.in/yaml.v3"
 )
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net/url"
 	"os"
 	"sort"
@@ -82,7 +81,9 @@ type fileProvider struct {
 
 // engines holds, per environment, an engine with the file type alone
 // (the Env's Engine over a registry of file): the one that applies
-// concat_files' targets.
+// concat_files' targets. Its requests are logged at debug level (see
+// fileRequest): the noop probe's events are no news, and the real changes
+// are logged once, as the concat_file's.
 var engines sync.Map // *applier.Env -> protocol.Applier
 
 func fileEngine(env *applier.Env) (protocol.Applier, error) {
@@ -94,7 +95,7 @@ func fileEngine(env *applier.Env) (protocol.Applier, error) {
 	}
 	reg := applier.NewRegistry()
 	reg.Add(file.Type)
-	e, _ := engines.LoadOrStore(env, env.Engine(reg))
+	e, _ := engines.LoadOrStore(env, env.Engine(reg, env))
 	return e.(protocol.Applier), nil
 }
 
@@ -137,24 +138,9 @@ func (p *fileProvider) fileRequest(ctx context.Context) (*protocol.Request, erro
 			params[name] = v
 		}
 	}
-	if p.r.LogLevel != applier.LevelNotice {
-		params["loglevel"] = levelName(p.r.LogLevel)
-	}
+	// The File's change lines would say again what the concat_file's say.
+	params["loglevel"] = "debug"
 	return &protocol.Request{Type: "file", Title: path, Params: params}, nil
-}
-
-func levelName(l slog.Level) string {
-	switch {
-	case l <= slog.LevelDebug:
-		return "debug"
-	case l <= slog.LevelInfo:
-		return "info"
-	case l <= applier.LevelNotice:
-		return "notice"
-	case l <= slog.LevelWarn:
-		return "warning"
-	}
-	return "err"
 }
 
 // Get assembles the content and applies the File in noop: the target is

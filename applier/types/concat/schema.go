@@ -67,7 +67,7 @@ func boolParam(name string, def any, doc string) *applier.Attr {
 		Munge: mungeBool, Default: def, Doc: doc}
 }
 
-func stringParam(name, what, doc string) *applier.Attr {
+func stringParam(name, doc string) *applier.Attr {
 	return &applier.Attr{Name: name, Behaviour: applier.Parameter, Kind: applier.KindString, Accepts: applier.AcceptString, Doc: doc}
 }
 
@@ -80,6 +80,15 @@ var FileType = &applier.Type{
 			return "File[" + p + "]"
 		}
 		return "File[" + title + "]"
+	},
+	// The module's autorequire (a file of its path), and those of the File
+	// it generates for its target: the nearest managed ancestor directory,
+	// the owner and the group.
+	Auto: []applier.AutoRel{
+		{Type: "file", Attr: "path"},
+		{Type: "file", Attr: "path", Titles: applier.Ancestors, First: true},
+		{Type: "user", Attr: "owner", Titles: applier.Names},
+		{Type: "group", Attr: "group", Titles: applier.Names},
 	},
 	Doc: "Generates a file with content from fragments (concat_fragment resources) whose " +
 		"target is its title or path, or that share its tag (puppetlabs-concat's concat_file).",
@@ -106,17 +115,17 @@ var FileType = &applier.Type{
 		{Name: "backup", Behaviour: applier.Parameter, Kind: applier.KindString, Accepts: applier.AcceptString | applier.AcceptBoolean,
 			Doc: "How the file type backs up the old file: false, a suffix starting with '.', or a bucket name (the local filebucket)."},
 		boolParam("replace", "true", "Whether to overwrite the destination file if it already exists."),
-		stringParam("validate_cmd", "", "A command checking the new content before it replaces the file, as the file type's (% stands for the temp file)."),
+		stringParam("validate_cmd", "A command checking the new content before it replaces the file, as the file type's (% stands for the temp file)."),
 		boolParam("ensure_newline", "false", "Whether to add a newline at the end of each fragment that doesn't already end in one."),
 		{Name: "format", Behaviour: applier.Parameter, Kind: applier.KindEnum,
 			Values: []string{"plain", "yaml", "json", "json-array", "json-pretty", "json-array-pretty"}, Default: "plain",
 			Doc: "How fragments are merged: plain (joined), yaml, json, json-pretty (merged maps), json-array, json-array-pretty (a list)."},
 		boolParam("force", "false", "Whether merging data (yaml, json) may meet a key twice with different values (the first is kept)."),
 		boolParam("selinux_ignore_defaults", nil, "The file type's selinux_ignore_defaults; accepted and ignored (as Puppet ignores it without SELinux)."),
-		stringParam("selrange", "", "The file type's selrange; accepted and ignored."),
-		stringParam("selrole", "", "The file type's selrole; accepted and ignored."),
-		stringParam("seltype", "", "The file type's seltype; accepted and ignored."),
-		stringParam("seluser", "", "The file type's seluser; accepted and ignored."),
+		stringParam("selrange", "The file type's selrange; accepted and ignored."),
+		stringParam("selrole", "The file type's selrole; accepted and ignored."),
+		stringParam("seltype", "The file type's seltype; accepted and ignored."),
+		stringParam("seluser", "The file type's seluser; accepted and ignored."),
 		boolParam("show_diff", nil, "The file type's show_diff for the destination file."),
 	},
 	Providers: []*applier.ProviderSpec{{

@@ -26,11 +26,5 @@ func BenchmarkUnchanged(b *testing.B) {
 		k := strconv.Itoa(i)
 		lines[i] = `{"type":"cron","title":"j` + k + `","params":"{user: pipcron9, command: /bin/true ` + k + `, minute: ` + strconv.Itoa(i%60) + `}"}`
 	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		res := e.ApplyLine(lines[i%1000])
-		if res.Changed || res.Failed {
-			b.Fatalf("%+v", res)
-		}
-	}
+	e.BenchUnchanged(b, lines)
 }

@@ -88,11 +88,7 @@ func run(t *testing.T, u string, steps []step) {
 	t.Helper()
 	e := typetest.New(t, []*applier.Type{cron.Type})
 	for i, s := range steps {
-		res := e.Apply("cron", s.title, strings.ReplaceAll(s.params, "U", u))
-		assert.Equal(t, s.want, typetest.Summary(res), "step %d (%s %s)", i+1, s.title, s.params)
-		if s.events != "" {
-			assert.Equal(t, s.events, typetest.Events(res), "step %d", i+1)
-		}
+		e.Step(i, "cron", s.title, strings.ReplaceAll(s.params, "U", u), s.want, s.events)
 		if s.tab != "-" {
 			assert.Equal(t, s.tab, listed(t, u), "step %d", i+1)
 		}

@@ -243,22 +243,25 @@ func newCrontab(r *applier.Resource, env *applier.Env) (applier.Provider, error)
 		u = currentUser()
 	}
 	p := &crontab{r: r, user: u}
-	p.Entry = parsedfile.Entry[job]{Format: Format, Target: p.target(env), Env: env, Find: p.find}
+	p.Entry = parsedfile.Entry[job]{Format: Format, Target: p.target(env), Env: env, Finder: p}
 	return p, nil
 }
 
 // target is the user's crontab: its spool file read as `crontab -l`
-// lists it (or, where it can't be read, `crontab -l` run), installed by
-// crontab(1).
+// lists it (Decode; or, where it can't be read, `crontab -l` run:
+// ReadFallback), installed by crontab(1) (WriteTarget).
 func (p *crontab) target(env *applier.Env) parsedfile.Target {
-	return parsedfile.Target{
-		Path: filepath.Join(spoolDir(env), p.user), Name: p.user + "'s crontab",
-		Decode: listed, Fallback: p.list, Write: p.install,
-	}
+	return parsedfile.Target{Path: filepath.Join(spoolDir(env), p.user), Rules: p}
 }
 
-// list runs `crontab -l`, as Puppet reads a crontab.
-func (p *crontab) list(ctx context.Context) (string, bool, error) {
+// TargetName names the crontab in messages.
+func (p *crontab) TargetName() string { return p.user + "'s crontab" }
+
+// Decode is the spool file as `crontab -l` lists it.
+func (p *crontab) Decode(data []byte) string { return listed(data) }
+
+// ReadFallback runs `crontab -l`, as Puppet reads a crontab.
+func (p *crontab) ReadFallback(ctx context.Context) (string, bool, error) {
 	u, err := lookupUser(p.user)
 	if err != nil || u == nil {
 		return "", false, err
@@ -282,9 +285,9 @@ func (p *crontab) argv(arg string) []string {
 	return []string{"crontab", "-u", p.user, arg}
 }
 
-// find returns the line of the resource's job: the last of its name, or
+// Find returns the line of the resource's job: the last of its name, or
 // else the first unnamed job with the resource's command and schedule.
-func (p *crontab) find(rs *parsedfile.Records[job]) int {
+func (p *crontab) Find(rs *parsedfile.Records[job]) int {
 	if i := rs.Find(p.r.Name()); i >= 0 {
 		return i
 	}
@@ -432,10 +435,9 @@ func (p *crontab) setSchedule(j *job) {
 	}
 }
 
-// install installs a crontab's text with crontab(1) (the Target's writer),
-// which runs to its end whatever becomes of the receiver
-// (command.Cmd.Finish).
-func (p *crontab) install(ctx context.Context, text []byte) error {
+// WriteTarget installs a crontab's text with crontab(1), which runs to
+// its end whatever becomes of the receiver (command.Cmd.Finish).
+func (p *crontab) WriteTarget(ctx context.Context, text []byte) error {
 	_, err := command.Check(ctx, &command.Cmd{Argv: p.argv("-"), Stdin: text, Timeout: time.Minute, Finish: true})
 	return err
 }

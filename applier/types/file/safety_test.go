@@ -258,3 +258,35 @@ func TestCrashChild(t *testing.T) {
 		os.Exit(3)
 	}
 }
+
+// TestEnsureTypoWarns: ensure: fiel makes a link to fiel, as Puppet does,
+// and warns that file was probably meant; a real link target (a path, or
+// a word far from every ensure value) makes no warning.
+func TestEnsureTypoWarns(t *testing.T) {
+	dir := t.TempDir()
+	for _, tt := range []struct {
+		ensure, warn string
+	}{
+		{"fiel", "did you mean ensure: file?"},
+		{"directroy", "did you mean ensure: directory?"},
+		{"absnet", "did you mean ensure: absent?"},
+		{"motd.d", ""},
+		{"../fiel", ""},
+	} {
+		t.Run(tt.ensure, func(t *testing.T) {
+			e, logs := newLoggingEngine(t)
+			path := filepath.Join(dir, strings.NewReplacer("/", "_", ".", "_").Replace(tt.ensure))
+			res := apply(t, e, path, "{ensure: '"+tt.ensure+"'}")
+			require.False(t, res.Failed || res.Error, res.Exception)
+			got, err := os.Readlink(path)
+			require.NoError(t, err, "a link is made, as in Puppet")
+			assert.Equal(t, tt.ensure, got)
+			if tt.warn == "" {
+				assert.NotContains(t, logs.String(), "did you mean")
+				return
+			}
+			assert.Contains(t, logs.String(), "level=WARN")
+			assert.Contains(t, logs.String(), tt.warn)
+		})
+	}
+}

@@ -578,7 +578,25 @@ func (p *posix) makeLink(ctx context.Context) error {
 			return fmt.Errorf("create link %s: %w", p.path, err)
 		}
 	}
+	p.warnTypoTarget(target)
 	return atomicfile.Symlink(p.path, target, uid, gid, dirsOf(p.env))
+}
+
+// ensureWords are the values of ensure a link target may be a typo of.
+var ensureWords = []string{"present", "absent", "file", "directory", "link"}
+
+// warnTypoTarget warns when a link's target looks like a misspelt ensure
+// value (ensure: fiel): Puppet, and pippet with it, reads any other word
+// as a link target and makes the link; the warning says so, with the
+// value that was probably meant.
+func (p *posix) warnTypoTarget(target string) {
+	if strings.ContainsRune(target, '/') {
+		return
+	}
+	if want := applier.Closest(target, ensureWords); want != "" {
+		p.env.Logger().Warn(fmt.Sprintf("/%s/ensure: '%s' is not one of ensure's values, so it is a link target "+
+			"(%s -> %s), as in Puppet; did you mean ensure: %s?", p.r.Ref(), target, p.path, target, want))
+	}
 }
 
 // remove deletes the file, link or (with force) directory.

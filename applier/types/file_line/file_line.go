@@ -51,6 +51,8 @@ var trueFalse = []string{"true", "false"}
 // Type is the file_line type's declaration.
 var Type = &applier.Type{
 	Name: "file_line",
+	// The module's autorequire: the file that holds the line.
+	Auto: []applier.AutoRel{{Type: "file", Attr: "path"}},
 	Doc: "Ensures that a given line is contained within a file (stdlib's file_line). " +
 		"The whole line is compared, whitespace included; a missing line is appended, " +
 		"or inserted after the line matching `after`, or replaces the line matching `match`.",

@@ -6,7 +6,7 @@ import (
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/types/file_line"
-	"github.com/pippet/pippet/applier/types/internal/puppetcase"
+	"github.com/pippet/pippet/applier/typetest/puppetcase"
 )
 
 func testEngine() *engine.Engine {

@@ -2,7 +2,6 @@ package host_test
 
 import (
 	"context"
-	"os"
 	"path/filepath"
 	"testing"
 
@@ -13,19 +12,9 @@ import (
 	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/filebucket"
 	"github.com/pippet/pippet/applier/types/host"
-	"github.com/pippet/pippet/applier/types/internal/parsedfile"
+	"github.com/pippet/pippet/applier/types/internal/parsedfile/parsedfiletest"
 	"github.com/pippet/pippet/protocol"
 )
-
-// body is the file without Puppet's (time-stamped) header, which must be there.
-func body(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	rest, ok := parsedfile.CutHeader(b)
-	require.True(t, ok, "header in %q", b)
-	return string(rest)
-}
 
 // The whole request path: params as the protocol decodes them, validated
 // and munged by the declaration, converged by the engine.
@@ -102,7 +91,7 @@ func TestRequests(t *testing.T) {
 			} else {
 				assert.Equal(t, s.want, apply(s.title, s.params))
 			}
-			assert.Equal(t, s.file, body(t, target))
+			assert.Equal(t, s.file, parsedfiletest.Body(t, target))
 		})
 	}
 	// Every rewrite of the existing file backed its old content up.

@@ -2,7 +2,6 @@ package host_test
 
 import (
 	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -10,14 +9,13 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/types/host"
+	"github.com/pippet/pippet/applier/types/internal/parsedfile/parsedfiletest"
 	"github.com/pippet/pippet/applier/typetest"
 	"github.com/pippet/pippet/protocol"
 )
 
 func TestFindAndSearch(t *testing.T) {
-	dir := t.TempDir()
-	target := filepath.Join(dir, "hosts")
-	require.NoError(t, os.WriteFile(target, []byte("# a comment\n127.0.0.1\tlocalhost\n10.0.0.6 db.example\n10.0.0.5 db.example db  # the database\n::1 ip6-localhost ip6-loopback\n"), 0o644))
+	target := parsedfiletest.Target(t, "hosts", "# a comment\n127.0.0.1\tlocalhost\n10.0.0.6 db.example\n10.0.0.5 db.example db  # the database\n::1 ip6-localhost ip6-loopback\n")
 	e := typetest.New(t, []*applier.Type{host.Type})
 	tgt := "{target: '" + target + "'}"
 

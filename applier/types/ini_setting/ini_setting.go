@@ -88,7 +88,17 @@ var ShowDiff = &applier.Attr{
 // Type is the ini_setting type's declaration.
 var Type = &applier.Type{
 	Name: "ini_setting",
-	Doc:  "Manages a single setting in an INI file (puppetlabs-inifile's ini_setting).",
+	// The module's autorequire: the directory holding the file.
+	Auto: []applier.AutoRel{{Type: "file", Attr: "path", Titles: func(v any) []string {
+		if s, ok := v.(string); ok && filepath.IsAbs(s) {
+			return []string{filepath.Dir(filepath.Clean(s))}
+		}
+		return nil
+	}}},
+	// The module's type has a refresh (refreshonly acts on it): a catalog
+	// delivers events to it.
+	Refreshes: true,
+	Doc:       "Manages a single setting in an INI file (puppetlabs-inifile's ini_setting).",
 	Attrs: []*applier.Attr{
 		{
 			Name:      "ensure",

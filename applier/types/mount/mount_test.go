@@ -16,19 +16,9 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/engine"
-	"github.com/pippet/pippet/applier/types/internal/parsedfile"
+	"github.com/pippet/pippet/applier/types/internal/parsedfile/parsedfiletest"
 	"github.com/pippet/pippet/protocol"
 )
-
-// body is the file without Puppet's (time-stamped) header, which must be there.
-func body(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	require.NoError(t, err)
-	rest, ok := parsedfile.CutHeader(b)
-	require.True(t, ok, "header in %q", b)
-	return string(rest)
-}
 
 func testEngine(t *testing.T) *engine.Engine {
 	reg := applier.NewRegistry()
@@ -158,7 +148,7 @@ func TestRequests(t *testing.T) {
 					require.NoError(t, err)
 					assert.Equal(t, prev, string(b), "step %d: file untouched", i+1)
 				default:
-					assert.Equal(t, s.file, body(t, target), "step %d", i+1)
+					assert.Equal(t, s.file, parsedfiletest.Body(t, target), "step %d", i+1)
 					b, _ := os.ReadFile(target)
 					prev = string(b)
 				}
@@ -270,7 +260,7 @@ func TestMountedUnmounted(t *testing.T) {
 		if ok {
 			assert.Contains(t, opts, s.mounted, s.name)
 		}
-		assert.Equal(t, s.file, body(t, target), s.name)
+		assert.Equal(t, s.file, parsedfiletest.Body(t, target), s.name)
 	}
 
 	// A ghost: mounted but not in the table.
@@ -278,7 +268,7 @@ func TestMountedUnmounted(t *testing.T) {
 	got := apply(eng, mnt, params("defined", "size=1m"))
 	assert.Equal(t, protocol.Result{Resource: "Mount[" + mnt + "]", Changed: true,
 		Events: ev("ensure", "ghost", "defined", "ensure changed 'ghost' to 'defined'")}, got)
-	assert.Equal(t, line("size=1m"), body(t, target))
+	assert.Equal(t, line("size=1m"), parsedfiletest.Body(t, target))
 	got = apply(eng, mnt, params("absent", "size=1m"))
 	assert.Equal(t, protocol.Result{Resource: "Mount[" + mnt + "]", Changed: true,
 		Events: ev("ensure", "mounted", "absent", "undefined 'ensure' from 'mounted'")}, got)

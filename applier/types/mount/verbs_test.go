@@ -10,15 +10,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/types/internal/parsedfile/parsedfiletest"
 	"github.com/pippet/pippet/applier/typetest"
 	"github.com/pippet/pippet/protocol"
 )
 
 func TestFindAndSearch(t *testing.T) {
-	dir := t.TempDir()
-	target := filepath.Join(dir, "fstab")
 	table := "# table\n/dev/pipv\t/mnt/pipv\\040none\text4\tnoatime\t0\t2\nLABEL=x /mnt/two xfs defaults\n"
-	require.NoError(t, os.WriteFile(target, []byte(table), 0o644))
+	target := parsedfiletest.Target(t, "fstab", table)
 	e := typetest.New(t, []*applier.Type{Type})
 	tgt := "{target: '" + target + "'}"
 

@@ -18,24 +18,29 @@ import (
 // target, /etc/passwd is stat'ed too (BenchmarkUnchangedUserHome).
 func BenchmarkUnchanged(b *testing.B) {
 	target := filepath.Join(b.TempDir(), "authorized_keys")
-	benchKeys(b, target, func(i int) string {
+	benchKeys(b, target, -1, func(i int) string {
 		return `{user: root, type: ed25519, key: ` + ed + `, target: ` + target + `}`
 	})
 }
 
 // BenchmarkUnchangedUserHome: the user's default file (a test account's).
 func BenchmarkUnchangedUserHome(b *testing.B) {
-	home, _ := testUser(b, "pipcronk9", 47509)
+	home, uid := testUser(b, "pipcronk9", 47509)
 	ssh := filepath.Join(home, ".ssh")
 	if err := os.Mkdir(ssh, 0o700); err != nil {
 		b.Fatal(err)
 	}
-	benchKeys(b, filepath.Join(ssh, "authorized_keys"), func(i int) string {
+	if err := os.Chown(ssh, uid, -1); err != nil {
+		b.Fatal(err)
+	}
+	benchKeys(b, filepath.Join(ssh, "authorized_keys"), uid, func(i int) string {
 		return `{user: pipcronk9, type: ed25519, key: ` + ed + `}`
 	})
 }
 
-func benchKeys(b *testing.B, target string, params func(i int) string) {
+// benchKeys fills target with 1,000 keys (owned by uid unless it is -1)
+// and applies requests naming them, in sync.
+func benchKeys(b *testing.B, target string, uid int, params func(i int) string) {
 	var f strings.Builder
 	for i := 0; i < 1000; i++ {
 		fmt.Fprintf(&f, "ssh-ed25519 %s k%d@h\n", ed, i)
@@ -43,15 +48,13 @@ func benchKeys(b *testing.B, target string, params func(i int) string) {
 	if err := os.WriteFile(target, []byte(f.String()), 0o600); err != nil {
 		b.Fatal(err)
 	}
+	if err := os.Chown(target, uid, -1); err != nil {
+		b.Fatal(err)
+	}
 	e := typetest.New(b, []*applier.Type{sshauthkey.Type})
 	lines := make([]string, 1000)
 	for i := range lines {
 		lines[i] = `{"type":"ssh_authorized_key","title":"k` + strconv.Itoa(i) + `@h","params":"` + params(i) + `"}`
 	}
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if res := e.ApplyLine(lines[i%1000]); res.Changed || res.Failed {
-			b.Fatalf("%+v", res)
-		}
-	}
+	e.BenchUnchanged(b, lines)
 }

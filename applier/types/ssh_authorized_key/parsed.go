@@ -144,24 +144,23 @@ func (p *parsed) resolveTarget() (string, error) {
 }
 
 // bind resolves the target and gives it the user's rules: read as the
-// user (userView before and after), written by the writer.
+// user (Guard before and after), written as the user (WriteTarget).
 func (p *parsed) bind() error {
 	t, err := p.resolveTarget()
 	if err != nil {
 		return err
 	}
-	p.Target = parsedfile.Target{Path: t, Write: p.write}
-	p.Target.Guard = func() (any, error) { return p.userView() }
+	p.Target = parsedfile.Target{Path: t, Rules: p}
 	return nil
 }
 
-// userView checks that the user could read the target as it is, when the
+// Guard checks that the user could read the target as it is, when the
 // provider acts as the user (drop_privileges, a user other than root):
 // Puppet reads the file as the user, and the receiver, reading as root,
 // must not tell through an answer what a file the user may not read holds
 // (a link to /etc/shadow, a .ssh linked to another user's). It returns the
 // file's device and inode (zero when it does not exist).
-func (p *parsed) userView() ([2]uint64, error) {
+func (p *parsed) Guard() ([2]uint64, error) {
 	if !p.r.Bool("drop_privileges") || !p.r.Has("user") {
 		return [2]uint64{}, nil
 	}
@@ -286,8 +285,8 @@ func update(rec *record, c *applier.Change) error {
 	return nil
 }
 
-// write replaces the file as the user (the Target's writer).
-func (p *parsed) write(ctx context.Context, data []byte) error {
+// WriteTarget replaces the file as the user.
+func (p *parsed) WriteTarget(ctx context.Context, data []byte) error {
 	user := p.r.String("user")
 	if user == "" {
 		return errors.New("Cannot write SSH authorized keys without user")

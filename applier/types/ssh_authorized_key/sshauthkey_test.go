@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/types/internal/parsedfile"
+	"github.com/pippet/pippet/applier/types/internal/parsedfile/parsedfiletest"
 	sshauthkey "github.com/pippet/pippet/applier/types/ssh_authorized_key"
 	"github.com/pippet/pippet/applier/typetest"
 )
@@ -65,19 +65,6 @@ func testUser(t testing.TB, name string, uid int) (string, int) {
 	return home, uid
 }
 
-// body is a file without Puppet's header, which must be there.
-func body(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return ""
-	}
-	require.NoError(t, err)
-	rest, ok := parsedfile.CutHeader(b)
-	require.True(t, ok, "header in %q", b)
-	return string(rest)
-}
-
 // owner renders a path's mode and owner as `stat -c '%a %u %g'` does.
 func owner(t *testing.T, path string) string {
 	t.Helper()
@@ -102,13 +89,9 @@ type step struct {
 func run(t *testing.T, e *typetest.Engine, target string, steps []step) {
 	t.Helper()
 	for i, s := range steps {
-		res := e.Apply("ssh_authorized_key", s.title, strings.ReplaceAll(s.params, "TARGET", target))
-		assert.Equal(t, s.want, typetest.Summary(res), "step %d (%s %s)", i+1, s.title, s.params)
-		if s.events != "" {
-			assert.Equal(t, s.events, typetest.Events(res), "step %d", i+1)
-		}
+		e.Step(i, "ssh_authorized_key", s.title, strings.ReplaceAll(s.params, "TARGET", target), s.want, s.events)
 		if s.file != "-" {
-			assert.Equal(t, s.file, body(t, target), "step %d", i+1)
+			assert.Equal(t, s.file, parsedfiletest.Body(t, target), "step %d", i+1)
 		}
 	}
 }

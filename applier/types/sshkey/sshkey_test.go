@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/types/internal/parsedfile"
+	"github.com/pippet/pippet/applier/types/internal/parsedfile/parsedfiletest"
 	"github.com/pippet/pippet/applier/types/sshkey"
 	"github.com/pippet/pippet/applier/typetest"
 )
@@ -19,20 +19,6 @@ const (
 	ed  = "AAAAC3NzaC1lZDI1NTE5AAAAIBg4Ibu0wzfMGPGKSbJ1y7ItLm0uX4bGQm1k2JHbmVYk"
 	rsa = "AAAAB3NzaC1yc2EAAAADAQABAAAAgQDBvh3VmYp2EaV"
 )
-
-// body is a file without Puppet's time-stamped header, which must be
-// there; "" when the file does not exist.
-func body(t *testing.T, path string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return ""
-	}
-	require.NoError(t, err)
-	rest, ok := parsedfile.CutHeader(b)
-	require.True(t, ok, "header in %q", b)
-	return string(rest)
-}
 
 type step struct {
 	title, params string
@@ -52,16 +38,12 @@ func run(t *testing.T, setup string, steps []step) string {
 	}
 	e := typetest.New(t, []*applier.Type{sshkey.Type})
 	for i, s := range steps {
-		res := e.Apply("sshkey", s.title, strings.ReplaceAll(s.params, "TARGET", target))
-		assert.Equal(t, s.want, typetest.Summary(res), "step %d (%s %s)", i+1, s.title, s.params)
+		res := e.Step(i, "sshkey", s.title, strings.ReplaceAll(s.params, "TARGET", target), s.want, s.events)
 		if s.ref != "" {
 			assert.Equal(t, s.ref, res.Resource, "step %d", i+1)
 		}
-		if s.events != "" {
-			assert.Equal(t, s.events, typetest.Events(res), "step %d", i+1)
-		}
 		if s.file != "-" {
-			assert.Equal(t, s.file, body(t, target), "step %d", i+1)
+			assert.Equal(t, s.file, parsedfiletest.Body(t, target), "step %d", i+1)
 		}
 	}
 	return target

@@ -32,7 +32,9 @@ package user
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"math/big"
 	"regexp"
@@ -388,6 +390,13 @@ func (p *provider) Get(_ context.Context, cur *applier.State) error {
 			continue
 		}
 		if shadows, err = accounts.LoadShadows(); err != nil {
+			if all && errors.Is(err, fs.ErrPermission) {
+				// A find by a user who may not read /etc/shadow
+				// shows the account without its password fields,
+				// as puppet resource does.
+				shadows = nil
+				break
+			}
 			return err
 		}
 		break
@@ -455,6 +464,9 @@ func instances(_ context.Context, _ *applier.Env, _ *applier.Resource, add func(
 		return err
 	}
 	shadows, err := accounts.LoadShadows()
+	if errors.Is(err, fs.ErrPermission) {
+		shadows, err = nil, nil // listed without the password fields
+	}
 	if err != nil {
 		return err
 	}

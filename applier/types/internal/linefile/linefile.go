@@ -1,6 +1,6 @@
 // Package linefile holds what the types that edit a text file in place
-// (file_line, ini_setting, ini_subsetting) share: reading a file's lines
-// as Ruby's File.readlines splits them, writing the new content
+// (file_line, ini_setting, ini_subsetting) share: Ruby's line rules
+// (chomp, puts), writing the new content
 // atomically the way Ruby's File.open(path, 'w') would leave it (through
 // a symlink, keeping the existing file's owner and mode), and a small
 // cache of compiled regular expressions.
@@ -16,24 +16,6 @@ import (
 	"github.com/pippet/pippet/applier/atomicfile"
 	"github.com/pippet/pippet/applier/dirsync"
 )
-
-// Lines splits b after each "\n", as Ruby's readlines: every line keeps
-// its terminator, the last one may have none. An empty b has no lines.
-func Lines(b []byte) [][]byte {
-	var out [][]byte
-	for len(b) > 0 {
-		i := 0
-		for i < len(b) && b[i] != '\n' {
-			i++
-		}
-		if i < len(b) {
-			i++
-		}
-		out = append(out, b[:i:i])
-		b = b[i:]
-	}
-	return out
-}
 
 // Chomp drops one trailing "\r\n", "\n" or "\r", as Ruby's String#chomp.
 func Chomp(l []byte) []byte {

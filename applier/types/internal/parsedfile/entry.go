@@ -8,6 +8,11 @@ import (
 	"github.com/pippet/pippet/applier"
 )
 
+// Finder finds a resource's record where its key alone does not (a
+// crontab's job without a name comment): the index of its line, -1 when
+// absent.
+type Finder[R any] interface{ Find(rs *Records[R]) int }
+
 // Entry is one resource's record in its target: what a provider's Get,
 // Set and Flush do with it. Load binds it to its record (through the
 // cache); the first change reads the target afresh into a private copy
@@ -19,9 +24,8 @@ type Entry[R any] struct {
 	Env *applier.Env
 	// Key is the key of the resource's record.
 	Key string
-	// Find, when set, binds the entry instead of Key: the index of the
-	// resource's line, -1 when absent.
-	Find func(rs *Records[R]) int
+	// Finder, when set, binds the entry instead of Key.
+	Finder Finder[R]
 	// Now stamps the header (nil: time.Now); tests fix it.
 	Now func() time.Time
 
@@ -40,8 +44,8 @@ func (e *Entry[R]) cache() *applier.Cache {
 
 func (e *Entry[R]) bind(rs *Records[R]) {
 	e.recs = rs
-	if e.Find != nil {
-		e.idx = e.Find(rs)
+	if e.Finder != nil {
+		e.idx = e.Finder.Find(rs)
 	} else {
 		e.idx = rs.Find(e.Key)
 	}

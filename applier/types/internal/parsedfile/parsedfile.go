@@ -106,10 +106,8 @@ type Format[R any] struct {
 	// known_hosts 0644.
 	Mode fs.FileMode
 
-	// cachedKeys are the cache keys Read filled, oldest first (at most
-	// MaxCachedFiles).
-	mu         sync.Mutex
-	cachedKeys []string
+	keyOnce sync.Once
+	key     string // the store's key in an Env's cache
 }
 
 // Line is one line of a file: a record, or text kept verbatim.
@@ -163,31 +161,47 @@ func (rs *Records[R]) key(rec R) string {
 	return rs.keyOf(rec)
 }
 
-// Target is one file of records: where it is read and how it is written.
-// Only Path is required.
+// Target is one file of records: where it is read, and any rules of its
+// own for reading and writing it.
 type Target struct {
 	// Path is the file read; its identity keys the cache.
 	Path string
-	// Name is how messages name the target ("" : Path), e.g. "bob's crontab".
-	Name string
-	// Decode, when set, turns the file's bytes into the text parsed (a
-	// crontab's spool file without crontab(1)'s own header).
-	Decode func(data []byte) string
-	// Guard, when set, runs before and after the file is read: an error
-	// refuses the file, and so do two results that differ (the file read
-	// is not the one checked).
-	Guard func() (any, error)
-	// Fallback, when set, reads the text when the file can't be read for
-	// lack of permission (`crontab -l`); found false is an empty target.
-	Fallback func(ctx context.Context) (text string, found bool, err error)
-	// Write, when set, replaces the file's content (nil: the atomic write
-	// of the package doc, through the Env's filebucket and DirSync).
-	Write func(ctx context.Context, data []byte) error
+	// Rules, when set, may implement any of Namer, Decoder, Guard,
+	// Fallback and Writer; nil is a plain file. A provider usually
+	// implements those it needs itself, so binding its target costs no
+	// allocation.
+	Rules any
 }
 
+// The rules a Target's Rules may implement, for a file that is not read
+// and written as a plain file.
+type (
+	// Namer names the target in messages (default: its path), e.g.
+	// "bob's crontab".
+	Namer interface{ TargetName() string }
+	// Decoder turns the file's bytes into the text parsed (a crontab's
+	// spool file without crontab(1)'s own header).
+	Decoder interface{ Decode(data []byte) string }
+	// Guard runs before and after the file is read and returns the
+	// identity of the file it checked (the user may read it): an error
+	// refuses the file, and so do two identities that differ (the file
+	// read is not the one checked).
+	Guard interface{ Guard() ([2]uint64, error) }
+	// Fallback reads the text when the file can't be read for lack of
+	// permission (`crontab -l`); found false is an empty target.
+	Fallback interface {
+		ReadFallback(ctx context.Context) (text string, found bool, err error)
+	}
+	// Writer replaces the file's content (default: the atomic write of
+	// the package doc, through the Env's filebucket and DirSync).
+	Writer interface {
+		WriteTarget(ctx context.Context, data []byte) error
+	}
+)
+
 func (t *Target) name() string {
-	if t.Name != "" {
-		return t.Name
+	if n, ok := t.Rules.(Namer); ok {
+		return n.TargetName()
 	}
 	return t.Path
 }
@@ -317,36 +331,79 @@ type identity struct {
 	mtime, ctime int64
 }
 
+// store is what an Env's cache holds of one format: the parsed files by
+// path, and the paths oldest first (at most MaxCachedFiles).
+type store[R any] struct {
+	mu    sync.Mutex
+	files map[string]*cached[R]
+	order []string
+}
+
 type cached[R any] struct {
 	id   identity
 	recs *Records[R]
 }
 
-func (f *Format[R]) key(path string) string { return "parsedfile:" + f.Name + ":" + path }
-
-// remember records that key was put in cache, dropping the oldest entry
-// past MaxCachedFiles.
-func (f *Format[R]) remember(cache *applier.Cache, key string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	for i, k := range f.cachedKeys {
-		if k == key {
-			f.cachedKeys = append(f.cachedKeys[:i], f.cachedKeys[i+1:]...)
-			break
+// store is the format's store in cache, made on first use when create
+// (nil without a cache).
+func (f *Format[R]) store(cache *applier.Cache, create bool) *store[R] {
+	if cache == nil {
+		return nil
+	}
+	f.keyOnce.Do(func() { f.key = "parsedfile:" + f.Name })
+	if v, ok := cache.Get(f.key); ok {
+		if st, ok := v.(*store[R]); ok {
+			return st
 		}
 	}
-	f.cachedKeys = append(f.cachedKeys, key)
-	for len(f.cachedKeys) > MaxCachedFiles {
-		cache.Drop(f.cachedKeys[0])
-		f.cachedKeys = f.cachedKeys[1:]
+	if !create {
+		return nil
+	}
+	st := &store[R]{files: map[string]*cached[R]{}}
+	cache.Put(f.key, st)
+	return st
+}
+
+func (st *store[R]) get(path string, id identity) *Records[R] {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if c, ok := st.files[path]; ok && c.id == id {
+		return c.recs
+	}
+	return nil
+}
+
+// put keeps path's records, dropping the oldest file past MaxCachedFiles.
+func (st *store[R]) put(path string, c *cached[R]) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if _, ok := st.files[path]; ok {
+		st.forget(path)
+	}
+	st.files[path] = c
+	st.order = append(st.order, path)
+	for len(st.order) > MaxCachedFiles {
+		st.forget(st.order[0])
+	}
+}
+
+func (st *store[R]) forget(path string) {
+	delete(st.files, path)
+	for i, p := range st.order {
+		if p == path {
+			st.order = append(st.order[:i], st.order[i+1:]...)
+			break
+		}
 	}
 }
 
 // Drop forgets what cache holds of path: call it after changing the file
 // some other way.
 func (f *Format[R]) Drop(cache *applier.Cache, path string) {
-	if cache != nil {
-		cache.Drop(f.key(path))
+	if st := f.store(cache, false); st != nil {
+		st.mu.Lock()
+		st.forget(path)
+		st.mu.Unlock()
 	}
 }
 
@@ -354,16 +411,17 @@ func (f *Format[R]) Drop(cache *applier.Cache, path string) {
 // false; a file with a Bad line is refused. cache may be nil; the records
 // returned are shared with it (read them, never change them).
 func (f *Format[R]) Read(ctx context.Context, t *Target, cache *applier.Cache) (*Records[R], error) {
-	var before any
-	if t.Guard != nil {
+	guard, _ := t.Rules.(Guard)
+	var before [2]uint64
+	if guard != nil {
 		var err error
-		if before, err = t.Guard(); err != nil {
+		if before, err = guard.Guard(); err != nil {
 			return nil, err
 		}
 	}
 	rs, err := f.read(t, cache)
-	if errors.Is(err, fs.ErrPermission) && t.Fallback != nil {
-		text, found, ferr := t.Fallback(ctx)
+	if fb, ok := t.Rules.(Fallback); ok && errors.Is(err, fs.ErrPermission) {
+		text, found, ferr := fb.ReadFallback(ctx)
 		if ferr != nil {
 			return nil, ferr
 		}
@@ -373,10 +431,10 @@ func (f *Format[R]) Read(ctx context.Context, t *Target, cache *applier.Cache) (
 	if err != nil {
 		return nil, err
 	}
-	if t.Guard != nil {
+	if guard != nil {
 		// The file read must be the one checked: a link or another file
 		// swapped in between is refused, not reported.
-		if after, err := t.Guard(); err != nil {
+		if after, err := guard.Guard(); err != nil {
 			return nil, err
 		} else if after != before {
 			return nil, fmt.Errorf("%s changed while it was read", t.Path)
@@ -390,23 +448,21 @@ func (f *Format[R]) Read(ctx context.Context, t *Target, cache *applier.Cache) (
 
 // read stats, reads and parses the file, through the cache.
 func (f *Format[R]) read(t *Target, cache *applier.Cache) (*Records[R], error) {
-	var st syscall.Stat_t
-	if err := syscall.Stat(t.Path, &st); err != nil {
-		if errors.Is(err, syscall.ENOENT) || errors.Is(err, syscall.ENOTDIR) {
+	var sys syscall.Stat_t
+	if err := syscall.Stat(t.Path, &sys); err != nil {
+		if errors.Is(err, syscall.ENOENT) {
 			return &Records[R]{keyOf: f.Key}, nil
 		}
 		return nil, fmt.Errorf("reading %s: %w", t.Path, &fs.PathError{Op: "stat", Path: t.Path, Err: err})
 	}
-	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+	if sys.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return nil, fmt.Errorf("reading %s: not a regular file", t.Path)
 	}
-	id := identity{uint64(st.Dev), st.Ino, st.Size, st.Mtim.Nano(), st.Ctim.Nano()}
-	key := f.key(t.Path)
-	if cache != nil {
-		if v, ok := cache.Get(key); ok {
-			if c, ok := v.(*cached[R]); ok && c.id == id {
-				return c.recs, nil
-			}
+	id := identity{uint64(sys.Dev), sys.Ino, sys.Size, sys.Mtim.Nano(), sys.Ctim.Nano()}
+	st := f.store(cache, true)
+	if st != nil {
+		if rs := st.get(t.Path, id); rs != nil {
+			return rs, nil
 		}
 	}
 	data, err := os.ReadFile(t.Path)
@@ -414,23 +470,22 @@ func (f *Format[R]) read(t *Target, cache *applier.Cache) (*Records[R], error) {
 		return nil, fmt.Errorf("reading %s: %w", t.Path, err)
 	}
 	text := string(data)
-	if t.Decode != nil {
-		text = t.Decode(data)
+	if d, ok := t.Rules.(Decoder); ok {
+		text = d.Decode(data)
 	}
 	rs := f.parse(text)
 	rs.Exists = true
 	// What was stat'ed before reading is kept only when the read saw that
 	// many bytes; a file changed in between has another identity the next
 	// time anyway.
-	if cache != nil && st.Size <= MaxCachedSize && int64(len(data)) == st.Size {
-		cache.Put(key, &cached[R]{id: id, recs: rs})
-		f.remember(cache, key)
+	if st != nil && sys.Size <= MaxCachedSize && int64(len(data)) == sys.Size {
+		st.put(t.Path, &cached[R]{id: id, recs: rs})
 	}
 	return rs, nil
 }
 
 // Write replaces t's content with rs rendered, stamped with now: through
-// t.Write when set, else atomically (see the package doc), an existing
+// its Writer when it has one, else atomically (see the package doc), an existing
 // file first backed up to the filebucket under env's state directory. The
 // cache entry is dropped. env may be nil: no backup, no cache.
 func (f *Format[R]) Write(ctx context.Context, t *Target, rs *Records[R], now time.Time, env *applier.Env) error {
@@ -441,8 +496,8 @@ func (f *Format[R]) Write(ctx context.Context, t *Target, rs *Records[R], now ti
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", t.Path, err)
 	}
-	if t.Write != nil {
-		return t.Write(ctx, data)
+	if w, ok := t.Rules.(Writer); ok {
+		return w.WriteTarget(ctx, data)
 	}
 	if env != nil && rs.Exists {
 		if err := Backup(ctx, env, t.Path); err != nil {

@@ -155,13 +155,29 @@ func TestEditReadsAfresh(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "f")
 	require.NoError(t, os.WriteFile(path, []byte("a 1\n"), 0o644))
-	env := &applier.Env{Cache: &applier.Cache{}}
+	env := &applier.Env{Cache: &applier.Cache{}, Options: applier.Options{StateDir: t.TempDir()}}
 	e := entry(t, path, "a", env)
 	require.NoError(t, os.WriteFile(path, []byte("x 9\na 1\n"), 0o644))
 	require.NoError(t, e.Update(ctx, "K[a]", func(rec *kv) error { rec.V = "2"; return nil }))
 	require.NoError(t, e.Flush(ctx))
 	got, _ := os.ReadFile(path)
 	assert.Equal(t, hdr()+"x\t9\na\t2\n", string(got))
+}
+
+// rules are a test target's own rules, each taken when set.
+type rules struct {
+	name     string
+	guard    func() ([2]uint64, error)
+	fallback string
+	wrote    []byte
+}
+
+func (r *rules) TargetName() string                               { return r.name }
+func (r *rules) Guard() ([2]uint64, error)                        { return r.guard() }
+func (r *rules) Decode(data []byte) string                        { return strings.ToLower(string(data)) }
+func (r *rules) WriteTarget(_ context.Context, data []byte) error { r.wrote = data; return nil }
+func (r *rules) ReadFallback(context.Context) (string, bool, error) {
+	return r.fallback, true, nil
 }
 
 // A Bad line refuses the file; a Target's own reading and writing rules.
@@ -175,39 +191,42 @@ func TestTargetRules(t *testing.T) {
 			}
 			return kv{}, Bad
 		}}
+	ok := func() ([2]uint64, error) { return [2]uint64{}, nil }
 	require.NoError(t, os.WriteFile(path, []byte("# c\na 1\nbad\nworse\n"), 0o644))
-	_, err := strict.Read(ctx, &Target{Path: path, Name: "the kv file"}, nil)
+	_, err := strict.Read(ctx, &Target{Path: path, Rules: &rules{name: "the kv file", guard: ok}}, nil)
 	require.EqualError(t, err, "could not parse line 3 of the kv file")
+	_, err = strict.Read(ctx, &Target{Path: path}, nil)
+	require.EqualError(t, err, "could not parse line 3 of "+path, "a plain target is named by its path")
 
 	require.NoError(t, os.WriteFile(path, []byte("a 1\n"), 0o644))
-	n := 0
-	guard := func() (any, error) { n++; return n, nil }
-	_, err = strict.Read(ctx, &Target{Path: path, Guard: guard}, nil)
+	n := uint64(0)
+	moving := func() ([2]uint64, error) { n++; return [2]uint64{n}, nil }
+	_, err = strict.Read(ctx, &Target{Path: path, Rules: &rules{guard: moving}}, nil)
 	require.EqualError(t, err, path+" changed while it was read")
-	_, err = strict.Read(ctx, &Target{Path: path, Guard: func() (any, error) { return nil, errors.New("no") }}, nil)
+	_, err = strict.Read(ctx, &Target{Path: path, Rules: &rules{guard: func() ([2]uint64, error) {
+		return [2]uint64{}, errors.New("no")
+	}}}, nil)
 	require.EqualError(t, err, "no")
 
-	require.NoError(t, os.Chmod(path, 0))
 	if os.Geteuid() != 0 {
-		rs, err := strict.Read(ctx, &Target{Path: path, Fallback: func(context.Context) (string, bool, error) {
-			return "b 2\n", true, nil
-		}}, nil)
+		require.NoError(t, os.Chmod(path, 0))
+		rs, err := strict.Read(ctx, &Target{Path: path, Rules: &rules{guard: ok, fallback: "b 2\n"}}, nil)
 		require.NoError(t, err)
 		assert.Equal(t, "b", rs.Lines[0].Rec.K)
+		require.NoError(t, os.Chmod(path, 0o600))
 	}
 
-	var wrote []byte
-	e := &Entry[kv]{Format: strict, Key: "a", Now: func() time.Time { return stamp },
-		Target: Target{Path: path, Decode: func(b []byte) string { return strings.ToLower(string(b)) },
-			Write: func(_ context.Context, data []byte) error { wrote = data; return nil }}}
-	require.NoError(t, os.Chmod(path, 0o600))
+	r := &rules{guard: ok}
+	e := &Entry[kv]{Format: strict, Key: "a", Now: func() time.Time { return stamp }, Target: Target{Path: path, Rules: r}}
 	require.NoError(t, os.WriteFile(path, []byte("A 1\n"), 0o600))
 	rec, err := e.Load(ctx)
 	require.NoError(t, err)
-	require.Equal(t, &kv{"a", "1"}, rec)
+	require.Equal(t, &kv{"a", "1"}, rec, "read through Decode")
 	require.NoError(t, e.Delete(ctx))
 	require.NoError(t, e.Flush(ctx))
-	assert.Equal(t, hdr()+"\n", string(wrote))
+	assert.Equal(t, hdr()+"\n", string(r.wrote), "written through WriteTarget")
+	got, _ := os.ReadFile(path)
+	assert.Equal(t, "A 1\n", string(got), "the file itself untouched")
 }
 
 func TestSaveModes(t *testing.T) {
@@ -313,8 +332,7 @@ func TestCache(t *testing.T) {
 
 	// A write drops the entry.
 	require.NoError(t, put(t, path, kv{"c", "3"}, env))
-	_, ok := cache.Get(kvParser.key(path))
-	assert.False(t, ok)
+	assert.False(t, cachedIn(kvParser, cache, path))
 	rs, err = kvParser.Read(ctx, &Target{Path: path}, cache)
 	require.NoError(t, err)
 	assert.Len(t, rs.Lines, 2)
@@ -402,8 +420,7 @@ func TestCacheBounded(t *testing.T) {
 	rs, err := p.Read(context.Background(), &Target{Path: big}, cache)
 	require.NoError(t, err)
 	assert.Len(t, rs.Lines, MaxCachedSize/4+1)
-	_, ok := cache.Get(p.key(big))
-	assert.False(t, ok, "a file over MaxCachedSize is not kept")
+	assert.False(t, cachedIn(p, cache, big), "a file over MaxCachedSize is not kept")
 
 	var paths []string
 	for i := 0; i <= MaxCachedFiles; i++ {
@@ -413,10 +430,20 @@ func TestCacheBounded(t *testing.T) {
 		require.NoError(t, err)
 		paths = append(paths, path)
 	}
-	_, ok = cache.Get(p.key(paths[0]))
-	assert.False(t, ok, "the oldest entry is dropped past MaxCachedFiles")
+	assert.False(t, cachedIn(p, cache, paths[0]), "the oldest entry is dropped past MaxCachedFiles")
 	for _, path := range paths[1:] {
-		_, ok := cache.Get(p.key(path))
-		assert.True(t, ok, path)
+		assert.True(t, cachedIn(p, cache, path), path)
 	}
+}
+
+// cachedIn reports whether cache holds f's parse of path.
+func cachedIn[R any](f *Format[R], cache *applier.Cache, path string) bool {
+	st := f.store(cache, false)
+	if st == nil {
+		return false
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	_, ok := st.files[path]
+	return ok
 }

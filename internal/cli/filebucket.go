@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -11,8 +11,6 @@ import (
 	"github.com/pippet/pippet/applier/filebucket"
 	"github.com/pippet/pippet/internal/puppetlog"
 )
-
-func init() { subcommands["filebucket"] = runFilebucket }
 
 const filebucketUsage = `usage: receiver filebucket [--state-dir DIR] list
        receiver filebucket [--state-dir DIR] get CHECKSUM
@@ -32,18 +30,18 @@ CHECKSUM is the sha256 (or a unique prefix of at least 6 hex digits).
 Flags:
 `
 
-// runFilebucket lists, prints and restores backups in the local filebucket.
-func runFilebucket(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// Filebucket lists, prints and restores backups in the local filebucket.
+func Filebucket(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("receiver filebucket", flag.ContinueOnError)
 	stateDir := fs.String("state-dir", applier.DefaultStateDir(), "pippet's state `directory` (the bucket is its bucket/ subdirectory)")
 	usage := func(w io.Writer) {
 		fmt.Fprint(w, filebucketUsage)
-		printFlags(w, fs)
+		PrintFlags(w, fs)
 	}
 	// Flags may come before, between or after the positional arguments.
 	var pos []string
 	for {
-		if code, done := parseFlags(fs, args, "receiver filebucket", usage, stdout, stderr); done {
+		if code, done := ParseFlags(fs, args, "receiver filebucket", usage, stdout, stderr); done {
 			return code
 		}
 		if fs.NArg() == 0 {
@@ -55,13 +53,13 @@ func runFilebucket(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if len(pos) == 0 {
 		fmt.Fprintln(stderr, "receiver filebucket: missing action (list, get or restore)")
 		usage(stderr)
-		return exitUsage
+		return ExitUsage
 	}
 	action, rest := pos[0], pos[1:]
 	b := &filebucket.Bucket{Dir: filebucket.Dir(*stateDir)}
 	fail := func(err error) int {
 		fmt.Fprintf(stderr, "receiver filebucket %s: %v\n", action, err)
-		return exitInput
+		return ExitFailed
 	}
 	switch {
 	case action == "list" && len(rest) == 0:
@@ -71,10 +69,10 @@ func runFilebucket(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		for _, e := range entries {
 			if _, err := fmt.Fprintf(stdout, "%s %s %s\n", e.Checksum, e.Time.UTC().Format("2006-01-02 15:04:05"), puppetlog.EscapeControls(e.Path)); err != nil {
-				return exitOutput
+				return ExitOutput
 			}
 		}
-		return exitOK
+		return ExitOK
 	case action == "get" && len(rest) == 1:
 		f, err := b.Open(rest[0])
 		if err != nil {
@@ -82,9 +80,9 @@ func runFilebucket(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		defer f.Close()
 		if _, err := io.Copy(stdout, f); err != nil {
-			return exitOutput
+			return ExitOutput
 		}
-		return exitOK
+		return ExitOK
 	case action == "restore" && len(rest) == 2:
 		path := rest[0]
 		if !filepath.IsAbs(path) {
@@ -94,7 +92,7 @@ func runFilebucket(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return fail(err)
 		}
 		fmt.Fprintf(stdout, "restored %s from %s\n", path, rest[1])
-		return exitOK
+		return ExitOK
 	}
 	switch action {
 	case "list", "get", "restore":
@@ -103,5 +101,5 @@ func runFilebucket(ctx context.Context, args []string, stdout, stderr io.Writer)
 		fmt.Fprintf(stderr, "receiver filebucket: unknown action %q (known: list, get, restore)\n", action)
 	}
 	usage(stderr)
-	return exitUsage
+	return ExitUsage
 }

@@ -1,4 +1,4 @@
-package main
+package stream
 
 import (
 	"bufio"
@@ -23,14 +23,14 @@ import (
 
 // Exit statuses of the apply loop.
 const (
-	exitOK     = 0 // end of input, or stopped by SIGTERM/SIGINT
-	exitInput  = 1 // reading stdin failed
-	exitUsage  = 2 // bad flags
-	exitOutput = 3 // stdout closed or failing (EPIPE): nobody reads the answers
+	ExitOK     = 0 // end of input, or stopped by SIGTERM/SIGINT
+	ExitInput  = 1 // reading stdin failed
+	ExitUsage  = 2 // bad flags
+	ExitOutput = 3 // stdout closed or failing (EPIPE): nobody reads the answers
 )
 
-// loopConfig holds what the apply loop needs besides its streams.
-type loopConfig struct {
+// Config holds what the apply loop needs besides its streams.
+type Config struct {
 	// MaxLine is the longest request line in bytes (without its newline).
 	MaxLine int
 	// Compat prints exactly Puppet's six answer fields.
@@ -48,7 +48,7 @@ type loopConfig struct {
 	// and before the loop returns.
 	Dirs *dirsync.Syncer
 	// Tally, when not nil, counts the answers (summary.go).
-	Tally *tally
+	Tally *Tally
 }
 
 // One goroutine reads, applies and answers, line after line: a lone
@@ -56,13 +56,13 @@ type loopConfig struct {
 // for another goroutine to be scheduled, and a stream of requests is read
 // 64 KiB at a time into the input buffer, so that most lines are taken
 // from it without a system call. While it waits in a read that may block,
-// it is "reading"; a first signal (or the end of ctx) then ends runLoop at
+// it is "reading"; a first signal (or the end of ctx) then ends Run at
 // once and the goroutine is abandoned where it waits: when its read
 // returns it finds that out and touches nothing more.
 const (
 	stateBusy      = iota // deciding, applying, answering
 	stateReading          // in a read that may block
-	stateAbandoned        // runLoop returned while it was reading
+	stateAbandoned        // Run returned while it was reading
 )
 
 // bigLine is the line buffer size above which the buffer is dropped after
@@ -78,7 +78,7 @@ type lineItem struct {
 	err     error  // io.EOF at the end of input, or the read error
 }
 
-// runLoop reads request lines from in until EOF and writes one answer line
+// Run reads request lines from in until EOF and writes one answer line
 // per request to out, in order, each with its own write. It returns the
 // process' exit status.
 //
@@ -88,7 +88,7 @@ type lineItem struct {
 // or encoding becomes an error answer; one in app is app's to answer
 // (engine.Engine does). A signal ends an idle loop (waiting for input) at
 // once.
-func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Reader, out io.Writer, sigs <-chan os.Signal) int {
+func Run(ctx context.Context, cfg Config, app protocol.Applier, in io.Reader, out io.Writer, sigs <-chan os.Signal) int {
 	if cfg.MaxLine <= 0 {
 		cfg.MaxLine = 16 << 20
 	}
@@ -137,7 +137,7 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 	defer cfg.Dirs.Flush(context.WithoutCancel(ctx))
 	if cfg.Banner {
 		if _, err := io.WriteString(out, protocol.Banner); err != nil {
-			return exitOutput
+			return ExitOutput
 		}
 	}
 	served := make(chan int, 1)
@@ -147,7 +147,7 @@ func runLoop(ctx context.Context, cfg loopConfig, app protocol.Applier, in io.Re
 		return code
 	case <-stop:
 		if l.state.CompareAndSwap(stateReading, stateAbandoned) {
-			return exitOK
+			return ExitOK
 		}
 		// Busy: it sees stop once the resource in progress is answered,
 		// or just before its next read.
@@ -177,33 +177,33 @@ func (l *loop) serve(ctx, applyCtx context.Context, in io.Reader, out io.Writer,
 			// that may wait for the client (which may be waiting for
 			// them).
 			if !l.drain(applyCtx) {
-				return exitOutput
+				return ExitOutput
 			}
-			// The read may block: from now on a signal may end runLoop
+			// The read may block: from now on a signal may end Run
 			// without us.
 			l.state.Store(stateReading)
 			select {
 			case <-stop:
 				if l.state.CompareAndSwap(stateReading, stateBusy) {
-					return exitOK
+					return ExitOK
 				}
-				return exitOK // abandoned already
+				return ExitOK // abandoned already
 			default:
 			}
 			it, buf = readLine(r, buf[:0], cfg.MaxLine)
 			if !l.state.CompareAndSwap(stateReading, stateBusy) {
-				return exitOK // abandoned: runLoop has returned
+				return ExitOK // abandoned: Run has returned
 			}
 		}
 		if it.err != nil {
 			if !l.drain(applyCtx) {
-				return exitOutput
+				return ExitOutput
 			}
 			if errors.Is(it.err, io.EOF) {
-				return exitOK
+				return ExitOK
 			}
 			cfg.Log.Error("reading stdin: " + it.err.Error())
-			return exitInput
+			return ExitInput
 		}
 		l.lineNo++
 		if cfg.Tally != nil {
@@ -212,7 +212,7 @@ func (l *loop) serve(ctx, applyCtx context.Context, in io.Reader, out io.Writer,
 		res, answer := l.handle(applyCtx, it)
 		if answer && !(l.drain(applyCtx) && l.write(&res, l.lineNo, l.start)) || l.outFailed {
 			// Nobody reads the answers any more: end quietly.
-			return exitOutput
+			return ExitOutput
 		}
 		if cap(buf) > bigLine {
 			buf = nil // don't keep a huge buffer around
@@ -223,9 +223,9 @@ func (l *loop) serve(ctx, applyCtx context.Context, in io.Reader, out io.Writer,
 		select {
 		case <-stop:
 			if !l.drain(applyCtx) {
-				return exitOutput
+				return ExitOutput
 			}
-			return exitOK
+			return ExitOK
 		default:
 		}
 	}
@@ -328,7 +328,7 @@ func (l *loop) finishOne(ctx context.Context) bool {
 // write encodes and writes the answer to request line lineNo; false (and
 // outFailed) when the output failed.
 func (l *loop) write(res *protocol.Result, lineNo int, start time.Time) bool {
-	l.cfg.Tally.add(res, start)
+	l.cfg.Tally.Add(res, start)
 	l.ans = l.encode(l.ans[:0], res, lineNo)
 	if _, err := l.out.Write(l.ans); err != nil {
 		l.outFailed = true
@@ -415,7 +415,7 @@ var utf8BOM = []byte{0xef, 0xbb, 0xbf}
 
 // loop holds the apply loop's state between lines.
 type loop struct {
-	cfg    loopConfig
+	cfg    Config
 	app    protocol.Applier
 	lineNo int
 	// state is serve's: stateBusy, stateReading or stateAbandoned.

@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -21,15 +21,7 @@ import (
 
 // resource is the command-line face of the read verbs, shaped after
 // `puppet resource`.
-func init() {
-	subcommands["resource"] = resourceMain
-}
-
-// exitFailed: `receiver resource` could not read, or the apply failed (as puppet
-// resource exits 1).
-const exitFailed = 1
-
-const resourceUsage = `usage: receiver resource [--json | --yaml] [--noop] [--debug] TYPE [NAME [ATTR=VALUE ...]]
+const resourceUsage = `usage: receiver resource [--json | --yaml] [--noop] [--debug] [--state-dir DIR] TYPE [NAME [ATTR=VALUE ...]]
 
 Shows resources as Puppet's DSL, as ` + "`puppet resource`" + ` does:
   receiver resource TYPE                 every instance (search)
@@ -44,48 +36,57 @@ is a string, munged by the attribute as a request's would be.
 Flags:
 `
 
-// resourceMain runs `receiver resource`.
-func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// Resource runs `receiver resource`.
+func Resource(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("receiver resource", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the protocol's answer line (with \"state\" and \"params\", or \"instances\") instead of the DSL")
-	asYAML := fs.Bool("yaml", false, "print the protocol's params (a YAML flow mapping; for a listing, one `TITLE: {params}` line each) instead of the DSL")
+	asYAML := fs.Bool("yaml", false, "print the protocol's params (a YAML flow mapping; for a listing, one line each: the title, a colon, the params) instead of the DSL")
 	noop := fs.Bool("noop", false, "with attributes: show what would change, change nothing")
 	debug := fs.Bool("debug", false, "log everything to stderr")
+	stateDir := fs.String("state-dir", applier.DefaultStateDir(), "`directory` for pippet's own state (the filebucket that keeps a replaced file's content), as the receiver's --state-dir")
 	usage := func(w io.Writer) {
 		fmt.Fprint(w, resourceUsage)
-		printFlags(w, fs)
+		PrintFlags(w, fs)
 	}
 	// Flags may come anywhere, as puppet resource takes them: those
 	// before a "--" are moved to the front.
+	// A flag that takes a value (--state-dir DIR) brings the next
+	// argument with it.
 	var flags, pos []string
-	for i, a := range args {
+	for i := 0; i < len(args); i++ {
+		a := args[i]
 		if a == "--" {
 			pos = append(pos, args[i:]...)
 			break
 		}
-		if strings.HasPrefix(a, "-") {
-			flags = append(flags, a)
-		} else {
+		if !strings.HasPrefix(a, "-") {
 			pos = append(pos, a)
+			continue
+		}
+		flags = append(flags, a)
+		name := strings.TrimLeft(a, "-")
+		if f := fs.Lookup(name); f != nil && !isBoolFlag(f) && i+1 < len(args) {
+			i++
+			flags = append(flags, args[i])
 		}
 	}
 	args = append(flags, pos...)
-	if code, done := parseFlags(fs, args, "receiver resource", usage, stdout, stderr); done {
+	if code, done := ParseFlags(fs, args, "receiver resource", usage, stdout, stderr); done {
 		return code
 	}
 	if fs.NArg() == 0 {
 		usage(stderr)
-		return exitUsage
+		return ExitUsage
 	}
 	if *asJSON && *asYAML {
 		fmt.Fprintln(stderr, "receiver resource: give --json or --yaml, not both")
-		return exitUsage
+		return ExitUsage
 	}
 	typ := fs.Arg(0)
 	t, ok := applier.Default.Lookup(typ)
 	if !ok {
 		fmt.Fprintf(stderr, "receiver resource: unknown resource type '%s' (known: %s)\n", typ, typeNames())
-		return exitUsage
+		return ExitUsage
 	}
 	rest := fs.Args()[1:]
 	name := ""
@@ -97,12 +98,12 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
 			fmt.Fprintf(stderr, "receiver resource: %q is not ATTR=VALUE\n", kv)
-			return exitUsage
+			return ExitUsage
 		}
 		val, err := cliValue(v)
 		if err != nil {
 			fmt.Fprintf(stderr, "receiver resource: %s: %v\n", k, err)
-			return exitUsage
+			return ExitUsage
 		}
 		params[k] = val
 	}
@@ -114,11 +115,15 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	defer out.Flush()
 	logger := slog.New(puppetlog.New(stderr, level))
 	eng := engine.New(applier.Default, &applier.Env{
-		Options: applier.Options{Noop: *noop, StateDir: applier.DefaultStateDir()},
+		Options: applier.Options{Noop: *noop, StateDir: *stateDir},
 		Log:     logger,
 	})
 	print := func(res protocol.Result) int {
+		failed := res.Error || res.Failed
 		switch {
+		case failed && !*asJSON:
+			// Nothing was read: an empty manifest on stdout would read
+			// as a resource with no properties.
 		case *asJSON:
 			out.Write(protocol.AppendResult(nil, &res, false))
 		case *asYAML && res.Instances != nil:
@@ -135,17 +140,17 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		default:
 			out.WriteString(Manifest(t.Name, name, res.State))
 		}
-		if res.Error || res.Failed {
+		if failed {
 			fmt.Fprintf(stderr, "Error: %s\n", res.Exception)
-			return exitFailed
+			return ExitFailed
 		}
-		return exitOK
+		return ExitOK
 	}
 	if name == "" {
 		res := eng.Apply(ctx, &protocol.Request{Op: protocol.OpSearch, Type: t.Name, Params: params})
 		return print(res)
 	}
-	code := exitOK
+	code := ExitOK
 	if len(params) > 0 {
 		res := eng.Apply(ctx, &protocol.Request{Type: t.Name, Title: name, Params: params})
 		if *asJSON {
@@ -162,7 +167,7 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		if res.Error || res.Failed {
 			out.Flush()
 			fmt.Fprintf(stderr, "Error: %s\n", res.Exception)
-			code = exitFailed
+			code = ExitFailed
 			if res.Error {
 				return code
 			}
@@ -177,10 +182,16 @@ func resourceMain(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		}
 	}
 	res := eng.Apply(ctx, &protocol.Request{Op: protocol.OpFind, Type: t.Name, Title: name, Params: find})
-	if c := print(res); c != exitOK {
+	if c := print(res); c != ExitOK {
 		return c
 	}
 	return code
+}
+
+// isBoolFlag reports whether f is given without a value (--json).
+func isBoolFlag(f *flag.Flag) bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
 }
 
 // cliValue reads ATTR=VALUE's value: YAML for a list or a mapping, else

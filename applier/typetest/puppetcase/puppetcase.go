@@ -2,7 +2,7 @@
 // that replace Forge modules' (file_line, ini_setting, concat_file...):
 // a file before, the resources applied to it, and what Puppet did (the
 // file after, changed or failed, its log). The recorder
-// (./record: `go run ./applier/types/internal/puppetcase/record FILE...`)
+// (./record: `go run ./applier/typetest/puppetcase/record FILE...`)
 // runs `puppet apply` with the Debian modules over each case file's
 // inputs and writes the outcomes back into it; the types' tests replay the
 // stored cases against the native types (Replay), so no test needs

@@ -1,4 +1,4 @@
-package main
+package stream
 
 import (
 	"context"
@@ -28,11 +28,11 @@ const (
 	flushDelay = 100 * time.Millisecond
 )
 
-// newDirSync returns the process's dirsync.Syncer: deferred unless immediate is
+// NewDirSync returns the process's dirsync.Syncer: deferred unless immediate is
 // asked for, logging each round of fsyncs at debug level and, in deferred
 // mode, a failure at err level (in immediate mode the failure is the
 // resource's and is answered and logged with it).
-func newDirSync(log *slog.Logger, deferred bool) *dirsync.Syncer {
+func NewDirSync(log *slog.Logger, deferred bool) *dirsync.Syncer {
 	report := func(dirs, changes int, err error) {
 		if dirs > 0 {
 			log.Debug(fmt.Sprintf("fsynced %d %s for %d %s", dirs, plural(dirs, "directory", "directories"), changes, plural(changes, "change", "changes")))

@@ -1,4 +1,4 @@
-package main
+package stream
 
 import (
 	"bufio"
@@ -25,10 +25,10 @@ import (
 	"github.com/pippet/pippet/protocol"
 )
 
-func runString(t *testing.T, cfg loopConfig, app protocol.Applier, in string) (string, int) {
+func runString(t *testing.T, cfg Config, app protocol.Applier, in string) (string, int) {
 	t.Helper()
 	var out bytes.Buffer
-	code := runLoop(context.Background(), cfg, app, strings.NewReader(in), &out, nil)
+	code := Run(context.Background(), cfg, app, strings.NewReader(in), &out, nil)
 	return out.String(), code
 }
 
@@ -45,8 +45,8 @@ func TestLoopAnswersInOrder(t *testing.T) {
 		`{"type":"notify","title":"five","params":"[not, a, mapping]"}`,
 		"notify six {}", // no newline at the end
 	}, "\n")
-	out, code := runString(t, loopConfig{Banner: true}, app, in)
-	assert.Equal(t, exitOK, code)
+	out, code := runString(t, Config{Banner: true}, app, in)
+	assert.Equal(t, ExitOK, code)
 	lines := strings.SplitAfter(out, "\n")
 	require.Equal(t, protocol.Banner, lines[0])
 	_, as := testutil.DecodeAnswers(t, strings.Join(lines[1:], ""))
@@ -81,9 +81,9 @@ func TestLoopNoBannerAndCompat(t *testing.T) {
 			Events: []protocol.Event{{Property: "ensure", Previous: "absent", Desired: "file", Message: "created", Status: "success"}}}
 	}}
 	in := `{"type":"file","title":"/a","params":"{}","id":9}` + "\n"
-	out, _ := runString(t, loopConfig{Compat: true}, app, in)
+	out, _ := runString(t, Config{Compat: true}, app, in)
 	assert.Equal(t, `{"resource":"File[/a]","failed":false,"changed":true,"noop":false,"error":false,"exception":null}`+"\n", out)
-	out, _ = runString(t, loopConfig{}, app, in)
+	out, _ = runString(t, Config{}, app, in)
 	assert.Equal(t, `{"resource":"File[/a]","failed":false,"changed":true,"noop":false,"error":false,"exception":null,"id":9,`+
 		`"events":[{"property":"ensure","previous":"absent","desired":"file","message":"created","status":"success"}]}`+"\n", out)
 }
@@ -95,7 +95,7 @@ func TestLoopAnswerReadableBeforeEOF(t *testing.T) {
 	outR, outW := io.Pipe()
 	done := make(chan int)
 	go func() {
-		done <- runLoop(context.Background(), loopConfig{Banner: true}, &mock.Applier{}, inR, outW, nil)
+		done <- Run(context.Background(), Config{Banner: true}, &mock.Applier{}, inR, outW, nil)
 		outW.Close()
 	}()
 	r := bufio.NewReader(outR)
@@ -110,7 +110,7 @@ func TestLoopAnswerReadableBeforeEOF(t *testing.T) {
 		assert.Contains(t, line, `"resource":"Notify[`+title+`]"`)
 	}
 	inW.Close()
-	assert.Equal(t, exitOK, <-done)
+	assert.Equal(t, ExitOK, <-done)
 }
 
 func readLineTimeout(r *bufio.Reader, d time.Duration) (string, error) {
@@ -136,8 +136,8 @@ func TestLoopLongLines(t *testing.T) {
 	require.Len(t, exact, max)
 	over := exact + "z"
 	in := long + "\n" + "notify after {}\n" + exact + "\n" + over + "\n" + strings.Repeat("q", 3*max) // last: long, no newline
-	out, code := runString(t, loopConfig{MaxLine: max}, app, in)
-	assert.Equal(t, exitOK, code)
+	out, code := runString(t, Config{MaxLine: max}, app, in)
+	assert.Equal(t, ExitOK, code)
 	_, as := testutil.DecodeAnswers(t, out)
 	require.Len(t, as, 5)
 	assert.True(t, as[0].Error)
@@ -160,8 +160,8 @@ func TestLoopHugeLineIsNotHeld(t *testing.T) {
 	r := io.MultiReader(strings.NewReader("notify before {}\n"), &repeatReader{b: 'a', n: size},
 		strings.NewReader("\nnotify after {}\n"))
 	var out bytes.Buffer
-	code := runLoop(context.Background(), loopConfig{MaxLine: 1 << 20}, &mock.Applier{}, r, &out, nil)
-	assert.Equal(t, exitOK, code)
+	code := Run(context.Background(), Config{MaxLine: 1 << 20}, &mock.Applier{}, r, &out, nil)
+	assert.Equal(t, ExitOK, code)
 	_, as := testutil.DecodeAnswers(t, out.String())
 	require.Len(t, as, 3)
 	assert.False(t, as[0].Error)
@@ -211,8 +211,8 @@ func TestLoopPanicBecomesErrorAnswer(t *testing.T) {
 	eng := engine.New(reg, &applier.Env{Log: log})
 	in := `{"type":"gadget::widget","title":"boom","params":"{ensure: present}","id":"r1"}` + "\n" +
 		`{"type":"notify","title":"fine","params":"{}","id":"r2"}` + "\n"
-	out, code := runString(t, loopConfig{Log: log}, eng, in)
-	assert.Equal(t, exitOK, code)
+	out, code := runString(t, Config{Log: log}, eng, in)
+	assert.Equal(t, ExitOK, code)
 	_, as := testutil.DecodeAnswers(t, out)
 	require.Len(t, as, 2)
 	assert.Equal(t, "Gadget::Widget[boom]", *as[0].Resource)
@@ -245,7 +245,7 @@ func TestLoopSignalFinishesResourceInProgress(t *testing.T) {
 	var out testutil.SyncBuffer
 	sigs := make(chan os.Signal, 2)
 	done := make(chan int)
-	go func() { done <- runLoop(context.Background(), loopConfig{}, app, inR, &out, sigs) }()
+	go func() { done <- Run(context.Background(), Config{}, app, inR, &out, sigs) }()
 	go io.WriteString(inW, "notify slow {}\nnotify next {}\n")
 	<-started
 	sigs <- syscall.SIGTERM
@@ -258,7 +258,7 @@ func TestLoopSignalFinishesResourceInProgress(t *testing.T) {
 	close(release)
 	select {
 	case code := <-done:
-		assert.Equal(t, exitOK, code)
+		assert.Equal(t, ExitOK, code)
 	case <-time.After(5 * time.Second):
 		t.Fatal("loop did not end after the signal")
 	}
@@ -280,14 +280,14 @@ func TestLoopSecondSignalCancels(t *testing.T) {
 	var out testutil.SyncBuffer
 	done := make(chan int)
 	go func() {
-		done <- runLoop(context.Background(), loopConfig{}, app, strings.NewReader("exec x {}\n"), &out, sigs)
+		done <- Run(context.Background(), Config{}, app, strings.NewReader("exec x {}\n"), &out, sigs)
 	}()
 	<-started
 	sigs <- syscall.SIGINT
 	sigs <- syscall.SIGINT
 	select {
 	case code := <-done:
-		assert.Equal(t, exitOK, code)
+		assert.Equal(t, ExitOK, code)
 	case <-time.After(5 * time.Second):
 		t.Fatal("second signal did not cancel")
 	}
@@ -300,11 +300,11 @@ func TestLoopSignalWhileIdle(t *testing.T) {
 	defer inW.Close()
 	sigs := make(chan os.Signal, 1)
 	done := make(chan int)
-	go func() { done <- runLoop(context.Background(), loopConfig{}, &mock.Applier{}, inR, io.Discard, sigs) }()
+	go func() { done <- Run(context.Background(), Config{}, &mock.Applier{}, inR, io.Discard, sigs) }()
 	sigs <- syscall.SIGTERM
 	select {
 	case code := <-done:
-		assert.Equal(t, exitOK, code)
+		assert.Equal(t, ExitOK, code)
 	case <-time.After(5 * time.Second):
 		t.Fatal("idle loop did not end on a signal")
 	}
@@ -313,8 +313,8 @@ func TestLoopSignalWhileIdle(t *testing.T) {
 func TestLoopClosedStdout(t *testing.T) {
 	outR, outW := io.Pipe()
 	outR.Close()
-	code := runLoop(context.Background(), loopConfig{}, &mock.Applier{}, strings.NewReader("notify a {}\nnotify b {}\n"), outW, nil)
-	assert.Equal(t, exitOutput, code)
+	code := Run(context.Background(), Config{}, &mock.Applier{}, strings.NewReader("notify a {}\nnotify b {}\n"), outW, nil)
+	assert.Equal(t, ExitOutput, code)
 }
 
 type failingReader struct{}
@@ -323,9 +323,9 @@ func (failingReader) Read([]byte) (int, error) { return 0, errors.New("disk on f
 
 func TestLoopReadError(t *testing.T) {
 	var logs bytes.Buffer
-	code := runLoop(context.Background(), loopConfig{Log: slog.New(puppetlog.New(&logs, slog.LevelWarn))},
+	code := Run(context.Background(), Config{Log: slog.New(puppetlog.New(&logs, slog.LevelWarn))},
 		&mock.Applier{}, failingReader{}, io.Discard, nil)
-	assert.Equal(t, exitInput, code)
+	assert.Equal(t, ExitInput, code)
 	assert.Contains(t, logs.String(), "Error: reading stdin: line of 0 bytes: disk on fire")
 }
 
@@ -337,7 +337,7 @@ func TestLoopSplitAndLastLines(t *testing.T) {
 	outR, outW := io.Pipe()
 	done := make(chan int)
 	go func() {
-		done <- runLoop(context.Background(), loopConfig{}, &mock.Applier{}, inR, outW, nil)
+		done <- Run(context.Background(), Config{}, &mock.Applier{}, inR, outW, nil)
 		outW.Close()
 	}()
 	r := bufio.NewReader(outR)
@@ -355,7 +355,7 @@ func TestLoopSplitAndLastLines(t *testing.T) {
 	line, err = readLineTimeout(r, 5*time.Second)
 	require.NoError(t, err)
 	assert.Contains(t, line, `"resource":"Notify[last]"`)
-	assert.Equal(t, exitOK, <-done)
+	assert.Equal(t, ExitOK, <-done)
 }
 
 // A signal while the loop waits for input ends it at once; a line that
@@ -366,7 +366,7 @@ func TestLoopSignalWhileIdleThenInput(t *testing.T) {
 	outR, outW := io.Pipe()
 	sigs := make(chan os.Signal, 1)
 	done := make(chan int)
-	go func() { done <- runLoop(context.Background(), loopConfig{}, app, inR, outW, sigs) }()
+	go func() { done <- Run(context.Background(), Config{}, app, inR, outW, sigs) }()
 	r := bufio.NewReader(outR)
 	go io.WriteString(inW, "notify first {}\n")
 	line, err := readLineTimeout(r, 5*time.Second)
@@ -376,7 +376,7 @@ func TestLoopSignalWhileIdleThenInput(t *testing.T) {
 	sigs <- syscall.SIGTERM
 	select {
 	case code := <-done:
-		assert.Equal(t, exitOK, code)
+		assert.Equal(t, ExitOK, code)
 	case <-time.After(5 * time.Second):
 		t.Fatal("idle loop did not end on a signal")
 	}
@@ -403,14 +403,14 @@ func TestLoopSignalThenContextCancel(t *testing.T) {
 	}}
 	sigs := make(chan os.Signal, 1)
 	done := make(chan int)
-	go func() { done <- runLoop(ctx, loopConfig{}, app, strings.NewReader("notify x {}\n"), io.Discard, sigs) }()
+	go func() { done <- Run(ctx, Config{}, app, strings.NewReader("notify x {}\n"), io.Discard, sigs) }()
 	<-started
 	sigs <- syscall.SIGTERM
 	time.Sleep(20 * time.Millisecond)
 	cancel()
 	time.Sleep(20 * time.Millisecond)
 	close(release)
-	assert.Equal(t, exitOK, <-done)
+	assert.Equal(t, ExitOK, <-done)
 }
 
 // Errors are logged once by the loop; failures are left to the engine,
@@ -422,7 +422,7 @@ func TestLoopLogsErrorsNotFailures(t *testing.T) {
 		return r
 	}}
 	var logs bytes.Buffer
-	runLoop(context.Background(), loopConfig{Log: slog.New(puppetlog.New(&logs, slog.LevelDebug))}, app,
+	Run(context.Background(), Config{Log: slog.New(puppetlog.New(&logs, slog.LevelDebug))}, app,
 		strings.NewReader("notify err {}\nnotify fail {}\n{bad\n"), io.Discard, nil)
 	assert.Equal(t, "Error: (Applying Notify[err]) it broke\n"+
 		"Error: request line 3: invalid request: invalid JSON at byte 2: expected a member name in double quotes, found 'b'\n", logs.String())
@@ -438,8 +438,8 @@ func TestLoopDecoderPanic(t *testing.T) {
 		err := protocol.DecodeLine(line, &req)
 		return &req, req.ID, err
 	}
-	out, code := runString(t, loopConfig{Decode: decode}, &mock.Applier{}, "notify boom {}\nnotify fine {}\n")
-	assert.Equal(t, exitOK, code)
+	out, code := runString(t, Config{Decode: decode}, &mock.Applier{}, "notify boom {}\nnotify fine {}\n")
+	assert.Equal(t, ExitOK, code)
 	_, as := testutil.DecodeAnswers(t, out)
 	require.Len(t, as, 2)
 	assert.True(t, as[0].Error)
@@ -461,8 +461,8 @@ func TestLoopEncoderPanic(t *testing.T) {
 		}
 		return r
 	}}
-	out, code := runString(t, loopConfig{}, app, `{"type":"notify","title":"odd","params":"{}","id":5}`+"\nnotify fine {}\n")
-	assert.Equal(t, exitOK, code)
+	out, code := runString(t, Config{}, app, `{"type":"notify","title":"odd","params":"{}","id":5}`+"\nnotify fine {}\n")
+	assert.Equal(t, ExitOK, code)
 	_, as := testutil.DecodeAnswers(t, out)
 	require.Len(t, as, 2)
 	assert.Equal(t, "Notify[odd]", *as[0].Resource)
@@ -568,8 +568,8 @@ func TestLoopSendsAhead(t *testing.T) {
 		}
 		in.WriteString(`{"type":"` + typ + `","title":"` + title + `","params":{},"id":` + string(rune('0'+i)) + "}\n")
 	}
-	out, code := runString(t, loopConfig{}, app, in.String())
-	assert.Equal(t, exitOK, code)
+	out, code := runString(t, Config{}, app, in.String())
+	assert.Equal(t, ExitOK, code)
 	assert.Equal(t, []string{
 		"send f1", "send f2", "send f3",
 		"recv f1", "send f4", "recv f2", "send f5",
@@ -663,7 +663,7 @@ func TestLoopSignalDuringDelegationStopsReading(t *testing.T) {
 			done := make(chan int)
 			in := "far f1 {}\n" + tc.next + "\nnotify n2 {}\n"
 			go func() {
-				done <- runLoop(context.Background(), loopConfig{}, app, strings.NewReader(in), &out, sigs)
+				done <- Run(context.Background(), Config{}, app, strings.NewReader(in), &out, sigs)
 			}()
 			select {
 			case <-app.receiving:
@@ -679,7 +679,7 @@ func TestLoopSignalDuringDelegationStopsReading(t *testing.T) {
 			}
 			select {
 			case code := <-done:
-				assert.Equal(t, exitOK, code)
+				assert.Equal(t, ExitOK, code)
 			case <-time.After(5 * time.Second):
 				t.Fatal("the loop did not end after the signal")
 			}

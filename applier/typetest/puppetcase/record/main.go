@@ -1,7 +1,7 @@
 // Command record runs real Puppet over case files (see package
 // puppetcase) and writes what it did back into them:
 //
-//	go run ./applier/types/internal/puppetcase/record applier/types/file_line/testdata/puppet_cases.json ...
+//	go run ./applier/typetest/puppetcase/record applier/types/file_line/testdata/puppet_cases.json ...
 //
 // It needs Puppet 7 and the Debian module packages (stdlib, concat,
 // inifile under /usr/share/puppet/modules) and runs Puppet with Debian's
@@ -26,7 +26,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
-	"github.com/pippet/pippet/applier/types/internal/puppetcase"
+	"github.com/pippet/pippet/applier/typetest/puppetcase"
 )
 
 const debianPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"

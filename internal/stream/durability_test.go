@@ -1,4 +1,4 @@
-package main
+package stream
 
 import (
 	"bytes"
@@ -81,9 +81,9 @@ func TestLoopFlushesDirectories(t *testing.T) {
 		code   int
 		marks  int
 	}{
-		{name: "burst to EOF", in: burst, code: exitOK, marks: 3*flushMarks + 5},
-		{name: "SIGTERM with a line waiting", in: "notify slow {}\nnotify never {}\n", signal: true, code: exitOK, marks: 1},
-		{name: "stdout closed", in: "notify a {}\nnotify b {}\n", closed: true, code: exitOutput, marks: 1},
+		{name: "burst to EOF", in: burst, code: ExitOK, marks: 3*flushMarks + 5},
+		{name: "SIGTERM with a line waiting", in: "notify slow {}\nnotify never {}\n", signal: true, code: ExitOK, marks: 1},
+		{name: "stdout closed", in: "notify a {}\nnotify b {}\n", closed: true, code: ExitOutput, marks: 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -116,7 +116,7 @@ func TestLoopFlushesDirectories(t *testing.T) {
 			}()
 			defer inW.Close()
 			done := make(chan int)
-			go func() { done <- runLoop(context.Background(), loopConfig{Dirs: dirs}, app, inR, cw, sigs) }()
+			go func() { done <- Run(context.Background(), Config{Dirs: dirs}, app, inR, cw, sigs) }()
 			if c.signal {
 				<-started
 				sigs <- syscall.SIGTERM
@@ -150,7 +150,7 @@ func TestDirSyncLogging(t *testing.T) {
 	for _, deferred := range []bool{true, false} {
 		t.Run(fmt.Sprint("deferred=", deferred), func(t *testing.T) {
 			var logs bytes.Buffer
-			ds := newDirSync(slog.New(puppetlog.New(&logs, slog.LevelDebug)), deferred)
+			ds := NewDirSync(slog.New(puppetlog.New(&logs, slog.LevelDebug)), deferred)
 			dir := t.TempDir()
 			gone := dir + "/gone"
 			require.NoError(t, ds.Mark(dir))

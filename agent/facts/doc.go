@@ -1,0 +1,20 @@
+// Package facts gathers the facts a Puppet agent sends with its catalog
+// request, natively: Facter 4's names, structure and value types for the
+// core facts modules rely on (os, kernel, networking, processors, memory,
+// identity, system_uptime, timezone, path, ...), the legacy flat names
+// (osfamily, ipaddress, fqdn, ...), and external facts from facts.d
+// directories, which override core facts as they do in Facter.
+//
+// Gather reads /proc, /sys, /etc and the interface table; it runs no
+// commands and does no DNS lookups, so the core facts cost well under a
+// millisecond of CPU. The only processes it starts are executable external
+// facts, each bounded in time (Options.ScriptTimeout, its whole process
+// group killed) and in output (Options.MaxOutput).
+//
+// The result is a plain map (string, bool, int64, float64, []any,
+// map[string]any) that encodes to the JSON `facter --json --show-legacy`
+// prints; the parsers (ParseOSRelease, ParseMeminfo, ParseCPUInfo,
+// ParseExternal) are exported so that applier's confinement facts and
+// the tests share them. Where a value differs from Facter's on purpose,
+// docs/agent.md says which and why.
+package facts

@@ -1,0 +1,3 @@
+#!/bin/sh
+echo script_fact=from script
+echo role=overridden

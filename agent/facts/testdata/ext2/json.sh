@@ -1,0 +1,4 @@
+#!/bin/sh
+cat <<X
+{"script_json": {"deep": true}}
+X
