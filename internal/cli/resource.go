@@ -7,13 +7,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
-	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/engine"
+	"github.com/pippet/pippet/internal/dsl"
 	"github.com/pippet/pippet/internal/puppetlog"
 	"github.com/pippet/pippet/protocol"
 	"github.com/pippet/pippet/protocol/yamlparams"
@@ -213,55 +211,14 @@ func cliValue(v string) (any, error) {
 // brackets, the arrows aligned after the longest attribute name.
 func Manifest(typ, title string, st protocol.State) string {
 	var b strings.Builder
-	b.WriteString(typ + " { " + dslString(title) + ":\n")
+	b.WriteString(typ + " { " + dsl.String(title) + ":\n")
 	width := 0
 	for _, p := range st {
 		width = max(width, len(p.Name))
 	}
 	for _, p := range st {
-		b.WriteString("  " + p.Name + strings.Repeat(" ", width-len(p.Name)) + " => " + dslValue(p.Value) + ",\n")
+		b.WriteString("  " + p.Name + strings.Repeat(" ", width-len(p.Name)) + " => " + dsl.Value(p.Value) + ",\n")
 	}
 	b.WriteString("}\n")
 	return b.String()
-}
-
-func dslString(s string) string {
-	s = strings.ReplaceAll(s, `\`, `\\`)
-	return "'" + strings.ReplaceAll(s, "'", `\'`) + "'"
-}
-
-func dslValue(v any) string {
-	switch x := v.(type) {
-	case string:
-		return dslString(x)
-	case bool:
-		return strconv.FormatBool(x)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case float64:
-		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
-			return strconv.FormatFloat(x, 'f', 1, 64)
-		}
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = dslValue(e)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = dslString(k) + " => " + dslValue(x[k])
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	case nil:
-		return "undef"
-	}
-	return dslString(fmt.Sprint(v))
 }

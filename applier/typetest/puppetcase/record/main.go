@@ -27,6 +27,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/pippet/pippet/applier/typetest/puppetcase"
+	"github.com/pippet/pippet/internal/dsl"
 )
 
 const debianPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -148,19 +149,20 @@ func run(cases []*puppetcase.Case, vardir string) error {
 			}
 		}
 		for _, r := range c.Resources {
-			fmt.Fprintf(&m, "%s { %s:\n", r.Type, dsl(puppetcase.Expand(r.Title, file, cdir)))
+			params := r.ParamsIn(file, cdir) // whole numbers as integers
+			fmt.Fprintf(&m, "%s { %s:\n", r.Type, dsl.Value(puppetcase.Expand(r.Title, file, cdir)))
 			keys := make([]string, 0, len(r.Params))
 			for k := range r.Params {
 				keys = append(keys, k)
 			}
 			sort.Strings(keys)
 			for _, k := range keys {
-				fmt.Fprintf(&m, "  %s => %s,\n", k, dsl(puppetcase.Expand(r.Params[k], file, cdir)))
+				fmt.Fprintf(&m, "  %s => %s,\n", k, dsl.Value(params[k]))
 			}
 			m.WriteString("}\n")
 		}
 		if c.Refresh {
-			fmt.Fprintf(&m, "notify { %s: } ~> %s\n", dsl(c.Name+"-refresh"), puppetcase.Expand(c.Resources[0].Ref(), file, cdir))
+			fmt.Fprintf(&m, "notify { %s: } ~> %s\n", dsl.String(c.Name+"-refresh"), puppetcase.Expand(c.Resources[0].Ref(), file, cdir))
 		}
 	}
 	manifest := filepath.Join(dir, "site.pp")
@@ -240,41 +242,4 @@ func run(cases []*puppetcase.Case, vardir string) error {
 		}
 	}
 	return nil
-}
-
-// dsl renders a value in the Puppet language.
-func dsl(v any) string {
-	switch x := v.(type) {
-	case nil:
-		return "undef"
-	case bool:
-		return strconv.FormatBool(x)
-	case float64:
-		if x == float64(int64(x)) {
-			return strconv.FormatInt(int64(x), 10)
-		}
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	case int64:
-		return strconv.FormatInt(x, 10)
-	case string:
-		return "'" + strings.ReplaceAll(strings.ReplaceAll(x, `\`, `\\`), `'`, `\'`) + "'"
-	case []any:
-		parts := make([]string, len(x))
-		for i, e := range x {
-			parts[i] = dsl(e)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case map[string]any:
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		parts := make([]string, len(keys))
-		for i, k := range keys {
-			parts[i] = dsl(k) + " => " + dsl(x[k])
-		}
-		return "{" + strings.Join(parts, ", ") + "}"
-	}
-	return fmt.Sprint(v)
 }
