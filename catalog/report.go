@@ -4,14 +4,13 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
-	"log/slog"
 	"sort"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/internal/puppetlog"
 )
 
 // Report is a run's outcome, as Puppet's transaction report holds it.
@@ -178,20 +177,6 @@ func seq(items ...*node) *node {
 	return &node{Kind: yaml.SequenceNode, Content: items}
 }
 
-func levelName(l slog.Level) string {
-	switch {
-	case l >= slog.LevelError:
-		return "err"
-	case l >= slog.LevelWarn:
-		return "warning"
-	case l >= applier.LevelNotice:
-		return "notice"
-	case l >= slog.LevelInfo:
-		return "info"
-	}
-	return "debug"
-}
-
 func (r *Report) version() string {
 	if r.PuppetVersion != "" {
 		return r.PuppetVersion
@@ -206,8 +191,8 @@ func (r *Report) WriteYAML(w io.Writer) error {
 	logs := seq()
 	for _, l := range r.Logs {
 		logs.Content = append(logs.Content, mapping(
-			"level", levelName(l.Level), "message", l.Message, "source", l.Source,
-			"tags", seq(scalar(levelName(l.Level))), "time", l.Time.Format(time.RFC3339Nano), "file", nil, "line", nil))
+			"level", puppetlog.Name(l.Level), "message", l.Message, "source", l.Source,
+			"tags", seq(scalar(puppetlog.Name(l.Level))), "time", l.Time.Format(time.RFC3339Nano), "file", nil, "line", nil))
 	}
 	statuses := mapping()
 	for _, s := range r.Statuses {

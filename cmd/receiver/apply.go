@@ -123,7 +123,7 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return exitFailed
 	}
 	app, fb, err := withFallback(eng.NewSession(), delegate.Options{
-		Fallback: fallback, ModulePath: modulePath, Noop: *noop, LogLevel: puppetLevel(level),
+		Fallback: fallback, ModulePath: modulePath, Noop: *noop, LogLevel: puppetlog.Name(level),
 		Logger: slog.New(delegate.RelayHandler(logh, applier.LevelNotice)),
 	})
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/protocol"
@@ -59,19 +58,4 @@ func closeFallback(ctx context.Context, fb *delegate.Fallback, log *slog.Logger)
 	if err := fb.Close(ctx); err != nil {
 		log.Warn("stopping the fallback: " + err.Error())
 	}
-}
-
-// puppetLevel is Puppet's name for the receiver's log level.
-func puppetLevel(l slog.Level) string {
-	switch {
-	case l <= slog.LevelDebug:
-		return "debug"
-	case l <= slog.LevelInfo:
-		return "info"
-	case l <= applier.LevelNotice:
-		return "notice"
-	case l <= slog.LevelWarn:
-		return "warning"
-	}
-	return "err"
 }

@@ -156,7 +156,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		ModulePath: o.modulePath,
 		Types:      cli.DelegatedTypes(o.delegate),
 		Noop:       o.noop,
-		LogLevel:   puppetLevel(level),
+		LogLevel:   puppetlog.Name(level),
 		MaxRequest: o.maxLine,
 		Logger:     slog.New(delegate.RelayHandler(handler, applier.LevelNotice)),
 	})

@@ -55,19 +55,31 @@ func (h *Handler) Enabled(_ context.Context, l slog.Level) bool {
 	return l >= h.level.Level()
 }
 
-func levelName(l slog.Level) string {
+// levels are Puppet's log levels, most severe first: the name Puppet's
+// settings and reports use, and the label its log lines start with.
+var levels = [...]struct{ name, label string }{
+	{"err", "Error"}, {"warning", "Warning"}, {"notice", "Notice"}, {"info", "Info"}, {"debug", "Debug"},
+}
+
+// rank is the index in levels of the level a record at l is logged at.
+func rank(l slog.Level) int {
 	switch {
 	case l >= slog.LevelError:
-		return "Error"
+		return 0
 	case l >= slog.LevelWarn:
-		return "Warning"
+		return 1
 	case l >= applier.LevelNotice:
-		return "Notice"
+		return 2
 	case l >= slog.LevelInfo:
-		return "Info"
+		return 3
 	}
-	return "Debug"
+	return 4
 }
+
+// Name is Puppet's name of the level a record at l is logged at (err,
+// warning, notice, info, debug): a report's log level, or the log_level
+// setting for a threshold of l.
+func Name(l slog.Level) string { return levels[rank(l)].name }
 
 func (h *Handler) Handle(_ context.Context, r slog.Record) error {
 	var resource, property string
@@ -90,7 +102,7 @@ func (h *Handler) Handle(_ context.Context, r slog.Record) error {
 	}
 	r.Attrs(add)
 	var p strings.Builder
-	p.WriteString(levelName(r.Level))
+	p.WriteString(levels[rank(r.Level)].label)
 	p.WriteString(": ")
 	if resource != "" {
 		resource, property = EscapeControls(resource), EscapeControls(property)
