@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -59,7 +58,8 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	debug := fs.Bool("debug", false, "log everything")
 	stateDir := fs.String("state-dir", applier.DefaultStateDir(), "`directory` for pippet's state (the filebucket, the schedules' last runs)")
 	code := fs.String("e", "", "compile this manifest `code` with Puppet, then apply it")
-	forced := fs.String("delegate", "", "comma-separated resource `types` sent to Puppet even though pippet implements them")
+	var forced string
+	cli.AddDelegateFlag(fs, &forced)
 	var pf source.PuppetOptions
 	addPuppetFlags(fs, &pf)
 	var fallback, modulePath string
@@ -97,12 +97,8 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stderr, "receiver apply: %v\n", err)
 		return exitFailed
 	}
-	puppetOpts, err := source.ResolvePuppet(pf, source.PuppetConfDir(), func() string { return applier.LoadFacts()["fqdn"] })
-	var warn *source.ConfWarning
-	if errors.As(err, &warn) {
-		fmt.Fprintf(stderr, "receiver apply: warning: %v\n", err)
-	} else if err != nil {
-		fmt.Fprintf(stderr, "receiver apply: %v\n", err)
+	puppetOpts, ok := resolvePuppet("receiver apply", pf, stderr)
+	if !ok {
 		return exitUsage
 	}
 	printer := puppetlog.New(stderr, level)
@@ -123,7 +119,7 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return exitFailed
 	}
 	app, fb, err := withFallback(eng.NewSession(), delegate.Options{
-		Fallback: fallback, ModulePath: modulePath, Noop: *noop, LogLevel: puppetlog.Name(level),
+		Fallback: fallback, ModulePath: modulePath, Types: cli.SplitList(forced), Noop: *noop, LogLevel: puppetlog.Name(level),
 		Logger: slog.New(delegate.RelayHandler(logh, applier.LevelNotice)),
 	})
 	if err != nil {
@@ -131,17 +127,9 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return exitUsage
 	}
 	defer closeFallback(ctx, fb, logger)
-	if d, ok := app.(*delegate.Applier); ok && *forced != "" {
-		force := map[string]bool{}
-		for _, t := range splitList(*forced) {
-			force[strings.ToLower(t)] = true
-		}
-		native := d.NativeKnow
-		d.NativeKnow = func(name string) bool { return !force[strings.ToLower(name)] && native(name) }
-	}
 	defer command.KillAll()
 	rep := catalog.Apply(ctx, g, app, catalog.Options{
-		Noop: *noop, Tags: splitList(*tags), SkipTags: splitList(*skipTags), Log: logh,
+		Noop: *noop, Tags: cli.SplitList(*tags), SkipTags: cli.SplitList(*skipTags), Log: logh,
 		Schedules: filepath.Join(*stateDir, "schedules.json"),
 		Sources:   localSources(pf, modulePath),
 	})
@@ -204,16 +192,6 @@ func writeVia(name string, write func(io.Writer) error) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), name)
-}
-
-func splitList(s string) []string {
-	var out []string
-	for _, x := range strings.Split(s, ",") {
-		if x = strings.TrimSpace(x); x != "" {
-			out = append(out, x)
-		}
-	}
-	return out
 }
 
 // localSources: without a Puppet Server configured (--server, or server

@@ -31,7 +31,7 @@ done
 	eng := engine.New(applier.Default, nil).NewSession()
 	ctx := context.Background()
 
-	app, fb, err := withFallback(eng, delegate.Options{Fallback: "sh " + script, Types: cli.DelegatedTypes(" Anchor, ")})
+	app, fb, err := withFallback(eng, delegate.Options{Fallback: "sh " + script, Types: cli.SplitList(" Anchor, ")})
 	require.NoError(t, err)
 	defer closeFallback(ctx, fb, slog.New(slog.DiscardHandler))
 	res := app.Apply(ctx, &protocol.Request{Type: "anchor", Title: "a"})

@@ -135,12 +135,8 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		defer pprof.StopCPUProfile()
 	}
-	puppetOpts, err := source.ResolvePuppet(o.puppet, source.PuppetConfDir(), func() string { return applier.LoadFacts()["fqdn"] })
-	var warn *source.ConfWarning
-	if errors.As(err, &warn) {
-		fmt.Fprintf(stderr, "receiver: warning: %v\n", err)
-	} else if err != nil {
-		fmt.Fprintf(stderr, "receiver: %v\n", err)
+	puppetOpts, ok := resolvePuppet("receiver", o.puppet, stderr)
+	if !ok {
 		return exitUsage
 	}
 	handler := puppetlog.New(stderr, level)
@@ -154,7 +150,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	app, fallback, err := withFallback(sess, delegate.Options{
 		Fallback:   o.fallback,
 		ModulePath: o.modulePath,
-		Types:      cli.DelegatedTypes(o.delegate),
+		Types:      cli.SplitList(o.delegate),
 		Noop:       o.noop,
 		LogLevel:   puppetlog.Name(level),
 		MaxRequest: o.maxLine,
@@ -283,4 +279,19 @@ func subcommandNames() string {
 	}
 	sortStrings(names)
 	return strings.Join(names, ", ")
+}
+
+// resolvePuppet completes the Puppet Server settings of puppet:// sources
+// from puppet.conf, as the agent reads them; a doubtful setting is
+// warned about on stderr, a broken one refused (ok false).
+func resolvePuppet(cmd string, pf source.PuppetOptions, stderr io.Writer) (opts *source.PuppetOptions, ok bool) {
+	opts, err := source.ResolvePuppet(pf, source.PuppetConfDir(), func() string { return applier.LoadFacts()["fqdn"] })
+	var warn *source.ConfWarning
+	if errors.As(err, &warn) {
+		fmt.Fprintf(stderr, "%s: warning: %v\n", cmd, err)
+	} else if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
+		return opts, false
+	}
+	return opts, true
 }

@@ -77,8 +77,8 @@ func AddDelegateFlag(fs *flag.FlagSet, types *string) {
 		"(file_line,ini_setting,...: when the module on the modulepath is a version whose rules differ from the one pippet follows)")
 }
 
-// DelegatedTypes splits --delegate's list.
-func DelegatedTypes(s string) []string {
+// SplitList splits a flag's comma-separated list (--delegate, --tags), blanks trimmed and empty items dropped.
+func SplitList(s string) []string {
 	var out []string
 	for _, t := range strings.Split(s, ",") {
 		if t = strings.TrimSpace(t); t != "" {
