@@ -16,6 +16,8 @@ import (
 	"github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/internal/testutil"
 )
 
 // receiverBin is the receiver built once for the examples.
@@ -32,10 +34,7 @@ func buildAndRun(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	receiverBin = filepath.Join(dir, "receiver")
-	cmd := exec.Command("go", "build", "-o", receiverBin, "github.com/pippet/pippet/cmd/receiver")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
+	if receiverBin, err = testutil.BuildReceiver(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "docs: building the receiver:", err)
 		return 1
 	}

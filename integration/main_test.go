@@ -14,7 +14,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
@@ -40,10 +39,7 @@ func buildAndRun(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	receiverBin = filepath.Join(dir, "receiver")
-	cmd := exec.Command("go", "build", "-o", receiverBin, "github.com/pippet/pippet/cmd/receiver")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
+	if receiverBin, err = testutil.BuildReceiver(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "integration: building the receiver:", err)
 		return 1
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pippet/pippet/internal/testutil"
 	"github.com/pippet/pippet/mock"
 	"github.com/pippet/pippet/runner"
 )
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
-	receiverBin, err = buildReceiver(dir)
+	receiverBin, err = testutil.BuildReceiver(dir)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "runner tests need the receiver binary:", err)
 		os.RemoveAll(dir)
@@ -42,27 +43,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-// buildReceiver builds the receiver into dir; $PIPPET_TEST_RECEIVER names
-// a binary built already instead (for running the test binary under
-// valgrind, whose GODEBUG a `go build` would not take).
-func buildReceiver(dir string) (string, error) {
-	if b := os.Getenv("PIPPET_TEST_RECEIVER"); b != "" {
-		return b, nil
-	}
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	if err != nil {
-		return "", fmt.Errorf("go env GOMOD: %w", err)
-	}
-	root := filepath.Dir(strings.TrimSpace(string(out)))
-	bin := filepath.Join(dir, "receiver")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/receiver")
-	cmd.Dir = root
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/receiver: %w: %s", err, out)
-	}
-	return bin, nil
 }
 
 // realReceiver returns a registered Receiver running the built binary.

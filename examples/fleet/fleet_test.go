@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,7 +37,7 @@ func TestFleetOverSSH(t *testing.T) {
 		t.Skip("builds the receiver and runs sshd")
 	}
 	s := testutil.StartSSHD(t)
-	bin := buildReceiver(t)
+	bin := testutil.Receiver(t)
 
 	// The two "hosts" are one machine: both converge the same file, which
 	// only the first to get there changes.
@@ -79,7 +78,7 @@ func TestFleetOverSSH(t *testing.T) {
 // "3 unchanged" for three resources that would change), and nothing
 // changes.
 func TestFleetNoop(t *testing.T) {
-	bin := buildReceiver(t)
+	bin := testutil.Receiver(t)
 	root := t.TempDir()
 	ndjson := `{"type":"notify","title":"hello"}
 {"type":"file","title":"` + root + `/a","params":"{ensure: file, content: fleet}"}
@@ -109,16 +108,4 @@ func TestFleetNoop(t *testing.T) {
 			assert.NoFileExists(t, filepath.Join(root, "a"))
 		})
 	}
-}
-
-func buildReceiver(t *testing.T) string {
-	t.Helper()
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	require.NoError(t, err)
-	bin := filepath.Join(t.TempDir(), "receiver")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/receiver")
-	build.Dir = filepath.Dir(strings.TrimSpace(string(out)))
-	out, err = build.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	return bin
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pippet/pippet/internal/testutil"
 	"github.com/pippet/pippet/runner"
 )
 
@@ -22,14 +22,7 @@ func TestSiteAgainstTheReceiver(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the receiver")
 	}
-	out, err := exec.Command("go", "env", "GOMOD").Output()
-	require.NoError(t, err)
-	bin := filepath.Join(t.TempDir(), "receiver")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/receiver")
-	build.Dir = filepath.Dir(strings.TrimSpace(string(out)))
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building the receiver: %v: %s", err, out)
-	}
+	bin := testutil.Receiver(t)
 
 	tmp := t.TempDir()
 	root := filepath.Join(tmp, "pippet-graph-site")

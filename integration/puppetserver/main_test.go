@@ -25,6 +25,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pippet/pippet/internal/testutil"
 )
 
 var (
@@ -69,10 +71,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
-	receiverBin = filepath.Join(dir, "receiver")
-	build := exec.Command("go", "build", "-o", receiverBin, "github.com/pippet/pippet/cmd/receiver")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
+	if receiverBin, err = testutil.BuildReceiver(dir); err != nil {
 		fmt.Fprintln(os.Stderr, "puppetserver: building the receiver:", err)
 		return 1
 	}

@@ -13,17 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pippet/pippet/internal/testutil"
 	"github.com/pippet/pippet/runner"
 )
-
-// buildReceiver builds the receiver binary into dir.
-func buildReceiver(t *testing.T, dir string) string {
-	t.Helper()
-	bin := filepath.Join(dir, "receiver")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/pippet/pippet/cmd/receiver").CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	return bin
-}
 
 // slowPackage builds a package whose postinst marks its start, sleeps 3 s
 // and marks its end, and serves it from a local repository; it returns
@@ -55,7 +47,7 @@ func TestInstallFinishesWhenTheReceiverIsKilled(t *testing.T) {
 	needRoot(t)
 	const name = "pipslowpkg"
 	started, ended := slowPackage(t, name)
-	recv := buildReceiver(t, t.TempDir())
+	recv := testutil.Receiver(t)
 
 	cmd := exec.Command(recv, "--no-banner", "--state-dir", t.TempDir())
 	stdin, err := cmd.StdinPipe()
@@ -81,7 +73,7 @@ func TestInstallFinishesWhenApplyTimesOut(t *testing.T) {
 	needRoot(t)
 	const name = "pipslowpkg2"
 	started, ended := slowPackage(t, name)
-	recv := buildReceiver(t, t.TempDir())
+	recv := testutil.Receiver(t)
 	r := runner.New(runner.Options{Command: []string{recv, "--state-dir", t.TempDir()}})
 	require.NoError(t, r.Register())
 	defer r.Unregister()
