@@ -129,25 +129,11 @@ printf 'vm\n' > /etc/mailname`) == nil
 	},
 }
 
-// applyCatalog runs receiver apply and reads its report.
+// applyCatalog runs receiver apply on the named real catalog and reads
+// its report.
 func applyCatalog(t *testing.T, name string) (map[string]ourStatus, string) {
 	t.Helper()
-	report := filepath.Join(t.TempDir(), "report.yaml")
-	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, receiverBin, "apply", "--state-dir", t.TempDir(), "--lastrunreport", report,
-		"--modulepath", "/usr/share/puppet/modules", filepath.Join(catalogsDir, "catalogs", name+".json"))
-	cmd.Env = append(os.Environ(), "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	require.NoError(t, cmd.Run(), stderr.String())
-	data, err := os.ReadFile(report)
-	require.NoError(t, err)
-	var doc struct {
-		Statuses map[string]ourStatus `yaml:"resource_statuses"`
-	}
-	require.NoError(t, yaml.Unmarshal(data, &doc))
-	return doc.Statuses, stderr.String()
+	return applyHand(t, filepath.Join(catalogsDir, "catalogs", name+".json"))
 }
 
 func readOutcome(t *testing.T, name, run string) puppetOutcome {
@@ -344,11 +330,15 @@ func handCatalog(t *testing.T, rs ...[3]any) string {
 	return p
 }
 
+// applyHand runs receiver apply on the catalog file cat, with args, as
+// root's PATH has it, and reads its report; the run must exit 0.
 func applyHand(t *testing.T, cat string, args ...string) (map[string]ourStatus, string) {
 	t.Helper()
 	report := filepath.Join(t.TempDir(), "report.yaml")
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Minute)
+	defer cancel()
 	argv := append([]string{"apply", "--state-dir", t.TempDir(), "--lastrunreport", report, "--modulepath", "/usr/share/puppet/modules"}, args...)
-	cmd := exec.Command(receiverBin, append(argv, cat)...)
+	cmd := exec.CommandContext(ctx, receiverBin, append(argv, cat)...)
 	cmd.Env = append(os.Environ(), "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
