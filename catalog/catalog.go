@@ -53,6 +53,8 @@ import (
 	"strings"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/pippet/pippet/protocol"
 )
 
 // Catalog is a compiled catalog.
@@ -170,7 +172,7 @@ func Parse(r io.Reader) (*Catalog, error) {
 		r := &Resource{Type: wr.Type, Title: scalarString(wr.Title), Tags: wr.Tags, File: wr.File, Line: wr.Line,
 			Exported: wr.Exported, Kind: wr.Kind, index: i, Params: make(map[string]any, len(wr.Parameters))}
 		for name, raw := range wr.Parameters {
-			v, secret, deferred, err := unwrap(numbers(raw))
+			v, secret, deferred, err := unwrap(protocol.Numbers(raw))
 			if err != nil {
 				return nil, fmt.Errorf("%s: parameter %s: %w", r.Ref(), name, err)
 			}
@@ -236,30 +238,6 @@ func scalarString(v any) string {
 		return x.String()
 	}
 	return fmt.Sprint(v)
-}
-
-// numbers keeps numbers exact: integers become int64, others float64, as
-// the request's YAML reading gives them.
-func numbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		if f, err := x.Float64(); err == nil {
-			return f
-		}
-		return x.String()
-	case []any:
-		for i := range x {
-			x[i] = numbers(x[i])
-		}
-	case map[string]any:
-		for k := range x {
-			x[k] = numbers(x[k])
-		}
-	}
-	return v
 }
 
 // unwrap turns Puppet's rich data ({"__ptype": T, "__pvalue": V}) into

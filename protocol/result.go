@@ -281,7 +281,7 @@ func (s *State) UnmarshalJSON(data []byte) error {
 		if err := dec.Decode(&v); err != nil {
 			return fmt.Errorf("state: %s: %w", name, err)
 		}
-		out = append(out, Property{Name: name, Value: numbers(v)})
+		out = append(out, Property{Name: name, Value: Numbers(v)})
 	}
 	*s = out
 	return nil
@@ -303,22 +303,27 @@ func (i *Instance) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// numbers turns json.Number values into int64 (integers) or float64.
-func numbers(v any) any {
+// Numbers turns the json.Number values a decoder's UseNumber left in v
+// (in place, through lists and mappings) into the values a request's
+// params hold: int64 for an integer, float64 for any other number, and
+// the number's text for one beyond float64's range.
+func Numbers(v any) any {
 	switch x := v.(type) {
 	case json.Number:
 		if i, err := x.Int64(); err == nil {
 			return i
 		}
-		f, _ := x.Float64()
-		return f
+		if f, err := x.Float64(); err == nil {
+			return f
+		}
+		return x.String()
 	case []any:
 		for k := range x {
-			x[k] = numbers(x[k])
+			x[k] = Numbers(x[k])
 		}
 	case map[string]any:
 		for k := range x {
-			x[k] = numbers(x[k])
+			x[k] = Numbers(x[k])
 		}
 	}
 	return v
