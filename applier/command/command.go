@@ -204,19 +204,30 @@ func Run(ctx context.Context, c *Cmd) (Result, error) {
 	watch('-', pgid)
 
 	res := Result{Code: cmd.ProcessState.ExitCode(), Output: out.Bytes(), Truncated: out.Truncated}
-	if waitErr != nil {
-		var ee *osexec.ExitError
-		if !errors.As(waitErr, &ee) {
-			return res, fmt.Errorf("waiting for '%s': %w", c.Argv[0], waitErr)
-		}
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.Code = 128 + int(ws.Signal())
-		}
+	if err := exitOf(&res, c, waitErr); err != nil {
+		return res, err
 	}
 	if why != nil {
 		return res, why
 	}
 	return res, nil
+}
+
+// exitOf completes res from the command's wait error: a command killed by
+// a signal exits 128+signal, as a shell reports it; an error that is not
+// an exit status is returned, naming the command.
+func exitOf(res *Result, c *Cmd, waitErr error) error {
+	if waitErr == nil {
+		return nil
+	}
+	var ee *osexec.ExitError
+	if !errors.As(waitErr, &ee) {
+		return fmt.Errorf("waiting for '%s': %w", c.Argv[0], waitErr)
+	}
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.Code = 128 + int(ws.Signal())
+	}
+	return nil
 }
 
 // drainAfterExit is how long output is still read once the command has

@@ -115,14 +115,8 @@ func runToEnd(ctx context.Context, c *Cmd, path string) (Result, error) {
 		}
 	}
 	closeFiles(out, stdout)
-	if waitErr != nil {
-		var ee *osexec.ExitError
-		if !errors.As(waitErr, &ee) {
-			return res, fmt.Errorf("waiting for '%s': %w", c.Argv[0], waitErr)
-		}
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			res.Code = 128 + int(ws.Signal())
-		}
+	if err := exitOf(&res, c, waitErr); err != nil {
+		return res, err
 	}
 	return res, why
 }
