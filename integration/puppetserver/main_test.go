@@ -35,6 +35,13 @@ var (
 	skipReason  string
 )
 
+// fixtures are run by startServer once the server's directories and its
+// test module are written and before the CA is made and the JVM starts:
+// a test file that needs more of the server (an environment's manifests,
+// a module with plugins, a puppet.conf setting) registers one from its
+// init function, keeping the harness itself unchanged.
+var fixtures []func(s *server) error
+
 // server is the running Puppet Server and what the tests need of it.
 type server struct {
 	dir      string // the temporary root of everything
@@ -191,6 +198,11 @@ cadir = %[1]s/puppet/ca
 	}
 	if err := os.Chmod(filepath.Join(s.files, "permissioned"), 0o640); err != nil {
 		return nil, err
+	}
+	for _, f := range fixtures {
+		if err := f(s); err != nil {
+			return nil, fmt.Errorf("a test fixture: %w", err)
+		}
 	}
 	// The CA and the server's certificate (DNS:localhost), then an agent
 	// certificate, made offline before the server runs.
