@@ -40,9 +40,9 @@ type PuppetOptions struct {
 	// NoCRL skips the revocation check (Puppet's certificate_revocation
 	// = false); by default crl.pem must exist and is checked.
 	NoCRL bool
-	// Client, when set, is the HTTP client every request uses (the
-	// agent's own, so that puppet:// sources share its connection and
-	// TLS configuration); SSLDir, Certname and NoCRL are then unused.
+	// Client, when set, carries every request (an agent run's client,
+	// whose TLS configuration its certificate bootstrap made): SSLDir,
+	// Certname and NoCRL are then not read.
 	Client *http.Client
 }
 
