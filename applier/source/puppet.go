@@ -250,6 +250,10 @@ type puppetMeta struct {
 	} `json:"checksum"`
 	Type        string  `json:"type"`
 	Destination *string `json:"destination"`
+	// Source and ContentURI are given in a static catalog's inlined
+	// metadata only.
+	Source     string `json:"source"`
+	ContentURI string `json:"content_uri"`
 }
 
 // puppetTime is how the server prints the mtime and ctime checksums
@@ -514,6 +518,23 @@ func (p *Puppet) Open(ctx context.Context, u *url.URL) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
+	return p.content(ctx, e)
+}
+
+// OpenStatic streams static_file_content: u is a static catalog's
+// content_uri (puppet:///modules/MOD/files/PATH), codeID the catalog's
+// code_id; the server answers with the file as it was in that version
+// of the code.
+func (p *Puppet) OpenStatic(ctx context.Context, u *url.URL, codeID string) (io.ReadCloser, error) {
+	e, err := p.endpoint(u, "static_file_content", url.Values{"code_id": {codeID}})
+	if err != nil {
+		return nil, err
+	}
+	return p.content(ctx, e)
+}
+
+// content reads a file_content or static_file_content answer.
+func (p *Puppet) content(ctx context.Context, e *url.URL) (io.ReadCloser, error) {
 	resp, err := p.get(ctx, e, "application/octet-stream")
 	if err != nil {
 		return nil, err
