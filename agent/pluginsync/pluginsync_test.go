@@ -33,7 +33,7 @@ type fixture struct {
 
 func (f *fixture) logged() string { return f.log.Take() }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	f := &fixture{plugins: t.TempDir(), facts: t.TempDir(), vardir: filepath.Join(t.TempDir(), "cache")}
 	f.fs = sourcetest.NewFileServer(map[string]string{"plugins": f.plugins, "pluginfacts": f.facts})
@@ -56,7 +56,7 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func put(t *testing.T, dir, rel, content string, mode os.FileMode) {
+func put(t testing.TB, dir, rel, content string, mode os.FileMode) {
 	t.Helper()
 	p := filepath.Join(dir, rel)
 	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))

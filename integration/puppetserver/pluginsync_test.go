@@ -6,15 +6,18 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pippet/pippet/agent/facts"
 	"github.com/pippet/pippet/agent/pluginsync"
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/internal/puppetlog"
@@ -134,6 +137,28 @@ func TestPluginsyncFromPuppetServer(t *testing.T) {
 	assert.Equal(t, []string{filepath.Join(lib, "facter/pippetplug_gone.rb")}, res.Removed)
 	assert.NoFileExists(t, filepath.Join(lib, "facter/pippetplug_gone.rb"))
 	assert.Contains(t, log.Take(), "Notice: /File["+filepath.Join(lib, "facter/pippetplug_gone.rb")+"]/ensure: removed\n")
+
+	// The synced facts are in the agent's fact set, with the values real
+	// Facter gives them.
+	fo := facts.Options{}
+	fo.UseVardir(vardir)
+	got, errs := facts.Gather(ctx, fo)
+	for _, e := range errs {
+		assert.NotContains(t, e.Error(), "pippetplug")
+	}
+	assert.Equal(t, "from facts.d", got["pippetplug_external"])
+	assert.NotContains(t, got, "pippetplug_gone", "purged with its file")
+	if _, err := exec.LookPath("facter"); err != nil {
+		t.Skip("Facter is not installed: the custom fact's value is not compared")
+	}
+	out, err := exec.Command("facter", "--json", "--custom-dir", filepath.Join(lib, "facter"), "--external-dir", factsd,
+		"pippetplug_custom", "pippetplug_external").Output()
+	require.NoError(t, err)
+	var want map[string]any
+	require.NoError(t, json.Unmarshal(out, &want))
+	assert.Equal(t, "custom on Linux", want["pippetplug_custom"])
+	assert.Equal(t, want["pippetplug_custom"], got["pippetplug_custom"])
+	assert.Equal(t, want["pippetplug_external"], got["pippetplug_external"])
 }
 
 // settleMount waits until the access log holds at least want
