@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
@@ -157,4 +158,15 @@ func TestUseVardir(t *testing.T) {
 	o.UseVardir("/var/cache/puppet")
 	assert.Equal(t, append(append([]string(nil), facts.DefaultExternalDirs...), "/var/cache/puppet/facts.d"), o.ExternalDirs)
 	assert.Equal(t, []string{"/var/cache/puppet/lib/facter", "/var/cache/puppet/facts"}, o.CustomDirs)
+}
+
+func TestCustomFactsProcessIsBounded(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "slow.rb", "Facter.add(:slow) { setcode { sleep 60 } }\n", 0o644)
+	ruby := writeFile(t, t.TempDir(), "ruby", "#!/bin/sh\nsleep 60 &\nsleep 60\n", 0o755)
+	start := time.Now()
+	_, _, errs := facts.LoadCustom(context.Background(), []string{dir}, ruby, 300*time.Millisecond)
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0].Error(), "custom facts ("+dir+"): still running after 300ms; killed")
+	assert.Less(t, time.Since(start), 10*time.Second)
 }

@@ -257,3 +257,34 @@ func TestSyncBadOptions(t *testing.T) {
 		assert.Error(t, err, "%+v", o)
 	}
 }
+
+func TestSyncAnEntryThatCannotBeWrittenFailsTheSync(t *testing.T) {
+	f := newFixture(t)
+	put(t, f.plugins, "a.rb", "a\n", 0o644)
+	put(t, f.plugins, "bad.rb", "what the metadata promises\n", 0o644)
+	put(t, f.plugins, "z.rb", "z\n", 0o644)
+	// The server sends other bytes than its checksum says for bad.rb.
+	f.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/file_content/plugins/bad.rb") {
+			w.Write([]byte("something else\n"))
+			return
+		}
+		f.fs.ServeHTTP(w, r)
+	})
+	res, err := pluginsync.Sync(context.Background(), f.opts)
+	require.Error(t, err)
+	lib := filepath.Join(f.vardir, "lib")
+	assert.True(t, strings.HasPrefix(err.Error(), "Failed to retrieve plugin: change from 'absent' to 'file' failed: "), err.Error())
+	assert.NoFileExists(t, filepath.Join(lib, "bad.rb"), "nothing half-written")
+	assert.Equal(t, "a\n", read(t, filepath.Join(lib, "a.rb")), "the other entries are synced")
+	assert.Equal(t, "z\n", read(t, filepath.Join(lib, "z.rb")))
+	assert.Contains(t, res.Changed, filepath.Join(lib, "z.rb"))
+	assert.NotContains(t, res.Changed, filepath.Join(lib, "bad.rb"))
+	log := f.logged()
+	assert.Contains(t, log, "Error: /File["+filepath.Join(lib, "bad.rb")+"]/ensure: change from 'absent' to 'file' failed: ")
+	ents, err := os.ReadDir(lib)
+	require.NoError(t, err)
+	for _, e := range ents {
+		assert.False(t, strings.HasPrefix(e.Name(), "."), "no temp file left: %s", e.Name())
+	}
+}
