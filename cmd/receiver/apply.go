@@ -130,8 +130,8 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	defer command.KillAll()
 	rep := catalog.Apply(ctx, g, app, catalog.Options{
 		Noop: *noop, Tags: cli.SplitList(*tags), SkipTags: cli.SplitList(*skipTags), Log: logh,
-		Schedules: filepath.Join(*stateDir, "schedules.json"),
-		Sources:   localSources(pf, modulePath),
+		Schedules: filepath.Join(*stateDir, "schedules.json"), Audits: filepath.Join(*stateDir, "audit.json"),
+		Sources: localSources(pf, modulePath),
 	})
 	status := exitOK
 	if *report != "" {
