@@ -288,3 +288,17 @@ func TestSyncAnEntryThatCannotBeWrittenFailsTheSync(t *testing.T) {
 		assert.False(t, strings.HasPrefix(e.Name(), "."), "no temp file left: %s", e.Name())
 	}
 }
+
+func TestSyncWithAnotherDigest(t *testing.T) {
+	f := newFixture(t)
+	put(t, f.plugins, "a.rb", "a\n", 0o644)
+	f.opts.Checksum = "md5"
+	_, err := pluginsync.Sync(context.Background(), f.opts)
+	require.NoError(t, err)
+	assert.Contains(t, f.logged(), "/ensure: defined content as '{md5}"+source.SumString("md5", "a\n")+"'\n")
+	for _, r := range f.fs.Requests() {
+		if strings.HasPrefix(r, "/puppet/v3/file_metadatas/") {
+			assert.Contains(t, r, "checksum_type=md5")
+		}
+	}
+}
