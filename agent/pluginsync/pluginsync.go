@@ -215,12 +215,22 @@ func syncMount(ctx context.Context, eng *engine.Engine, m mount, log *slog.Logge
 			changed = append(changed, c.Path)
 		}
 	})
+	_, statErr := os.Lstat(m.dest)
+	absent := errors.Is(statErr, os.ErrNotExist)
 	r := eng.Apply(ctx, req)
 	// The directory's own changes (created, its owner); its content's
-	// event sums up the entries, whose lines follow.
+	// event sums up the entries, whose lines follow. A directory created
+	// whose entries then failed is created all the same (Puppet's
+	// generated children fail on their own).
 	for _, ev := range r.Events {
-		if ev.Property == "content" || ev.Status != protocol.StatusSuccess {
+		if ev.Property == "content" {
 			continue
+		}
+		if ev.Status != protocol.StatusSuccess {
+			if fi, err := os.Lstat(m.dest); ev.Property != "ensure" || !absent || err != nil || !fi.IsDir() {
+				continue
+			}
+			ev.Message = "created"
 		}
 		log.Log(ctx, applier.LevelNotice, "/File["+m.dest+"]/"+ev.Property+": "+ev.Message)
 		if ev.Property == "ensure" {

@@ -281,6 +281,8 @@ func TestSyncAnEntryThatCannotBeWrittenFailsTheSync(t *testing.T) {
 	assert.Contains(t, res.Changed, filepath.Join(lib, "z.rb"))
 	assert.NotContains(t, res.Changed, filepath.Join(lib, "bad.rb"))
 	log := f.logged()
+	assert.Contains(t, log, "Notice: /File["+lib+"]/ensure: created\n")
+	assert.Contains(t, res.Changed, lib)
 	assert.Contains(t, log, "Error: /File["+filepath.Join(lib, "bad.rb")+"]/ensure: change from 'absent' to 'file' failed: ")
 	ents, err := os.ReadDir(lib)
 	require.NoError(t, err)
