@@ -32,6 +32,12 @@ type Options struct {
 	// Audits is where the values of audited properties are kept between
 	// runs (a file, as Puppet's state.yaml keeps them); "" keeps none.
 	Audits string
+	// TransactionStore is where what each managed property was left at
+	// is kept between runs, so that a change setting back a drifted value
+	// is reported corrective (corrective_change), as Puppet's agent does
+	// with its transactionstore.yaml; "" keeps none (puppet apply's way:
+	// no change is corrective).
+	TransactionStore string
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 }
@@ -67,6 +73,8 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 	}
 	o.Log.setPaths(paths)
 	sched := loadSchedules(g, o.Schedules, log)
+	store := loadStore(o.TransactionStore, log)
+	corrective := map[string]bool{} // source and message of each corrective change's line
 	auds := loadAudits(o.Audits, log)
 	st := make(map[*vertex]*vstate, len(g.order))
 	get := func(v *vertex) *vstate {
@@ -125,6 +133,7 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 		if ctx.Err() != nil {
 			status.Skipped = true
 			rep.Incomplete = true
+			store.record(status, v)
 			continue
 		}
 		o.Log.current(v)
@@ -152,6 +161,7 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 			status.Skipped = true
 			s.queued = nil
 			o.Log.current(nil)
+			store.record(status, v)
 			continue
 		}
 		status.Scheduled = true
@@ -201,6 +211,13 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 		}
 		if auditCur != nil && !res.Error {
 			auds.audit(status, v, auditNamesOf, auditCur, log)
+		}
+		store.record(status, v)
+		for i := range status.Events {
+			if e := &status.Events[i]; e.CorrectiveChange {
+				corrective[v.path+"/"+e.Property+"\x00"+e.Message] = true
+				e.Message += " (corrective)"
+			}
 		}
 		rep.Statuses = append(rep.Statuses, status.Generated...)
 		if res.Failed && !loggedFailure(res) {
@@ -262,7 +279,15 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 	auds.save(log)
 	rep.Duration = o.Now().Sub(start)
 	log.Log(ctx, applier.LevelNotice, fmt.Sprintf("Applied catalog in %.2f seconds", rep.Duration.Seconds()))
+	store.save(log)
 	rep.Logs = o.Log.take()
+	for i := range rep.Logs {
+		// Puppet's line of a corrective change says so.
+		if l := &rep.Logs[i]; len(corrective) > 0 && corrective[l.Source+"\x00"+l.Message] {
+			delete(corrective, l.Source+"\x00"+l.Message)
+			l.Message += " (corrective)"
+		}
+	}
 	rep.finish()
 	return rep
 }

@@ -31,6 +31,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/pippet/pippet/applier/atomicfile"
 	"github.com/pippet/pippet/catalog"
 )
 
@@ -141,31 +142,12 @@ func WriteFiles(r *catalog.Report, m Meta, reportFile, summaryFile string) error
 }
 
 func writeFile(name string, write func(io.Writer) error) error {
-	dir := filepath.Dir(name)
-	if err := os.MkdirAll(dir, 0o750); err != nil {
+	if err := os.MkdirAll(filepath.Dir(name), 0o750); err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".*")
+	// A symlink in the way is replaced, not followed.
+	err := atomicfile.WriteFunc(context.Background(), name, atomicfile.Options{Mode: 0o640, UID: -1, GID: -1}, write)
 	if err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o640); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing %s: %w", name, err)
-	}
-	if err := os.Rename(tmp.Name(), name); err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	return nil
