@@ -14,9 +14,11 @@ import (
 type Report struct {
 	Host, Environment, ConfigurationVersion, CatalogUUID string
 	TransactionUUID                                      string
-	Time                                                 time.Time
-	Duration                                             time.Duration
-	Noop                                                 bool
+	// CodeID is the static catalog's code_id ("" for none).
+	CodeID   string
+	Time     time.Time
+	Duration time.Duration
+	Noop     bool
 	// Status is changed, unchanged or failed.
 	Status string
 	// Incomplete: the run stopped before the catalog was applied to its

@@ -77,7 +77,7 @@ type statusData struct {
 	ResourceType     string      `json:"resource_type" yaml:"resource_type"`
 	ProviderUsed     *string     `json:"provider_used" yaml:"provider_used"`
 	ContainmentPath  []string    `json:"containment_path" yaml:"containment_path"`
-	EvaluationTime   *float64    `json:"evaluation_time" yaml:"evaluation_time"`
+	EvaluationTime   *seconds    `json:"evaluation_time" yaml:"evaluation_time"`
 	Tags             []string    `json:"tags" yaml:"tags"`
 	Time             string      `json:"time" yaml:"time"`
 	Failed           bool        `json:"failed" yaml:"failed"`
@@ -132,19 +132,16 @@ func (s statusesData) MarshalJSON() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func (s statusesData) MarshalYAML() (any, error) {
-	n := &yaml.Node{Kind: yaml.MappingNode}
-	for _, st := range s {
-		k, v := &yaml.Node{}, &yaml.Node{}
-		if err := k.Encode(st.Resource); err != nil {
-			return nil, err
-		}
-		if err := v.Encode(st); err != nil {
-			return nil, fmt.Errorf("the status of %s: %w", st.Resource, err)
-		}
-		n.Content = append(n.Content, k, v)
-	}
-	return n, nil
+// seconds is a duration as Puppet's report gives it: a float, written
+// with its dot (3.0, 1.0e-05) so that JSON and Ruby's YAML read a Float.
+type seconds float64
+
+func (s seconds) MarshalJSON() ([]byte, error) {
+	return []byte(rubyFloat(strconv.FormatFloat(float64(s), 'g', -1, 64))), nil
+}
+
+func (s seconds) MarshalYAML() (any, error) {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: rubyFloat(strconv.FormatFloat(float64(s), 'g', -1, 64))}, nil
 }
 
 // puppetTime is Ruby's Time#iso8601(9): nanoseconds and a numeric offset.
@@ -224,7 +221,10 @@ func (r *Report) data() *reportData {
 		TransactionUUID: r.TransactionUUID, ReportFormat: ReportFormat, PuppetVersion: r.version(),
 		Status: r.Status, TransactionCompleted: !r.Incomplete, Noop: r.Noop, Environment: r.Environment,
 		Logs: []logData{}, CatalogUUID: r.CatalogUUID, CachedCatalogStatus: "not_used",
-		ServerUsed: m.ServerUsed, CodeID: m.CodeID, JobID: m.JobID,
+		ServerUsed: m.ServerUsed, CodeID: r.CodeID, JobID: m.JobID,
+	}
+	if m.CodeID != "" {
+		d.CodeID = m.CodeID
 	}
 	if m.TransactionUUID != "" {
 		d.TransactionUUID = m.TransactionUUID
@@ -269,7 +269,7 @@ func (r *Report) data() *reportData {
 			byType[t] = 0
 		}
 		if sd.EvaluationTime != nil {
-			byType[t] += *sd.EvaluationTime
+			byType[t] += float64(*sd.EvaluationTime)
 		}
 		changes += sd.ChangeCount
 		for _, e := range sd.Events {
@@ -314,17 +314,17 @@ func (r *Report) data() *reportData {
 		changes: changes,
 	}
 	for _, t := range types {
-		fig.times = append(fig.times, []any{t, labelize(t), byType[t]})
+		fig.times = append(fig.times, []any{t, labelize(t), seconds(byType[t])})
 	}
 	total := r.Duration
 	if r.Meta == nil {
-		fig.times = append(fig.times, []any{"total", "Total", total.Seconds()})
+		fig.times = append(fig.times, []any{"total", "Total", seconds(total.Seconds())})
 	} else {
 		seen := map[string]bool{"total": true}
 		add := func(name string) {
 			if v, ok := m.Timings[name]; ok && !seen[name] {
 				seen[name] = true
-				fig.times = append(fig.times, []any{name, labelize(name), v.Seconds()})
+				fig.times = append(fig.times, []any{name, labelize(name), seconds(v.Seconds())})
 			}
 		}
 		for _, name := range phaseOrder {
@@ -343,7 +343,7 @@ func (r *Report) data() *reportData {
 		if v, ok := m.Timings["total"]; ok {
 			total = v
 		}
-		fig.times = append(fig.times, []any{"total", "Total", total.Seconds()})
+		fig.times = append(fig.times, []any{"total", "Total", seconds(total.Seconds())})
 	}
 	for _, st := range evStatuses {
 		fig.events = append(fig.events, []any{st, labelize(st), evByStatus[st]})
@@ -391,7 +391,7 @@ func (s *Status) data() *statusData {
 		sd.ProviderUsed = &p
 	}
 	if !s.Skipped {
-		et := s.EvaluationTime.Seconds()
+		et := seconds(s.EvaluationTime.Seconds())
 		sd.EvaluationTime = &et
 	}
 	for _, e := range s.Events {
@@ -446,12 +446,85 @@ func (r *Report) MarshalJSON() ([]byte, error) {
 // last_run_report.yaml (and `puppet apply --lastrunreport FILE`), and
 // as the server's store processor keeps it.
 func (r *Report) WriteYAML(w io.Writer) error {
-	var doc yaml.Node
-	if err := doc.Encode(r.data()); err != nil {
+	// The YAML is made from the JSON: the same document by construction.
+	body, err := json.Marshal(r.data())
+	if err != nil {
+		return fmt.Errorf("writing the report: %w", err)
+	}
+	doc, err := jsonNode(body)
+	if err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
 	doc.Tag = "!ruby/object:Puppet::Transaction::Report"
-	return writeDoc(w, &doc, "the report")
+	return writeDoc(w, doc, "the report")
+}
+
+// jsonNode reads a JSON document into a YAML node tree, members in order.
+func jsonNode(data []byte) (*yaml.Node, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var read func() (*yaml.Node, error)
+	read = func() (*yaml.Node, error) {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		switch v := tok.(type) {
+		case json.Delim:
+			n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
+			if v == '{' {
+				n.Kind, n.Tag = yaml.MappingNode, "!!map"
+			}
+			for dec.More() {
+				if n.Kind == yaml.MappingNode {
+					k, err := dec.Token()
+					if err != nil {
+						return nil, err
+					}
+					key, _ := k.(string)
+					n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key})
+				}
+				c, err := read()
+				if err != nil {
+					return nil, err
+				}
+				n.Content = append(n.Content, c)
+			}
+			if _, err := dec.Token(); err != nil { // the closing delimiter
+				return nil, err
+			}
+			return n, nil
+		case string:
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}, nil
+		case json.Number:
+			if _, err := v.Int64(); err == nil {
+				return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: v.String()}, nil
+			}
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: rubyFloat(v.String())}, nil
+		case bool:
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(v)}, nil
+		case nil:
+			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}, nil
+		}
+		return nil, fmt.Errorf("unexpected JSON token %v", tok)
+	}
+	return read()
+}
+
+// rubyFloat writes a float so that YAML 1.1 (Ruby's Psych) reads a float:
+// with a dot before any exponent (1e-05 would be a string there).
+func rubyFloat(s string) string {
+	mant, exp, hasExp := strings.Cut(strings.ToLower(s), "e")
+	if !strings.Contains(mant, ".") {
+		mant += ".0"
+	}
+	if !hasExp {
+		return mant
+	}
+	if exp != "" && exp[0] != '-' && exp[0] != '+' {
+		exp = "+" + exp
+	}
+	return mant + "e" + exp
 }
 
 func writeDoc(w io.Writer, doc *yaml.Node, what string) error {

@@ -65,7 +65,7 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 	start := o.Now()
 	rep := &Report{
 		Host: g.Catalog.Name, Environment: g.Catalog.Environment, ConfigurationVersion: g.Catalog.Version,
-		CatalogUUID: g.Catalog.UUID, Time: start, Noop: o.Noop,
+		CatalogUUID: g.Catalog.UUID, CodeID: g.Catalog.CodeID, Time: start, Noop: o.Noop,
 	}
 	paths := make(map[string]string, len(g.leaves))
 	for _, v := range g.leaves {

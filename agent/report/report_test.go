@@ -395,3 +395,18 @@ func TestSubmit(t *testing.T) {
 
 	assert.Error(t, report.Submit(ctx, hc, srv.URL, "", "production", body))
 }
+
+// Numbers are written so that Ruby's YAML 1.1 reads them as Puppet wrote
+// them: a float always has its dot (1e-05 would be read as a string).
+func TestYAMLFloatsForRuby(t *testing.T) {
+	start := time.Date(2026, 11, 26, 19, 0, 0, 0, time.UTC)
+	rep := &catalog.Report{Host: "n", Environment: "production", Time: start, Duration: 3 * time.Second,
+		Statuses: []*catalog.Status{{Resource: "File[/x]", Type: "File", Title: "/x", Time: start, EvaluationTime: 10 * time.Microsecond}}}
+	f := filepath.Join(t.TempDir(), "r.yaml")
+	require.NoError(t, report.WriteFiles(rep, report.Meta{}, f, ""))
+	b, err := os.ReadFile(f)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "evaluation_time: 1.0e-05\n")
+	assert.Contains(t, string(b), "- 3.0\n", "the total, 3 s")
+	assert.Contains(t, string(b), "configuration_version: null\n")
+}

@@ -223,7 +223,7 @@ environment = %s
 	tm, om := rubyMap(t, theirs), rubyMap(t, ours)
 	assert.Equal(t, sortedKeys(tm), sortedKeys(om), "the report's members")
 	for _, k := range []string{"host", "environment", "status", "noop", "noop_pending", "transaction_completed",
-		"report_format", "corrective_change", "cached_catalog_status", "catalog_uuid", "configuration_version"} {
+		"report_format", "corrective_change", "cached_catalog_status", "catalog_uuid", "code_id", "configuration_version"} {
 		assert.Equal(t, tm[k], om[k], k)
 	}
 	ts, os_ := tm["resource_statuses"].(map[string]any), om["resource_statuses"].(map[string]any)
