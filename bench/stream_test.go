@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/pippet/pippet/applier/engine"
@@ -72,14 +71,9 @@ func BenchmarkDeclaredRun(b *testing.B) {
 	dir := b.TempDir()
 	target := filepath.Join(dir, "motd")
 	var frags []string
-	want := ""
 	for i := range 10 {
-		c := "line " + strconv.Itoa(i) + "\n"
-		want += "line " + strconv.Itoa(i) + "\n"
-		frags = append(frags, `{"type":"concat_fragment","title":"f`+strconv.Itoa(i)+`","params":{"target":"`+target+`","content":"`+c+`","order":`+strconv.Itoa(i)+`}}`)
-	}
-	if err := os.WriteFile(target, []byte(strings.ReplaceAll(want, "\n", "\n")), 0o644); err != nil {
-		b.Fatal(err)
+		frags = append(frags, `{"type":"concat_fragment","title":"f`+strconv.Itoa(i)+`","params":{"target":"`+target+
+			`","content":"line `+strconv.Itoa(i)+`\n","order":`+strconv.Itoa(i)+`}}`)
 	}
 	concat := []byte(`{"type":"concat_file","title":"` + target + `","params":{"mode":"0644"}}`)
 	b.Run("concat-10-fragments", func(b *testing.B) {
@@ -143,9 +137,28 @@ func benchStream(b *testing.B, prelude [][]byte, line []byte) {
 		in.start()
 		in.started = true
 	}
-	if code := stream.Run(context.Background(), cfg, s, in, io.Discard, nil); code != stream.ExitOK {
+	var out failures
+	if code := stream.Run(context.Background(), cfg, s, in, &out, nil); code != stream.ExitOK {
 		b.Fatalf("exit %d", code)
 	}
+	if out.first != nil {
+		b.Fatalf("%d answers failed; the first: %s", out.n, out.first)
+	}
+}
+
+// failures keeps the first failed answer the loop writes, and counts them.
+type failures struct {
+	n     int
+	first []byte
+}
+
+func (f *failures) Write(p []byte) (int, error) {
+	if bytes.Contains(p, []byte(`"failed":true`)) {
+		if f.n++; f.first == nil {
+			f.first = bytes.Clone(p)
+		}
+	}
+	return len(p), nil
 }
 
 // phased reads first, in reads of its own, then calls start once the

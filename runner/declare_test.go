@@ -21,7 +21,7 @@ import (
 // that dies is replaced by one that gets the declaration again before
 // any request.
 func TestBinaryDeclare(t *testing.T) {
-	r := realReceiver(t, runner.Options{})
+	r := realReceiver(t, runner.Options{Command: []string{receiverBin, "--state-dir", t.TempDir()}})
 	defer r.Unregister()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
