@@ -76,6 +76,23 @@ func toList(v any) ([]any, bool) {
 	return nil, false
 }
 
+// QuoteValue renders v for a message as Puppet's is_to_s and should_to_s
+// do: scalars in single quotes, arrays as ['a', 'b'], through the
+// attribute's Format when it has one (a may be nil).
+func QuoteValue(a *Attr, v any) string {
+	var s string
+	if a != nil && a.Format != nil && v != nil {
+		s = a.Format(v)
+	} else {
+		s = FormatValue(v)
+	}
+	switch v.(type) {
+	case []any, []string, map[string]any:
+		return s
+	}
+	return "'" + s + "'"
+}
+
 // FormatValue renders a munged value the way event messages and describe
 // print it: strings as they are, arrays as ['a', 'b'].
 func FormatValue(v any) string {

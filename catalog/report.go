@@ -59,6 +59,10 @@ type Event struct {
 	Message, Status   string
 	// Name is Puppet's: file_created, content_changed, refresh, ...
 	Name string
+	// Audited: the property is audited (the audit metaparameter);
+	// Historical is then the value recorded by the run before, if any.
+	Audited    bool
+	Historical any
 }
 
 // Find returns the status of ref (Type[title]), or nil.
@@ -203,8 +207,8 @@ func (r *Report) WriteYAML(w io.Writer) error {
 				prop = e.Property
 			}
 			events.Content = append(events.Content, mapping(
-				"audited", false, "property", prop, "previous_value", e.Previous, "desired_value", e.Desired,
-				"historical_value", nil, "message", e.Message, "name", e.Name, "status", e.Status,
+				"audited", e.Audited, "property", prop, "previous_value", e.Previous, "desired_value", e.Desired,
+				"historical_value", e.Historical, "message", e.Message, "name", e.Name, "status", e.Status,
 				"time", s.Time.Format(time.RFC3339Nano), "redacted", nil, "corrective_change", false))
 		}
 		tags := seq()
@@ -224,7 +228,9 @@ func (r *Report) WriteYAML(w io.Writer) error {
 			if e.Status == "success" {
 				changes++
 			}
-			oos++
+			if e.Status != StatusAudit {
+				oos++
+			}
 		}
 		statuses.Content = append(statuses.Content, scalar(s.Resource), mapping(
 			"title", s.Title, "file", file, "line", line, "resource", s.Resource, "resource_type", s.Type,

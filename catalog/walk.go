@@ -29,6 +29,9 @@ type Options struct {
 	// Sources, when set, maps a file's puppet:/// source to where it is
 	// read from (ModuleFiles: the modulepath, as puppet apply does).
 	Sources func(url string) (string, bool)
+	// Audits is where the values of audited properties are kept between
+	// runs (a file, as Puppet's state.yaml keeps them); "" keeps none.
+	Audits string
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 }
@@ -64,6 +67,7 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 	}
 	o.Log.setPaths(paths)
 	sched := loadSchedules(g, o.Schedules, log)
+	auds := loadAudits(o.Audits, log)
 	st := make(map[*vertex]*vstate, len(g.order))
 	get := func(v *vertex) *vstate {
 		s := st[v]
@@ -149,7 +153,26 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 		s.queued = nil
 		t0 := time.Now()
 		o.Log.heard(len(q))
-		res := g.applyOne(runCtx, app, v, q, o.Sources, log)
+		var auditNamesOf []string
+		var auditCur map[string]any
+		var res protocol.Result
+		if a, ok := v.res.Params["audit"]; ok {
+			auditNamesOf = auditNames(a)
+		}
+		if err := auditCheck(v, auditNamesOf); err != nil {
+			log.Error(v.path + ": " + err.Error())
+			res = protocol.Result{Resource: v.res.Ref(), Failed: true, Error: true, Exception: err.Error()}
+			auditNamesOf = nil
+		} else {
+			if len(auditNamesOf) > 0 {
+				cur, names, err := auditBefore(runCtx, app, v, auditNamesOf)
+				if err != nil {
+					log.Warn(v.path + ": not audited: " + err.Error())
+				}
+				auditCur, auditNamesOf = cur, names
+			}
+			res = g.applyOne(runCtx, app, v, q, o.Sources, log)
+		}
 		status.EvaluationTime = time.Since(t0)
 		o.Log.current(nil)
 		if v.typ != nil && v.typ.ReportAs != nil {
@@ -164,6 +187,9 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 			}
 		}
 		s.failed = g.record(status, v, res, len(q))
+		if auditCur != nil && !res.Error {
+			auds.audit(status, v, auditNamesOf, auditCur, log)
+		}
 		rep.Statuses = append(rep.Statuses, status.Generated...)
 		if res.Failed && !loggedFailure(res) {
 			msg := res.Exception
@@ -192,6 +218,10 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 				ownFailed = true
 			case ev.Status == protocol.StatusSuccess || ev.Status == protocol.StatusNoop:
 				out = append(out, heard{noop: ev.Status == protocol.StatusNoop})
+			case ev.Status == StatusAudit:
+				// Puppet queues audit events like changes: subscribers
+				// of an audited file hear that it changed behind its back.
+				out = append(out, heard{noop: o.Noop})
 			}
 		}
 		if ownFailed {
@@ -217,6 +247,7 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 		g.send(st, get, v, out)
 	}
 	sched.save(log)
+	auds.save(log)
 	rep.Duration = o.Now().Sub(start)
 	log.Log(ctx, applier.LevelNotice, fmt.Sprintf("Applied catalog in %.2f seconds", rep.Duration.Seconds()))
 	rep.Logs = o.Log.take()
@@ -277,6 +308,7 @@ func (g *Graph) send(st map[*vertex]*vstate, get func(*vertex) *vstate, v *verte
 var walkOnly = map[string]bool{
 	"before": true, "require": true, "notify": true, "subscribe": true,
 	"schedule": true, "stage": true, "tag": true, "alias": true,
+	"audit": true,
 }
 
 // applyOne applies one resource, with Refresh when it heard events that

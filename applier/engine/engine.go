@@ -374,7 +374,7 @@ func (t *txn) sync(a *applier.Attr, is, should any) {
 	log := t.e.env.Log
 	if t.r.Noop {
 		ev.Status = protocol.StatusNoop
-		ev.Message = "current_value " + quoteValue(a, is) + ", should be " + quoteValue(a, should) + " (noop)"
+		ev.Message = "current_value " + applier.QuoteValue(a, is) + ", should be " + applier.QuoteValue(a, should) + " (noop)"
 		t.res.Events = append(t.res.Events, ev)
 		t.log(a.Name, ev.Message)
 		return
@@ -386,7 +386,7 @@ func (t *txn) sync(a *applier.Attr, is, should any) {
 	}
 	if err != nil {
 		ev.Status = protocol.StatusFailure
-		ev.Message = "change from " + quoteValue(a, is) + " to " + quoteValue(a, should) + " failed: " + err.Error()
+		ev.Message = "change from " + applier.QuoteValue(a, is) + " to " + applier.QuoteValue(a, should) + " failed: " + err.Error()
 		t.res.Failed = true
 		if t.res.Exception == "" {
 			t.res.Exception = ev.Message
@@ -494,16 +494,16 @@ func changeMessage(a *applier.Attr, is, should any) string {
 		case isAbsent(should):
 			return "removed"
 		default:
-			return "ensure changed " + quoteValue(a, is) + " to " + quoteValue(a, should)
+			return "ensure changed " + applier.QuoteValue(a, is) + " to " + applier.QuoteValue(a, should)
 		}
 	}
 	switch {
 	case isAbsent(is):
-		return "defined '" + a.Name + "' as " + quoteValue(a, should)
+		return "defined '" + a.Name + "' as " + applier.QuoteValue(a, should)
 	case isAbsent(should):
-		return "undefined '" + a.Name + "' from " + quoteValue(a, is)
+		return "undefined '" + a.Name + "' from " + applier.QuoteValue(a, is)
 	default:
-		return a.Name + " changed " + quoteValue(a, is) + " to " + quoteValue(a, should)
+		return a.Name + " changed " + applier.QuoteValue(a, is) + " to " + applier.QuoteValue(a, should)
 	}
 }
 
@@ -514,21 +514,6 @@ func isAbsent(v any) bool {
 	}
 	s, ok := v.(string)
 	return ok && s == "absent"
-}
-
-// quoteValue renders v for a message: scalars in single quotes, arrays as ['a', 'b'].
-func quoteValue(a *applier.Attr, v any) string {
-	var s string
-	if a.Format != nil && v != nil {
-		s = a.Format(v)
-	} else {
-		s = applier.FormatValue(v)
-	}
-	switch v.(type) {
-	case []any, []string, map[string]any:
-		return s
-	}
-	return "'" + s + "'"
 }
 
 // insync applies the attribute's notion of in-sync.

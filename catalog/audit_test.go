@@ -1,0 +1,122 @@
+package catalog_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/catalog"
+)
+
+// TestAudit follows Puppet 7's recorded behaviour (puppet apply -e of the
+// same manifest, twice, the file edited in between): the first run logs
+// each audited value as newly recorded; after an edit behind Puppet's
+// back, the next run reports an audit event per changed property (status
+// audit, not a change) and refreshes subscribers; a run with nothing
+// edited says nothing.
+func TestAudit(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f")
+	log := filepath.Join(dir, "log")
+	state := filepath.Join(dir, "audit.json")
+	require.NoError(t, os.WriteFile(f, []byte("hi\n"), 0o644))
+	require.NoError(t, os.Chmod(f, 0o644))
+	data := build(t,
+		res{typ: "File", title: f, params: map[string]any{"audit": []any{"content", "mode"}}},
+		appendExec("refreshed", log, "refreshed", map[string]any{"refreshonly": true, "subscribe": "File[" + f + "]"}),
+	)
+	o := catalog.Options{Audits: state}
+
+	rep, out := applied(t, data, o)
+	assert.Contains(t, out, "File["+f+"]/content: audit change: newly-recorded value {sha256}")
+	assert.Contains(t, out, "File["+f+"]/mode: audit change: newly-recorded value 0644")
+	st := status(t, rep, "File["+f+"]")
+	assert.Empty(t, st.Events)
+	assert.False(t, st.Changed)
+	assert.Nil(t, lines(t, log))
+
+	require.NoError(t, os.WriteFile(f, []byte("changed\n"), 0o600))
+	require.NoError(t, os.Chmod(f, 0o600))
+	rep, out = applied(t, data, o)
+	assert.Contains(t, out, "File["+f+"]/mode: audit change: previously recorded value '0644' has been changed to '0600'")
+	assert.Contains(t, out, "File["+f+"]/content: audit change: previously recorded value '{sha256}")
+	st = status(t, rep, "File["+f+"]")
+	require.Len(t, st.Events, 2)
+	for _, e := range st.Events {
+		assert.Equal(t, catalog.StatusAudit, e.Status)
+		assert.True(t, e.Audited)
+		assert.NotNil(t, e.Historical)
+	}
+	assert.Equal(t, "0600", st.Events[1].Previous)
+	assert.Equal(t, "0644", st.Events[1].Historical)
+	assert.Equal(t, "mode_changed", st.Events[1].Name)
+	assert.False(t, st.Changed, "an audit event is not a change")
+	assert.False(t, st.OutOfSync)
+	assert.Equal(t, []string{"refreshed"}, lines(t, log), "subscribers hear audit events, as in Puppet")
+	assert.Equal(t, 2, rep.ExitCode(), "the refresh it caused is a change")
+
+	rep, out = applied(t, data, o)
+	assert.NotContains(t, out, "audit change")
+	assert.Empty(t, status(t, rep, "File["+f+"]").Events)
+	assert.Equal(t, []string{"refreshed"}, lines(t, log), "nothing changed: no refresh")
+}
+
+// TestAuditManagedProperty: a property both managed and audited is
+// synced as usual; its change notes the value recorded by the run
+// before, and what is recorded is the value found before the sync (so,
+// as Puppet's docs warn, the next run reports an audit change too).
+func TestAuditManagedProperty(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f")
+	state := filepath.Join(dir, "audit.json")
+	require.NoError(t, os.WriteFile(f, []byte("x"), 0o644))
+	require.NoError(t, os.Chmod(f, 0o644))
+	data := build(t, res{typ: "File", title: f, params: map[string]any{"mode": "0640", "audit": "mode"}})
+	o := catalog.Options{Audits: state}
+	rep, _ := applied(t, data, o) // records 0644, sets 0640
+	st := status(t, rep, "File["+f+"]")
+	require.Len(t, st.Events, 1)
+	assert.True(t, st.Events[0].Audited)
+	assert.Nil(t, st.Events[0].Historical)
+	assert.True(t, st.Changed)
+
+	require.NoError(t, os.Chmod(f, 0o600))
+	rep, _ = applied(t, data, o)
+	st = status(t, rep, "File["+f+"]")
+	require.Len(t, st.Events, 1)
+	assert.Equal(t, "success", st.Events[0].Status)
+	assert.Equal(t, "0644", st.Events[0].Historical)
+	assert.Contains(t, st.Events[0].Message, "mode changed '0600' to '0640' (previously recorded value was '0644')")
+}
+
+func TestAuditUnknownAttributeFails(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f")
+	data := build(t,
+		res{typ: "File", title: f, params: map[string]any{"ensure": "file", "audit": []any{"mode", "colour"}}},
+		res{typ: "File", title: f + ".after", params: map[string]any{"ensure": "file", "require": "File[" + f + "]"}},
+	)
+	rep, out := applied(t, data, catalog.Options{Audits: filepath.Join(dir, "audit.json")})
+	assert.True(t, status(t, rep, "File["+f+"]").Failed)
+	assert.Contains(t, out, "Cannot audit colour: not a valid attribute for File["+f+"]")
+	assert.NoFileExists(t, f)
+	assert.True(t, status(t, rep, "File["+f+".after]").Skipped)
+}
+
+func TestAuditStateUnreadableStartsAfresh(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f")
+	state := filepath.Join(dir, "audit.json")
+	require.NoError(t, os.WriteFile(f, []byte("x"), 0o644))
+	require.NoError(t, os.WriteFile(state, []byte("{not json"), 0o600))
+	data := build(t, res{typ: "File", title: f, params: map[string]any{"audit": "mode"}})
+	_, out := applied(t, data, catalog.Options{Audits: state})
+	assert.Contains(t, out, "is not readable")
+	assert.Contains(t, out, "audit change: newly-recorded value")
+	b, err := os.ReadFile(state)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"mode":"0644"`)
+}
