@@ -36,9 +36,10 @@ const minDeclareLevel = 3
 // it cannot read) is a *ResultError naming the resource, and the run stays
 // as it was. A resource that cannot be sent as it is (see Resource; a
 // Refresh set, no type or title) is an error wrapping ErrInvalidRequest,
-// and a receiver below protocol level 3 (Puppet's, ours before 0.1.0's
-// protocol 3, Options.NoReady) an error wrapping ErrUnsupported, both
-// before anything is written. Errors are otherwise Apply's.
+// and a receiver below protocol level 3 (Puppet's, an older one of ours,
+// a child started with Options.NoReady) an error wrapping
+// ErrUnsupported, both before anything is written. Errors are otherwise
+// Apply's.
 func Declare(ctx context.Context, r Runner, resources []Resource) error {
 	line, err := encodeDeclaration(resources)
 	if err != nil {
