@@ -181,6 +181,8 @@ var defaultResources = []string{"Schedule[puppet]", "Schedule[hourly]", "Schedul
 
 // summaryFigures are the counts the summary and the metrics share.
 type summaryFigures struct {
+	// total is the run's whole time (the summary's last_run is its end).
+	total     time.Duration
 	resources [][]any
 	times     [][]any
 	changes   int
@@ -345,6 +347,7 @@ func (r *Report) data() *reportData {
 		}
 		fig.times = append(fig.times, []any{"total", "Total", seconds(total.Seconds())})
 	}
+	fig.total = total
 	for _, st := range evStatuses {
 		fig.events = append(fig.events, []any{st, labelize(st), evByStatus[st]})
 	}
@@ -517,7 +520,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 		return n
 	}
 	times := byLabel(d.summary.times, false)
-	times.Content = append(times.Content, scalar("last_run"), scalar(r.Time.Add(r.Duration).Unix()))
+	times.Content = append(times.Content, scalar("last_run"), scalar(r.Time.Add(d.summary.total).Unix()))
 	doc := mapping(
 		"version", mapping("config", d.ConfigurationVersion, "puppet", d.PuppetVersion),
 		"application", mapping("run_mode", mode, "initial_environment", initial, "converged_environment", r.Environment),
