@@ -692,3 +692,24 @@ func TestParseKeyFormats(t *testing.T) {
 	_, err = parseKey(pemBlock("CERTIFICATE", []byte{1}))
 	assert.EqualError(t, err, `a PEM block "CERTIFICATE" is not a private key`)
 }
+
+// BenchmarkBootstrapComplete is the cost every agent run pays when the
+// ssldir is complete: the files read and checked, no request.
+func BenchmarkBootstrapComplete(b *testing.B) {
+	ca := newTestCA(b)
+	ca.autosign = true
+	ca.start()
+	ssldir := b.TempDir()
+	o := Options{SSLDir: ssldir, Certname: "bench", CAServer: "127.0.0.1", CAPort: ca.port(), Keylength: 4096}
+	_, err := Bootstrap(context.Background(), o)
+	require.NoError(b, err)
+	n := len(ca.requestLog())
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Bootstrap(context.Background(), o); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	require.Len(b, ca.requestLog(), n, "a complete ssldir makes no request")
+}
