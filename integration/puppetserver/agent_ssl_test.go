@@ -195,6 +195,37 @@ func TestAgentSSLBootstrapAgainstPuppetServer(t *testing.T) {
 	vout, err := vcmd.CombinedOutput()
 	require.NoError(t, err, string(vout))
 	assert.Contains(t, string(vout), "Verified client certificate '"+"CN="+name+"'")
+
+	// crl_refresh_interval against the real CA: unchanged, the server
+	// answers 304 and the CRL is kept; once `puppetserver ca revoke` has
+	// revoked the certificate, the refresh brings the new CRL and the
+	// certificate is refused.
+	crl := filepath.Join(ssldir, "crl.pem")
+	before, err := os.ReadFile(crl)
+	require.NoError(t, err)
+	recent := time.Now().Add(-5 * time.Second)
+	require.NoError(t, os.Chtimes(crl, recent, recent))
+	var rlogs testutil.SyncBuffer
+	o.Log = slog.New(slog.NewTextHandler(&rlogs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	o.CRLRefreshInterval = time.Second
+	_, err = ssl.Bootstrap(ctx, o)
+	require.NoError(t, err, rlogs.String())
+	assert.Contains(t, rlogs.String(), "Refreshing CRL")
+	assert.Contains(t, rlogs.String(), "CRL is unmodified, using existing CRL")
+	after, err := os.ReadFile(crl)
+	require.NoError(t, err)
+	assert.Equal(t, before, after)
+
+	revokedAt := time.Now().Add(-2 * time.Second)
+	require.NoError(t, ca(s.confFile, "revoke", "--certname", name))
+	require.NoError(t, os.Chtimes(crl, revokedAt, revokedAt))
+	_, err = ssl.Bootstrap(ctx, o)
+	require.Error(t, err)
+	assert.EqualError(t, err, "Certificate 'CN="+name+"' is revoked")
+	// The new CRL is on disk: without refresh, refused too.
+	o.CRLRefreshInterval = 0
+	_, err = ssl.Bootstrap(ctx, o)
+	assert.EqualError(t, err, "Certificate 'CN="+name+"' is revoked")
 }
 
 // tree lists an ssldir: each entry's path (the certname's files as
