@@ -192,11 +192,14 @@ func newMachine(o Options) (*machine, error) {
 	}, nil
 }
 
-// validCertname is Puppet's rule for the names of the ssldir's files:
-// printable ASCII, no slash.
+// validCertname is Puppet's rule for certname (lower case) and for the
+// names of the ssldir's files (printable ASCII, no slash).
 func validCertname(name string) error {
 	if name == "" {
 		return errors.New("no certname")
+	}
+	if name != strings.ToLower(name) {
+		return errors.New("Certificate names must be lower case")
 	}
 	for i := 0; i < len(name); i++ {
 		if c := name[i]; c < ' ' || c > '~' || c == '/' {

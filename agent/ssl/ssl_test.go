@@ -70,15 +70,15 @@ func TestBootstrapFresh(t *testing.T) {
 	ca.start()
 	ssldir := filepath.Join(t.TempDir(), "etc", "ssl")
 	var log logBuffer
-	cfg, err := Bootstrap(context.Background(), options(ca, ssldir, "Agent.Example", &log))
+	cfg, err := Bootstrap(context.Background(), options(ca, ssldir, "agent.example", &log))
 	require.NoError(t, err)
 
 	// The client certificate lets a request through.
 	body, err := get(t, ca, cfg)
 	require.NoError(t, err)
-	assert.Equal(t, "hello Agent.Example", body)
+	assert.Equal(t, "hello agent.example", body)
 
-	// Puppet's layout, names in lower case, Puppet's modes.
+	// Puppet's layout and modes.
 	for p, want := range map[string]fs.FileMode{
 		"":                               fs.ModeDir | 0o771,
 		"certs":                          fs.ModeDir | 0o755,
@@ -113,36 +113,36 @@ func TestBootstrapFresh(t *testing.T) {
 	assert.Equal(t, []string{
 		"GET /puppet-ca/v1/certificate/ca",
 		"GET /puppet-ca/v1/certificate_revocation_list/ca",
-		"PUT /puppet-ca/v1/certificate_request/Agent.Example",
-		"GET /puppet-ca/v1/certificate/Agent.Example",
+		"PUT /puppet-ca/v1/certificate_request/agent.example",
+		"GET /puppet-ca/v1/certificate/agent.example",
 		"GET /puppet/v3/status",
 	}, ca.requestLog())
 	out := log.String()
 	for _, line := range []string{
-		`level=INFO msg="Creating a new RSA SSL key for Agent.Example"`,
+		`level=INFO msg="Creating a new RSA SSL key for agent.example"`,
 		`level=INFO msg="csr_attributes file loading from ` + filepath.Join(ssldir, "..", "csr_attributes.yaml") + `"`,
-		`level=INFO msg="Creating a new SSL certificate request for Agent.Example"`,
+		`level=INFO msg="Creating a new SSL certificate request for agent.example"`,
 		`level=INFO msg="Certificate Request fingerprint (SHA256): `,
-		fmt.Sprintf(`level=INFO msg="Downloaded certificate for Agent.Example from https://127.0.0.1:%d/puppet-ca/v1"`, ca.port()),
+		fmt.Sprintf(`level=INFO msg="Downloaded certificate for agent.example from https://127.0.0.1:%d/puppet-ca/v1"`, ca.port()),
 	} {
 		assert.Contains(t, out, line)
 	}
 
 	// A second run finds everything and asks the CA nothing.
 	n := len(ca.requestLog())
-	cfg, err = Bootstrap(context.Background(), options(ca, ssldir, "Agent.Example", nil))
+	cfg, err = Bootstrap(context.Background(), options(ca, ssldir, "agent.example", nil))
 	require.NoError(t, err)
 	assert.Len(t, ca.requestLog(), n)
 	body, err = get(t, ca, cfg)
 	require.NoError(t, err)
-	assert.Equal(t, "hello Agent.Example", body)
+	assert.Equal(t, "hello agent.example", body)
 
 	// TLSConfig reads the same files without any request.
-	cfg, err = TLSConfig(ssldir, "Agent.Example", "chain")
+	cfg, err = TLSConfig(ssldir, "agent.example", "chain")
 	require.NoError(t, err)
 	body, err = get(t, ca, cfg)
 	require.NoError(t, err)
-	assert.Equal(t, "hello Agent.Example", body)
+	assert.Equal(t, "hello agent.example", body)
 }
 
 func TestBootstrapPendingThenSigned(t *testing.T) {
@@ -535,6 +535,7 @@ func TestBootstrapServerErrors(t *testing.T) {
 		{Options{SSLDir: ssldir, Certname: "a/b", CAServer: "x"}, `Certname "a/b" must not contain unprintable or non-ASCII characters`},
 		{Options{SSLDir: ssldir, Certname: "naïve", CAServer: "x"}, `Certname "naïve" must not contain unprintable or non-ASCII characters`},
 		{Options{SSLDir: ssldir, Certname: "", CAServer: "x"}, "no certname"},
+		{Options{SSLDir: ssldir, Certname: "Web01", CAServer: "x"}, "Certificate names must be lower case"},
 		{Options{SSLDir: "", Certname: "a", CAServer: "x"}, "no SSL directory (ssldir)"},
 		{Options{SSLDir: ssldir, Certname: "a"}, "no CA server (ca_server, server)"},
 		{Options{SSLDir: ssldir, Certname: "a", CAServer: "x", Keylength: 512}, "keylength 512 is out of range (1024 to 16384 bits)"},
