@@ -30,6 +30,7 @@
 package ssl
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -640,7 +641,7 @@ func (m *machine) do(ctx context.Context, cfg *tls.Config, method, path string, 
 	defer cancel()
 	var rd io.Reader
 	if body != nil {
-		rd = strings.NewReader(string(body))
+		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, m.base+path, rd)
 	if err != nil {
