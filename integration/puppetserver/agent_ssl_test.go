@@ -186,6 +186,22 @@ func TestAgentSSLBootstrapAgainstPuppetServer(t *testing.T) {
 	}
 	ka, kb := keyInfo(t, filepath.Join(ssldir, "private_keys", name+".pem")), keyInfo(t, filepath.Join(pssl, "private_keys", other+".pem"))
 	assert.Equal(t, kb, ka)
+	// Bootstrap takes the ssldir Puppet made as it is: no request to the
+	// CA, and the node request goes through with Puppet's files.
+	caRequests := func() int {
+		b, err := os.ReadFile(s.access)
+		require.NoError(t, err)
+		return strings.Count(string(b), "/puppet-ca/v1/")
+	}
+	n := caRequests()
+	pcfg, err := ssl.Bootstrap(ctx, ssl.Options{SSLDir: pssl, Certname: other, CAServer: "localhost", CAPort: s.port})
+	require.NoError(t, err)
+	code, body, err = nodeRequest(s, pcfg, other)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, code, body)
+	time.Sleep(300 * time.Millisecond) // the access log trails the answer
+	assert.Equal(t, n, caRequests(), "a complete ssldir made requests to the CA")
+
 	// Puppet's own agent accepts our ssldir: `puppet ssl verify`.
 	vcmd := exec.CommandContext(ctx, "puppet", "ssl", "verify", "--certname", name, "--ssldir", ssldir,
 		"--server", "localhost", "--serverport", fmt.Sprint(s.port),
