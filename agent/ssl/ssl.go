@@ -54,6 +54,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pippet/pippet/agent/config"
 	"github.com/pippet/pippet/applier"
 )
 
@@ -84,6 +85,10 @@ type Options struct {
 	// newer one is asked for (If-Modified-Since). 0: never, Puppet's
 	// default.
 	CRLRefreshInterval time.Duration
+	// SSLLockfile: ssl_lockfile, the lock held while the ssldir is
+	// worked on ($ssldir/ssl.lock when empty), Puppet's pid lock: a
+	// Puppet agent and receiver agent never bootstrap at once.
+	SSLLockfile string
 	// Timeout bounds each request (60 s when 0).
 	Timeout time.Duration
 	// Log gets Puppet's lines ("Creating a new RSA SSL key for NAME",
@@ -271,6 +276,21 @@ func (m *machine) pass(ctx context.Context) (*tls.Config, error) {
 		return nil, err
 	}
 	defer s.close()
+	// Puppet's NeedLock, with its default waitforlock 0: held by another
+	// run, give up at once. Released before any wait for signing.
+	lockfile := m.o.SSLLockfile
+	if lockfile == "" {
+		lockfile = filepath.Join(m.o.SSLDir, "ssl.lock")
+	}
+	unlock, err := config.Lock(lockfile)
+	if err != nil {
+		var held *config.LockedError
+		if errors.As(err, &held) {
+			return nil, fmt.Errorf("Another puppet instance is already running and the waitforlock setting is set to 0; exiting (%w)", err)
+		}
+		return nil, err
+	}
+	defer unlock()
 	cas, err := m.caCerts(ctx, s)
 	if err != nil {
 		return nil, err

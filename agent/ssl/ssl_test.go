@@ -25,6 +25,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/agent/config"
 )
 
 // Test keys are small: 4096-bit RSA takes seconds under the race
@@ -713,4 +715,54 @@ func BenchmarkBootstrapComplete(b *testing.B) {
 	}
 	b.StopTimer()
 	require.Len(b, ca.requestLog(), n, "a complete ssldir makes no request")
+}
+
+// TestBootstrapSSLLock: while another run holds $ssldir/ssl.lock (as
+// Puppet's Pidlock writes it), Bootstrap gives up with Puppet's words; a
+// lock left by a dead process is taken over; the lock is gone afterwards.
+func TestBootstrapSSLLock(t *testing.T) {
+	ca := newTestCA(t)
+	ca.autosign = true
+	ca.start()
+	ssldir := t.TempDir()
+	lock := filepath.Join(ssldir, "ssl.lock")
+	unlock, err := config.Lock(lock)
+	require.NoError(t, err)
+	_, err = Bootstrap(context.Background(), options(ca, ssldir, "locked", nil))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Another puppet instance is already running and the waitforlock setting is set to 0; exiting")
+	var held *config.LockedError
+	assert.ErrorAs(t, err, &held)
+	assert.Empty(t, ca.requestLog(), "nothing asked while locked out")
+	assert.NoFileExists(t, filepath.Join(ssldir, "private_keys", "locked.pem"))
+	unlock()
+
+	// A stale lock (its process is gone) is taken over.
+	require.NoError(t, os.WriteFile(lock, []byte("4194303"), 0o644))
+	_, err = Bootstrap(context.Background(), options(ca, ssldir, "locked", nil))
+	require.NoError(t, err)
+	assert.NoFileExists(t, lock)
+
+	// While waiting for signing the lock is released.
+	ca.autosign = false
+	o := options(ca, t.TempDir(), "waiting", nil)
+	o.Waitforcert = time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := Bootstrap(ctx, o); done <- err }()
+	for !ca.pending("waiting") {
+		time.Sleep(20 * time.Millisecond)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		unlock, err = config.Lock(filepath.Join(o.SSLDir, "ssl.lock"))
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NoError(t, err, "the lock is held during the wait")
+	unlock()
+	cancel()
+	assert.ErrorIs(t, <-done, context.Canceled)
 }
