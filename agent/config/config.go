@@ -62,6 +62,14 @@ type Settings struct {
 	// the HTTP timeouts, from Puppet's duration syntax (30m, 1h, 2d, 1y or
 	// plain seconds).
 	Runinterval, Splaylimit, Waitforcert, HTTPConnectTimeout, HTTPReadTimeout time.Duration
+	// Maxwaitforcert is how long waiting for the certificate may last
+	// (Unlimited by default).
+	Maxwaitforcert time.Duration
+
+	// Waitforlock and Maxwaitforlock: how often and how long a run waits
+	// for another run's lock (0: it does not wait; Maxwaitforlock
+	// Unlimited: no limit). See LockWait.
+	Waitforlock, Maxwaitforlock time.Duration
 
 	CertificateRevocation string // chain, leaf or false
 	Keylength             int    // 4096
@@ -84,6 +92,10 @@ type Settings struct {
 	// logs them.
 	Warnings []string
 }
+
+// Unlimited is a TTL setting's "unlimited" (maxwaitforlock,
+// maxwaitforcert) as a duration.
+const Unlimited time.Duration = -1
 
 // HostPort is one entry of server_list.
 type HostPort struct {
@@ -202,7 +214,8 @@ func load(e env, confFile string, overrides map[string]string) (*Settings, error
 		if byName[name] == nil {
 			return nil, fmt.Errorf("--%s: no such setting", k)
 		}
-		cli[name] = overrides[k]
+		// Puppet's ValueTranslator, as for puppet.conf (no file metadata).
+		cli[name] = translateValue(overrides[k])
 	}
 	m := runMode(e.root, e.home)
 	if !e.root && e.sslOwned {
@@ -605,6 +618,13 @@ func (r *resolver) fill(s *Settings) error {
 	}
 	s.Runinterval, s.Splaylimit, s.Waitforcert = dur("runinterval"), dur("splaylimit"), dur("waitforcert")
 	s.HTTPConnectTimeout, s.HTTPReadTimeout = dur("http_connect_timeout"), dur("http_read_timeout")
+	ttl := func(name string) time.Duration {
+		if v[name] == "unlimited" {
+			return Unlimited
+		}
+		return dur(name)
+	}
+	s.Waitforlock, s.Maxwaitforlock, s.Maxwaitforcert = dur("waitforlock"), ttl("maxwaitforlock"), ttl("maxwaitforcert")
 	s.CertificateRevocation = v["certificate_revocation"]
 	s.Keylength, _ = strconv.Atoi(v["keylength"])
 	if s.Keylength < 1024 || s.Keylength > 16384 {

@@ -125,6 +125,7 @@ func TestDefaults(t *testing.T) {
 		Report: true, Pluginsync: true, UseCacheOnFailure: true, Daemonize: true,
 		Runinterval: 30 * time.Minute, Splaylimit: 30 * time.Minute, Waitforcert: 2 * time.Minute,
 		HTTPConnectTimeout: 2 * time.Minute, HTTPReadTimeout: 10 * time.Minute,
+		Maxwaitforcert: Unlimited, Waitforlock: 0, Maxwaitforlock: time.Minute,
 		CertificateRevocation: "chain", Keylength: 4096,
 		LastRunFile:        "/var/cache/puppet/public/last_run_summary.yaml",
 		LastRunReport:      "/var/cache/puppet/state/last_run_report.yaml",
