@@ -87,6 +87,9 @@ type Settings struct {
 	// seconds, paths interpolated.
 	Values map[string]string
 
+	// setByConfig: the settings the command line or puppet.conf set.
+	setByConfig map[string]bool
+
 	// Warnings are things Puppet goes past silently or with a warning
 	// (a setting puppet.conf names that Puppet does not know): the caller
 	// logs them.
@@ -96,6 +99,13 @@ type Settings struct {
 // Unlimited is a TTL setting's "unlimited" (maxwaitforlock,
 // maxwaitforcert) as a duration.
 const Unlimited time.Duration = -1
+
+// SetByConfig says whether the command line or puppet.conf ([agent] or
+// [main]) set the setting, rather than its default: Puppet's
+// set_by_config?. With server_list set, Puppet's agent sends every request
+// to the first server_list entry that answers, except the CA's when
+// ca_server is set by config and the reports when report_server is.
+func (s *Settings) SetByConfig(name string) bool { return s.setByConfig[name] }
 
 // HostPort is one entry of server_list.
 type HostPort struct {
@@ -557,6 +567,12 @@ func (r *resolver) fill(s *Settings) error {
 	bad := func(name string, err error) error {
 		src, _ := r.lookup(name)
 		return fmt.Errorf("%s: %w", src.describe(name), err)
+	}
+	s.setByConfig = map[string]bool{}
+	for _, d := range defs {
+		if _, own := r.lookupOwn(d.name); own {
+			s.setByConfig[d.name] = true
+		}
 	}
 	s.Confdir, s.Codedir, s.Vardir, s.SSLDir = v["confdir"], v["codedir"], v["vardir"], v["ssldir"]
 	s.Statedir, s.Rundir, s.Logdir, s.Publicdir = v["statedir"], v["rundir"], v["logdir"], v["publicdir"]
