@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/pippet/pippet/catalog"
 )
@@ -90,22 +92,32 @@ func LoadCache(dir, certname string) (*catalog.Catalog, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	fi, err := os.Lstat(path)
+	// Opened without following a link, then checked on the descriptor:
+	// nothing swapped in between is read.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil, fmt.Errorf("%w for %s (%s): %w", ErrNoCache, certname, path, err)
 	}
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, nil, fmt.Errorf("Could not read JSON data for catalog %s: %s is a symbolic link", certname, path)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("Could not read JSON data for catalog %s: %w", certname, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return nil, nil, fmt.Errorf("Could not read JSON data for catalog %s: %w", certname, err)
 	}
 	if !fi.Mode().IsRegular() {
 		return nil, nil, fmt.Errorf("Could not read JSON data for catalog %s: %s is not a regular file", certname, path)
 	}
-	if fi.Size() > catalog.MaxSize {
-		return nil, nil, fmt.Errorf("Could not read JSON data for catalog %s: %s is over %d bytes", certname, path, catalog.MaxSize)
-	}
-	raw, err := os.ReadFile(path)
+	raw, err := io.ReadAll(io.LimitReader(f, catalog.MaxSize+1))
 	if err != nil {
 		return nil, nil, fmt.Errorf("Could not read JSON data for catalog %s: %w", certname, err)
+	}
+	if len(raw) > catalog.MaxSize {
+		return nil, nil, fmt.Errorf("Could not read JSON data for catalog %s: %s is over %d bytes", certname, path, catalog.MaxSize)
 	}
 	c, err := catalog.Parse(bytes.NewReader(raw))
 	if err != nil {

@@ -101,7 +101,9 @@ var ErrNoCatalog = errors.New("Could not retrieve catalog; skipping run")
 // o.Log, the failure included: the caller need not log the error again.
 // The error wraps ErrNoCatalog and the cause (a *ConnectionError, an
 // *HTTPError, ErrBadCatalog, or Prepare's error) for the exit code and
-// the report.
+// the report; with it, the Result (when not nil) has no catalog but says
+// the environment the run had reached and the time spent, for the
+// report.
 func (c *Client) Retrieve(ctx context.Context, o Options) (*Result, error) {
 	log := o.Log
 	if log == nil {
@@ -151,7 +153,8 @@ func (c *Client) Retrieve(ctx context.Context, o Options) (*Result, error) {
 		res.NodeRetrieval = time.Since(start)
 		if err != nil {
 			if ctx.Err() != nil {
-				return nil, fmt.Errorf("%w: %w", ErrNoCatalog, ctx.Err())
+				res.Environment = env
+				return res, fmt.Errorf("%w: %w", ErrNoCatalog, ctx.Err())
 			}
 			logf(levelWarning, "Unable to fetch my node definition, but the agent run will continue:")
 			logf(levelWarning, "%v", err)
@@ -166,7 +169,8 @@ func (c *Client) Retrieve(ctx context.Context, o Options) (*Result, error) {
 
 	fail := func(err error) (*Result, error) {
 		logf(levelErr, "%v", err)
-		return nil, fmt.Errorf("%w: %w", ErrNoCatalog, err)
+		res.Environment = env
+		return res, fmt.Errorf("%w: %w", ErrNoCatalog, err)
 	}
 	facts, err := o.Prepare(ctx, env)
 	if err != nil {
@@ -174,7 +178,8 @@ func (c *Client) Retrieve(ctx context.Context, o Options) (*Result, error) {
 	}
 	cat, raw, err := c.fetch(ctx, o, env, facts, res, logf)
 	if err != nil {
-		return nil, err
+		res.Environment = env
+		return res, err
 	}
 	if o.StrictEnvironmentMode && cat.Environment != env {
 		return fail(fmt.Errorf("Not using catalog because its environment '%s' does not match agent specified environment '%s' and strict_environment_mode is set", cat.Environment, env))
@@ -189,7 +194,8 @@ func (c *Client) Retrieve(ctx context.Context, o Options) (*Result, error) {
 			return fail(err)
 		}
 		if cat, raw, err = c.fetch(ctx, o, env, facts, res, logf); err != nil {
-			return nil, err
+			res.Environment = env
+			return res, err
 		}
 	}
 	res.Catalog, res.Raw, res.Environment = cat, raw, env

@@ -462,8 +462,12 @@ func TestCacheSaveLoad(t *testing.T) {
 	require.NoError(t, os.WriteFile(target, raw, 0o600))
 	require.NoError(t, os.Symlink(target, p))
 	_, _, err = server.LoadCache(dir, "agent.test")
-	assert.Error(t, err)
+	assert.ErrorContains(t, err, "is a symbolic link")
 	assert.NotErrorIs(t, err, server.ErrNoCache)
+	require.NoError(t, os.Remove(p))
+	require.NoError(t, os.Mkdir(p, 0o700))
+	_, _, err = server.LoadCache(dir, "agent.test")
+	assert.ErrorContains(t, err, "is not a regular file")
 
 	for _, bad := range []string{"", "..", "a/b", "../x"} {
 		assert.Error(t, server.SaveCache(dir, bad, raw), bad)
@@ -618,8 +622,12 @@ func TestRetrieveCache(t *testing.T) {
 	// usecacheonfailure off: no catalog.
 	o.UseCacheOnFailure = false
 	s.logbuf.Reset()
-	_, err = s.c.Retrieve(context.Background(), o)
+	res, err = s.c.Retrieve(context.Background(), o)
 	assert.ErrorIs(t, err, server.ErrNoCatalog)
+	assert.ErrorIs(t, err, server.ErrBadCatalog, "the cause is kept")
+	require.NotNil(t, res, "the environment and timings are said")
+	assert.Nil(t, res.Catalog)
+	assert.Equal(t, "production", res.Environment)
 	assert.Contains(t, s.logged(), `level=WARN msg="Not using cache on failed catalog"`)
 	assert.Contains(t, s.logged(), `level=ERROR msg="Could not retrieve catalog; skipping run"`)
 
