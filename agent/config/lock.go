@@ -61,6 +61,7 @@ func Lock(path string) (unlock func(), err error) {
 	for attempt := 0; attempt < 10; attempt++ {
 		f, err := createLocked(path, []byte(strconv.Itoa(os.Getpid())))
 		if err == nil {
+			removeOldTemps(path)
 			restore := nameForPuppet()
 			return func() { releaseLock(path, f); restore() }, nil
 		}
@@ -132,6 +133,17 @@ func createLocked(path string, data []byte) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// removeOldTemps removes what writeTemp left next to path more than a
+// minute ago (a process killed between writing and linking).
+func removeOldTemps(path string) {
+	old, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".????????????????"))
+	for _, p := range old {
+		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() && time.Since(st.ModTime()) > time.Minute {
+			os.Remove(p)
+		}
+	}
 }
 
 // writeTemp writes data to a new file (O_EXCL, a random name) in path's
@@ -318,6 +330,7 @@ func Disable(path, message string) error {
 		return err
 	}
 	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
+	removeOldTemps(path)
 	tmp, f, err := writeTemp(path, b, 0o644)
 	if err != nil {
 		return fmt.Errorf("disabling: %w", err)

@@ -115,11 +115,24 @@ func TestLock(t *testing.T) {
 	if _, err := os.Stat(p); !os.IsNotExist(err) {
 		t.Errorf("unlock left the file: %v", err)
 	}
+	// A temporary file a killed run left a while ago is cleared; a fresh
+	// one (another run writing its lock now) is not.
+	stale := filepath.Join(filepath.Dir(p), ".agent_catalog_run.lock.0123456789abcdef")
+	fresh := filepath.Join(filepath.Dir(p), ".agent_catalog_run.lock.fedcba9876543210")
+	os.WriteFile(stale, []byte("1"), 0o644)
+	os.WriteFile(fresh, []byte("1"), 0o644)
+	os.Chtimes(stale, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
 	unlock, err = Lock(p)
 	if err != nil {
 		t.Fatal(err)
 	}
 	unlock()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("old temporary file kept: %v", err)
+	}
+	if err := os.Remove(fresh); err != nil {
+		t.Errorf("fresh temporary file removed: %v", err)
+	}
 	entries, _ := os.ReadDir(filepath.Dir(p))
 	if len(entries) != 0 {
 		t.Errorf("left behind: %v", entries)
