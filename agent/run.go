@@ -61,6 +61,7 @@ import (
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/catalog"
+	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/internal/applyrun"
 )
 
@@ -289,6 +290,10 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 	host, port := r.serverAddr()
 	base := baseURL(host, port)
 	c := server.New(hc, base, r.s.Certname)
+	// Puppet for the types pippet lacks starts now, in the background of
+	// the requests and the facts, when the last catalog needed it.
+	started := r.startFallback(ctx)
+	defer func() { applyrun.CloseFallback(ctx, started, r.log) }()
 	first := true
 	res, err := c.Retrieve(ctx, server.Options{
 		Environment:           r.s.Environment,
@@ -334,19 +339,13 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 		return ExitFailed
 	}
 	applyStart := time.Now()
-	rep, err := applyrun.Apply(ctx, res.Catalog, applyrun.Options{
-		Noop: r.s.Noop, Tags: r.s.Tags, SkipTags: r.s.SkipTags,
-		StateDir: r.o.StateDir,
-		Fallback: r.o.Fallback, Delegate: r.o.Delegate,
-		LibDir: r.libdir(),
-		// pippet's, not Puppet's transactionstore.yaml: its own format.
-		TransactionStore: filepath.Join(r.o.StateDir, "transactionstore.json"),
-		Level:            r.o.Level, Log: r.logh,
-		Source: source.Options{
-			Puppet: &source.PuppetOptions{Client: hc, Server: host, Port: port, Environment: env, Certname: r.s.Certname},
-			Static: static,
-		},
-	})
+	ao := r.applyOptions()
+	ao.Started, started = started, nil
+	ao.Source = source.Options{
+		Puppet: &source.PuppetOptions{Client: hc, Server: host, Port: port, Environment: env, Certname: r.s.Certname},
+		Static: static,
+	}
+	rep, err := applyrun.Apply(ctx, res.Catalog, ao)
 	r.timings[TimeCatalogApplication] = time.Since(applyStart)
 	if err != nil {
 		r.log.Error(fmt.Sprintf("Failed to apply catalog: %v", err))
@@ -363,6 +362,47 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 		return rep.ExitCode()
 	}
 	return ExitOK
+}
+
+// applyOptions are the apply's options but its sources.
+func (r *run) applyOptions() applyrun.Options {
+	return applyrun.Options{
+		Noop: r.s.Noop, Tags: r.s.Tags, SkipTags: r.s.SkipTags,
+		StateDir: r.o.StateDir,
+		Fallback: r.o.Fallback, Delegate: r.o.Delegate,
+		LibDir: r.libdir(),
+		// pippet's, not Puppet's transactionstore.yaml: its own format.
+		TransactionStore: filepath.Join(r.o.StateDir, "transactionstore.json"),
+		Level:            r.o.Level, Log: r.logh,
+	}
+}
+
+// startFallback starts Puppet ahead (applyrun.Start) when the cached
+// catalog, the last run's, has a resource pippet hands to Puppet: the
+// catalog to come most likely has it too. nil otherwise.
+func (r *run) startFallback(ctx context.Context) *delegate.Fallback {
+	if r.o.Fallback == delegate.ModeNone || r.s.ClientDataDir == "" {
+		return nil
+	}
+	cat, _, err := server.LoadCache(r.s.ClientDataDir, r.s.Certname)
+	if err != nil {
+		return nil
+	}
+	forced := map[string]bool{}
+	for _, t := range r.o.Delegate {
+		forced[strings.ToLower(t)] = true
+	}
+	for _, res := range cat.Resources {
+		t := strings.ToLower(res.Type)
+		if res.IsContainer() {
+			continue
+		}
+		if _, native := applier.Default.Lookup(t); !native || forced[t] {
+			r.log.Debug("Starting Puppet ahead for " + res.Type + " (the last catalog had one)")
+			return applyrun.Start(ctx, r.applyOptions())
+		}
+	}
+	return nil
 }
 
 // environmentExists asks the server whether it has env, as Puppet's agent

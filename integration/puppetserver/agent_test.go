@@ -601,3 +601,72 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+// TestAgentQuickStart is docs/agent.md's quick start: a node with nothing
+// (no puppet.conf, no ssldir) runs `receiver agent -t --server HOST
+// --waitforcert N`, which makes its key and request and waits; the CA
+// signs; the run goes on, converges the node (exit 2) and the server
+// stores its report; the next run has nothing to change (exit 0).
+func TestAgentQuickStart(t *testing.T) {
+	s := need(t)
+	dir := t.TempDir()
+	const certname = "acore-quickstart"
+	root := filepath.Join(dir, "root")
+	vardir := filepath.Join(dir, "var")
+	args := []string{"agent", "-t", "--server", "localhost", "--serverport", fmt.Sprint(s.port),
+		"--certname", certname, "--environment", acoreEnv, "--waitforcert", "1",
+		// Everything of the node under dir (the machine's own Puppet
+		// directories left alone); a real node keeps Puppet's defaults.
+		"--confdir", filepath.Join(dir, "etc"), "--ssldir", filepath.Join(dir, "ssl"),
+		"--vardir", vardir, "--publicdir", filepath.Join(vardir, "public"),
+		"--rundir", filepath.Join(vardir, "run"), "--logdir", filepath.Join(vardir, "log"),
+		"--keylength", "2048", "--state-dir", filepath.Join(dir, "pippet-state")}
+	run := func() *exec.Cmd {
+		cmd := exec.Command(receiverBin, args...)
+		cmd.Env = append(os.Environ(), "FACTER_acore_root="+root, "HOME="+dir)
+		cmd.Dir = "/"
+		return cmd
+	}
+	var out, errs syncBuffer
+	cmd := run()
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	require.NoError(t, cmd.Start())
+	defer cmd.Process.Kill()
+	request := filepath.Join(s.dir, "puppet", "ca", "requests", certname+".pem")
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		if _, err := os.Stat(request); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no certificate request reached the CA:\n%s%s", out.String(), errs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.NoError(t, ca(s.confFile, "sign", "--certname", certname))
+	err := cmd.Wait()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "%s%s", out.String(), errs.String())
+	require.Equal(t, 2, ee.ExitCode(), "%s%s", out.String(), errs.String())
+	for _, line := range []string{
+		"Info: Creating a new RSA SSL key for " + certname + "\n",
+		"Info: Creating a new SSL certificate request for " + certname + "\n",
+		"Info: Certificate Request fingerprint (SHA256): ",
+		"Info: Certificate for " + certname + " has not been signed yet\n",
+		"Info: Will try again in 1 seconds.\n",
+		"Notice: Couldn't fetch certificate from CA server; you might still need to sign this agent's certificate (" + certname + ").\n",
+		"Info: Downloaded certificate for " + certname + " from https://localhost:" + fmt.Sprint(s.port) + "/puppet-ca/v1\n",
+		"Info: Using environment 'acore'\n",
+		"Info: Caching catalog for " + certname + "\n",
+		"Notice: Applied catalog in ",
+	} {
+		assert.Contains(t, out.String(), line)
+	}
+	assert.FileExists(t, filepath.Join(root, "marker"))
+	stored(t, s, certname, lastUUID(t, vardir))
+
+	second, err := run().CombinedOutput()
+	require.NoError(t, err, "the second run has nothing to change (exit 0)\n%s", second)
+	assert.NotContains(t, string(second), "Notice: /Stage")
+	stored(t, s, certname, lastUUID(t, vardir))
+}

@@ -61,6 +61,10 @@ type Options struct {
 	// reported corrective, as Puppet's agent does
 	// (catalog.Options.TransactionStore); "" keeps none, as puppet apply.
 	TransactionStore string
+	// Started is a fallback made (and maybe being started) ahead by
+	// Start, for these same options: Apply uses it instead of making one,
+	// and stops it at the end.
+	Started *delegate.Fallback
 	// Sources maps a puppet:/// source to a local file, as puppet apply
 	// reads them from its modulepath (catalog.Options.Sources).
 	Sources func(url string) (string, bool)
@@ -78,6 +82,7 @@ func Apply(ctx context.Context, cat *catalog.Catalog, o Options) (*catalog.Repor
 	logger := slog.New(logh)
 	g, err := catalog.Build(cat, applier.Default)
 	if err != nil {
+		CloseFallback(ctx, o.Started, logger)
 		return nil, err
 	}
 	dirs := stream.NewDirSync(logger, true)
@@ -89,12 +94,15 @@ func Apply(ctx context.Context, cat *catalog.Catalog, o Options) (*catalog.Repor
 	}
 	file.SetSourceOptions(env, o.Source)
 	eng := engine.New(applier.Default, env)
-	app, fb, err := WithFallback(eng.NewSession(), delegate.Options{
-		Fallback: o.Fallback, ModulePath: o.ModulePath, LibDir: o.LibDir, Types: o.Delegate,
-		Noop: o.Noop, LogLevel: puppetlog.Name(o.Level),
-		Logger: slog.New(delegate.RelayHandler(logh, applier.LevelNotice)),
-	})
+	var app protocol.Applier
+	var fb *delegate.Fallback
+	if o.Started != nil {
+		app, fb, err = withStarted(eng.NewSession(), o.Started, o.Delegate)
+	} else {
+		app, fb, err = WithFallback(eng.NewSession(), fallbackOptions(o, logh))
+	}
 	if err != nil {
+		CloseFallback(ctx, o.Started, logger)
 		return nil, err
 	}
 	defer CloseFallback(ctx, fb, logger)
@@ -114,6 +122,56 @@ func Apply(ctx context.Context, cat *catalog.Catalog, o Options) (*catalog.Repor
 	}), nil
 }
 
+func fallbackOptions(o Options, logh *catalog.Log) delegate.Options {
+	return delegate.Options{
+		Fallback: o.Fallback, ModulePath: o.ModulePath, LibDir: o.LibDir, Types: o.Delegate,
+		Noop: o.Noop, LogLevel: puppetlog.Name(o.Level),
+		Logger: slog.New(delegate.RelayHandler(logh, applier.LevelNotice)),
+	}
+}
+
+// Start makes the fallback o describes and starts its Puppet in the
+// background, ahead of the catalog, for a caller that expects the
+// catalog to delegate (an agent whose last catalog did): Puppet's start
+// then overlaps the caller's own work. The result goes in
+// Options.Started; nil when there is no fallback. Its Puppet is stopped
+// by Apply, or by CloseFallback when no Apply follows.
+func Start(ctx context.Context, o Options) *delegate.Fallback {
+	logh := o.Log
+	if logh == nil {
+		logh = catalog.NewLog(nil)
+	}
+	fb, err := delegate.New(fallbackOptions(o, logh))
+	if err != nil || fb == nil {
+		return nil
+	}
+	go (&delegate.Applier{Fallback: fb}).Prestart(ctx)
+	return fb
+}
+
+// withStarted is WithFallback for a fallback Start made.
+func withStarted(sess *engine.Session, fb *delegate.Fallback, types []string) (protocol.Applier, *delegate.Fallback, error) {
+	forced := map[string]bool{}
+	for _, t := range types {
+		if !fb.Knows(t) {
+			return sess, fb, fmt.Errorf("--delegate %s: the fallback has no type %s", strings.Join(types, ","), t)
+		}
+		forced[strings.ToLower(t)] = true
+	}
+	reg := sess.Engine().Registry()
+	return &delegate.Applier{
+		Native: sess,
+		NativeKnow: func(name string) bool {
+			if forced[strings.ToLower(name)] {
+				return false
+			}
+			_, ok := reg.Lookup(name)
+			return ok
+		},
+		Fallback: fb,
+	}, fb, nil
+}
+
 // WithFallback puts the fallback the options describe in front of the
 // engine session; without one the session is returned as it is. The
 // types o.Types names go to the fallback even when native: naming one
@@ -129,25 +187,7 @@ func WithFallback(sess *engine.Session, o delegate.Options) (protocol.Applier, *
 		}
 		return sess, nil, nil
 	}
-	forced := map[string]bool{}
-	for _, t := range o.Types {
-		if !fb.Knows(t) {
-			return sess, nil, fmt.Errorf("--delegate %s: the fallback has no type %s", strings.Join(o.Types, ","), t)
-		}
-		forced[strings.ToLower(t)] = true
-	}
-	reg := sess.Engine().Registry()
-	return &delegate.Applier{
-		Native: sess,
-		NativeKnow: func(name string) bool {
-			if len(forced) > 0 && forced[strings.ToLower(name)] {
-				return false
-			}
-			_, ok := reg.Lookup(name)
-			return ok
-		},
-		Fallback: fb,
-	}, fb, nil
+	return withStarted(sess, fb, o.Types)
 }
 
 // CloseFallback stops the Puppet process, if one runs.
