@@ -670,3 +670,26 @@ func TestAgentQuickStart(t *testing.T) {
 	assert.NotContains(t, string(second), "Notice: /Stage")
 	stored(t, s, certname, lastUUID(t, vardir))
 }
+
+// TestAgentNoopAndTags: --noop changes nothing and says what it would
+// do (exit 0: noop events are no changes); --tags applies only the
+// resources with one of the tags.
+func TestAgentNoopAndTags(t *testing.T) {
+	s := need(t)
+	n := newNode(t, s, "acore-noop")
+	vardir := filepath.Join(n.dir, "var")
+	conf := n.puppetConf(t, s, "pippet", vardir)
+
+	code, out, errs := runReceiverAgent(t, n, conf, "-t", "--noop")
+	assert.Equal(t, 0, code, "%s%s", out, errs)
+	assert.Contains(t, out, "Notice: /Stage[main]/Acore/File["+n.root+"]/ensure: current_value 'absent', should be 'directory' (noop)")
+	assert.NoDirExists(t, n.root, "nothing changed")
+	assert.NoFileExists(t, filepath.Join(vardir, "client_data", "catalog", n.certname+".json"), "a noop run does not cache its catalog")
+
+	require.NoError(t, os.MkdirAll(n.root, 0o755))
+	code, out, errs = runReceiverAgent(t, n, conf, "-t", "--tags", "ini_setting")
+	assert.Equal(t, 2, code, "%s%s", out, errs)
+	assert.Contains(t, read(t, filepath.Join(n.root, "settings.ini")), "color = blue")
+	assert.NoFileExists(t, filepath.Join(n.root, "marker"), "not tagged")
+	assert.NoFileExists(t, filepath.Join(n.root, "motd"), "not tagged")
+}
