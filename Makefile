@@ -5,7 +5,7 @@ RECEIVER := $(BIN)/receiver
 PKGS     := ./...
 FUZZTIME ?= 5m
 
-.PHONY: all build install static test unit fmt-check vet bench bench-quick bench-go bench-e2e bench-catalog test-catalogs fuzz demo clean oracle
+.PHONY: all build install static test unit fmt-check vet bench bench-quick bench-go bench-e2e bench-catalog bench-agent test-catalogs fuzz demo clean oracle
 
 all: build
 
@@ -91,6 +91,14 @@ bench-go:
 # machine: root only; BENCH_PUPPET=1 adds puppet apply --catalog rows).
 bench-catalog: build
 	$(GO) run ./bench/catalog -receiver $(RECEIVER) -runs $(BENCH_RUNS) $(if $(filter 1,$(BENCH_PUPPET)),-puppet)
+
+# bench-agent: `receiver agent -t` against `puppet agent -t` on a
+# converged node, against a real Puppet Server the benchmark starts (root,
+# Debian's puppetserver): wall time and each phase, BENCH_AGENT_N runs of
+# each agent, interleaved. Slow: a minute for the server, seconds a run.
+BENCH_AGENT_N ?= 5
+bench-agent:
+	$(GO) test -run '^$$' -bench '^BenchmarkAgentConverged$$' -benchtime $(BENCH_AGENT_N)x -timeout 60m ./integration/puppetserver/
 
 bench-e2e: build
 	$(GO) run ./bench/e2e -receiver $(RECEIVER) -n $(BENCH_N) -runs $(BENCH_RUNS) $(if $(filter 1,$(BENCH_PUPPET)),-puppet)

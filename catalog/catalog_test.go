@@ -456,3 +456,20 @@ func TestSchedule(t *testing.T) {
 	applied(t, data, catalog.Options{Schedules: state})
 	assert.Equal(t, []string{"always"}, lines(t, log), "daily ran already today")
 }
+
+// A dependency's failure is reported once, on the skipped resource's own
+// containment path, when the failed resource is in the same class.
+func TestFailedDependencyLineInSameClass(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "log")
+	after := appendExec("after", log, "after", map[string]any{"require": "File[" + filepath.Join(dir, "f") + "]"})
+	after.in = "Class[Acore]"
+	rep, out := applied(t, build(t,
+		class("Acore", nil),
+		res{typ: "File", title: filepath.Join(dir, "f"), params: map[string]any{"source": filepath.Join(dir, "missing")}, in: "Class[Acore]"},
+		after,
+	), catalog.Options{})
+	assert.Equal(t, "failed", rep.Status)
+	assert.Contains(t, out, `msg="/Stage[main]/Acore/Exec[after]: Dependency File[`+filepath.Join(dir, "f")+`] has failures: true"`)
+	assert.NotContains(t, out, "/Stage[main]/Acore/Stage[main]")
+}

@@ -99,7 +99,9 @@ func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
 	st.mu.Lock()
 	msg := rec.Message
 	source := "Puppet"
-	if ref := leadingRef(msg); ref != "" && !st.isPath(msg) {
+	// A line that starts with a containment path (/Stage[main]/...) has
+	// its path already.
+	if ref := leadingRef(msg); ref != "" && !st.isPath(msg) && !strings.HasPrefix(ref, "Stage[") {
 		rest := msg[1+len(ref):]
 		if st.as != "" && "/"+ref == st.ref {
 			msg = st.as + rest
@@ -241,6 +243,12 @@ func refreshLine(msg string, n int) string {
 }
 
 // take returns the kept entries and forgets them.
+// Take returns the lines kept (notice and above) since the last Take, or
+// since the last Apply, which takes them for its report, and forgets
+// them: an agent's run that ends before a catalog is applied reports
+// the lines it logged on the way.
+func (h *Log) Take() []LogEntry { return h.take() }
+
 func (h *Log) take() []LogEntry {
 	st := h.st
 	st.mu.Lock()

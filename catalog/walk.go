@@ -273,6 +273,15 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 				out = append(out, heard{noop: true})
 			}
 		}
+		if len(out) > 0 {
+			for _, e := range v.out {
+				if t := e.to; e.refresh && t.kind == leaf && (t.typ == nil || t.typ.Refreshes) {
+					// Puppet's event manager says so on the resource that
+					// sends the event.
+					log.Info(v.path + ": Scheduling refresh of " + t.res.Ref())
+				}
+			}
+		}
 		g.send(st, get, v, out)
 	}
 	sched.save(log)

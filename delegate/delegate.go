@@ -144,8 +144,18 @@ type Options struct {
 	// `puppet yamlresource receive --color=no` where that face exists.
 	Fallback string
 	// ModulePath is the modulepath (colon-separated) Puppet loads custom
-	// types and providers from; empty means DefaultModulePath.
+	// types and providers from; empty means DefaultModulePath, unless
+	// LibDir is set.
 	ModulePath string
+	// LibDir is Puppet's libdir: a directory holding puppet/type,
+	// puppet/provider and facter as a module's lib/ does, which Puppet
+	// loads types, providers and facts from. The agent's is VARDIR/lib,
+	// where pluginsync puts the server's modules' plugins. Puppet's
+	// autoloader looks there after the modulepath's modules and before
+	// its own types. With LibDir set and no ModulePath the modulepath is
+	// empty, as the environment of Puppet's agent (a remote one, whose
+	// modules are on the server) is.
+	LibDir string
 	// Noop runs Puppet with --noop (a resource's own noop still wins).
 	Noop bool
 	// LogLevel is the least severe level the bridge logs: Puppet's names
@@ -185,6 +195,7 @@ type Fallback struct {
 	desc       string
 	inst       Installation
 	modulepath []string
+	libdir     string
 	command    bool // a command line: send params as a string, any type goes
 	recv       *runner.Receiver
 	pipe       *runner.Pipeline // requests sent by Send, answers owed
@@ -246,16 +257,21 @@ func New(o Options) (*Fallback, error) {
 			return nil, fmt.Errorf("--fallback puppet: no Puppet installation found (looked for %s)", strings.Join(where, "; "))
 		}
 		f.inst = inst
-		if o.ModulePath != "" {
+		switch {
+		case o.ModulePath != "":
 			f.modulepath = filepath.SplitList(o.ModulePath)
-		} else {
+		case o.LibDir == "":
 			f.modulepath = DefaultModulePath()
 		}
+		f.libdir = o.LibDir
 		level := o.LogLevel
 		if level == "" {
 			level = "notice"
 		}
 		ropts.Command = BridgeCommand(inst, f.modulepath, level, o.Noop)
+		if f.libdir != "" {
+			ropts.Command = append(ropts.Command, "--libdir="+f.libdir)
+		}
 		ropts.Env = append([]string{EnvBridge + "=" + Bridge}, o.Env...)
 		f.desc = "Puppet (" + inst.LibDir + ")"
 	default:
@@ -306,8 +322,9 @@ func (f *Fallback) Types() []TypeInfo {
 // internalTypes are Puppet's types that only a compiled catalog uses.
 var internalTypes = map[string]bool{"component": true, "whit": true, "stage": true}
 
-// scan lists the type files of Puppet and of every module on the
-// modulepath; an earlier module wins, as in Puppet's autoloader.
+// scan lists the type files of Puppet, of every module on the
+// modulepath and of the libdir; an earlier one wins, as in Puppet's
+// autoloader (modules, then the libdir, then Puppet's own).
 func (f *Fallback) scan() {
 	f.types = map[string]TypeInfo{}
 	add := func(dir, source string) {
@@ -333,6 +350,9 @@ func (f *Fallback) scan() {
 		for _, m := range mods {
 			add(filepath.Join(dir, m.Name(), "lib", "puppet", "type"), filepath.Join(dir, m.Name()))
 		}
+	}
+	if f.libdir != "" {
+		add(filepath.Join(f.libdir, "puppet", "type"), f.libdir)
 	}
 	add(filepath.Join(f.inst.LibDir, "puppet", "type"), "puppet")
 }

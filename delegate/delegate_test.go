@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"log/slog"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -130,4 +131,35 @@ func TestApplierRoutes(t *testing.T) {
 		assert.Equal(t, "native", a.Apply(ctx, &protocol.Request{Type: "foo", Title: "x", Op: op}).Resource, op.String())
 	}
 	assert.Equal(t, 4, native.n)
+}
+
+// TestTypesFromLibDir: an agent's libdir (where pluginsync puts the
+// server's plugins) gives Puppet its types, with an empty modulepath;
+// the type is found, and applied by a real Puppet.
+func TestTypesFromLibDir(t *testing.T) {
+	if _, ok := FindPuppet(); !ok {
+		t.Skip("no Puppet installation (Debian: puppet-agent)")
+	}
+	lib, err := filepath.Abs("testdata/modules/pippet_ini/lib")
+	require.NoError(t, err)
+	f, err := New(Options{Fallback: ModePuppet, LibDir: lib})
+	require.NoError(t, err)
+	defer f.Close(context.Background())
+	assert.Empty(t, f.ModulePath(), "an agent's fallback has no modulepath")
+	assert.True(t, f.Knows("ini_key"))
+	assert.False(t, f.Knows("pippet_note"), "a module not in the libdir")
+	byName := map[string]string{}
+	for _, ti := range f.Types() {
+		byName[ti.Name] = ti.Source
+	}
+	assert.Equal(t, lib, byName["ini_key"])
+
+	ini := filepath.Join(t.TempDir(), "x.ini")
+	res := f.Apply(context.Background(), &protocol.Request{Type: "ini_key", Title: "main/color",
+		Params: map[string]any{"path": ini, "value": "blue"}})
+	require.False(t, res.Failed, "%+v", res)
+	assert.True(t, res.Changed, "%+v", res)
+	b, err := os.ReadFile(ini)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), "blue")
 }

@@ -12,15 +12,12 @@ import (
 	"strings"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/command"
-	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/source"
-	"github.com/pippet/pippet/applier/types/file"
 	"github.com/pippet/pippet/catalog"
 	"github.com/pippet/pippet/delegate"
+	"github.com/pippet/pippet/internal/applyrun"
 	"github.com/pippet/pippet/internal/cli"
 	"github.com/pippet/pippet/internal/puppetlog"
-	"github.com/pippet/pippet/internal/stream"
 )
 
 // apply wires `receiver apply CATALOG`: the logic is package catalog's.
@@ -101,16 +98,6 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if !ok {
 		return exitUsage
 	}
-	printer := puppetlog.New(stderr, level)
-	logh := catalog.NewLog(printer)
-	logger := slog.New(logh)
-	dirs := stream.NewDirSync(logger, true)
-	defer dirs.Flush(context.WithoutCancel(ctx))
-	env := &applier.Env{
-		Options: applier.Options{Noop: *noop, StateDir: *stateDir},
-		Log:     logger,
-		Dirs:    dirs,
-	}
 	// A static catalog's inlined metadata spares the server's
 	// file_metadata requests, as for Puppet's agent.
 	static, err := cat.Static()
@@ -118,28 +105,18 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stderr, "receiver apply: %v\n", err)
 		return exitFailed
 	}
-	file.SetSourceOptions(env, source.Options{Puppet: puppetOpts, Static: static})
-	eng := engine.New(applier.Default, env)
-	g, err := catalog.Build(cat, applier.Default)
+	logh := catalog.NewLog(puppetlog.New(stderr, level))
+	rep, err := applyrun.Apply(ctx, cat, applyrun.Options{
+		Noop: *noop, Tags: cli.SplitList(*tags), SkipTags: cli.SplitList(*skipTags),
+		StateDir: *stateDir, Fallback: fallback, ModulePath: modulePath, Delegate: cli.SplitList(forced),
+		Level: level, Log: logh,
+		Source:  source.Options{Puppet: puppetOpts, Static: static},
+		Sources: localSources(pf, modulePath),
+	})
 	if err != nil {
 		fmt.Fprintf(stderr, "receiver apply: %v\n", err)
 		return exitFailed
 	}
-	app, fb, err := withFallback(eng.NewSession(), delegate.Options{
-		Fallback: fallback, ModulePath: modulePath, Types: cli.SplitList(forced), Noop: *noop, LogLevel: puppetlog.Name(level),
-		Logger: slog.New(delegate.RelayHandler(logh, applier.LevelNotice)),
-	})
-	if err != nil {
-		fmt.Fprintf(stderr, "receiver apply: %v\n", err)
-		return exitUsage
-	}
-	defer closeFallback(ctx, fb, logger)
-	defer command.KillAll()
-	rep := catalog.Apply(ctx, g, app, catalog.Options{
-		Noop: *noop, Tags: cli.SplitList(*tags), SkipTags: cli.SplitList(*skipTags), Log: logh,
-		Schedules: filepath.Join(*stateDir, "schedules.json"), Audits: filepath.Join(*stateDir, "audit.json"),
-		Sources: localSources(pf, modulePath),
-	})
 	status := exitOK
 	if *report != "" {
 		if err := writeVia(*report, rep.WriteYAML); err != nil {

@@ -44,6 +44,7 @@ import (
 	_ "github.com/pippet/pippet/applier/types/all"
 	"github.com/pippet/pippet/applier/types/file"
 	"github.com/pippet/pippet/delegate"
+	"github.com/pippet/pippet/internal/applyrun"
 	"github.com/pippet/pippet/internal/cli"
 	"github.com/pippet/pippet/internal/puppetlog"
 	"github.com/pippet/pippet/internal/stream"
@@ -147,7 +148,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	// One session reads every line of stdin: it keeps the lines sent
 	// again and what was built from them.
 	sess := eng.NewSession()
-	app, fallback, err := withFallback(sess, delegate.Options{
+	app, fallback, err := applyrun.WithFallback(sess, delegate.Options{
 		Fallback:   o.fallback,
 		ModulePath: o.modulePath,
 		Types:      cli.SplitList(o.delegate),
@@ -162,7 +163,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	// The Puppet process, if one was started, is stopped whatever ends
 	// the loop (after the resource in progress).
-	defer closeFallback(ctx, fallback, logger)
+	defer applyrun.CloseFallback(ctx, fallback, logger)
 
 	// A closed stdout must not kill us with SIGPIPE: the write fails with
 	// EPIPE and the loop ends quietly with exitOutput. The signal is

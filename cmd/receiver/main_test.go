@@ -31,7 +31,7 @@ func TestRealMainFlags(t *testing.T) {
 		{"bad flag", []string{"--frobnicate"}, exitUsage, "", "flag provided but not defined: --frobnicate\nRun 'receiver --help' for usage.\n"},
 		{"bad value", []string{"--max-line", "x"}, exitUsage, "", `invalid value "x" for flag --max-line`},
 		{"bad level", []string{"--log-level", "loud"}, exitUsage, "", `invalid --log-level "loud"`},
-		{"unknown subcommand", []string{"bogus"}, exitUsage, "", `unknown subcommand "bogus" (known: apply, describe, facts, filebucket, resource)`},
+		{"unknown subcommand", []string{"bogus"}, exitUsage, "", `unknown subcommand "bogus" (known: agent, apply, describe, facts, filebucket, resource)`},
 		{"bad max line", []string{"--max-line", "0"}, exitUsage, "", "--max-line must be positive"},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,655 @@
+// Package agent is one run of Puppet's agent against a Puppet Server,
+// with the catalog applied by pippet's engine: what `puppet agent
+// --onetime --no-daemonize` does, in Puppet's order (its configurer.rb
+// and agent.rb), each step being a package of its own:
+//
+//  1. the agent is not disabled (`--disable`: agent/config's lock file);
+//     a splay when the settings ask for one;
+//  2. the certificates (agent/ssl): the ssldir made complete, as the
+//     agent's bootstrap does, and the TLS configuration of every request;
+//  3. the run lock (agent/config): one run at a time;
+//  4. the catalog (agent/server): the node request for the server's
+//     environment, then, for that environment, pluginsync
+//     (agent/pluginsync) and the facts (agent/facts), then the catalog
+//     request; the catalog cached, and the cache used when the server
+//     cannot give one and usecacheonfailure says so;
+//  5. the apply (internal/applyrun, as `receiver apply`): native types
+//     by the engine, the others by Puppet, which finds the types
+//     pluginsync brought in VARDIR/lib;
+//  6. the report (agent/report): last_run_summary.yaml, the report sent
+//     to the server, last_run_report.yaml.
+//
+// Each phase is timed for the report's time metrics (fact_generation,
+// plugin_sync, node_retrieval, config_retrieval, catalog_application,
+// total). A run that cannot get a catalog applies nothing and still
+// sends a failed report, as Puppet's agent does. Run's result is the
+// process's exit status: 1 when the run could not happen (disabled,
+// locked, no certificate, no catalog), else 0, or with detailed exit
+// codes 2 (changes), 4 (failures) or 6 (both).
+//
+// Loop (daemon.go) runs Run every runinterval, as the agent's daemon.
+package agent
+
+import (
+	"context"
+	crand "crypto/rand"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/pippet/pippet/agent/config"
+	"github.com/pippet/pippet/agent/facts"
+	"github.com/pippet/pippet/agent/pluginsync"
+	"github.com/pippet/pippet/agent/report"
+	"github.com/pippet/pippet/agent/server"
+	"github.com/pippet/pippet/agent/ssl"
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/source"
+	"github.com/pippet/pippet/catalog"
+	"github.com/pippet/pippet/delegate"
+	"github.com/pippet/pippet/internal/applyrun"
+)
+
+// Exit statuses of a run.
+const (
+	ExitOK = 0
+	// ExitFailed: the run could not happen (disabled, locked, no
+	// certificate, no catalog), as Puppet's agent exits 1.
+	ExitFailed = 1
+	// ExitChanged and ExitFailures are the detailed exit codes' bits.
+	ExitChanged  = 2
+	ExitFailures = 4
+)
+
+// Options are what the command line gives beyond Puppet's settings.
+type Options struct {
+	// Log prints the run's lines in Puppet's format (puppetlog); nil
+	// prints nothing. Every line at notice and above also goes into the
+	// report.
+	Log slog.Handler
+	// Level is the least severe level Log prints; the fallback's Puppet
+	// logs at it too.
+	Level slog.Level
+	// DetailedExitcodes: exit 2, 4 or 6 as the report says.
+	DetailedExitcodes bool
+	// EnvironmentFromCLI: --environment was given on the command line:
+	// the node is not asked for its environment (Puppet's set_by_cli).
+	EnvironmentFromCLI bool
+	// StateDir is pippet's own state (the filebucket, the schedules'
+	// last runs); "" is applier.DefaultStateDir().
+	StateDir string
+	// Fallback and Delegate: the receiver's --fallback and --delegate.
+	Fallback string
+	Delegate []string
+	// JobID is sent in the report (Puppet's --job-id).
+	JobID string
+	// Start is when the command started (the report's startup_time);
+	// zero: when Run is called.
+	Start time.Time
+	// NoSplay: do not splay even when the settings say so (the daemon's
+	// runs after its first, `--test`).
+	NoSplay bool
+}
+
+// Run does one agent run and returns the exit status.
+func Run(ctx context.Context, s *config.Settings, o Options) int {
+	r := newRun(s, o)
+	return r.run(ctx)
+}
+
+// Timing names, as Puppet's report metrics call them.
+const (
+	TimeStartup            = "startup_time"
+	TimeFactGeneration     = "fact_generation"
+	TimePluginSync         = "plugin_sync"
+	TimeNodeRetrieval      = "node_retrieval"
+	TimeConfigRetrieval    = "config_retrieval"
+	TimeCatalogApplication = "catalog_application"
+	TimeTotal              = "total"
+)
+
+// run is one run's state.
+type run struct {
+	s       *config.Settings
+	o       Options
+	logh    *catalog.Log
+	log     *slog.Logger
+	uuid    string
+	start   time.Time
+	timings map[string]time.Duration
+	// codeID is the applied catalog's code_id (static catalogs).
+	codeID string
+}
+
+func newRun(s *config.Settings, o Options) *run {
+	start := time.Now()
+	if o.Start.IsZero() {
+		o.Start = start
+	}
+	if o.StateDir == "" {
+		o.StateDir = applier.DefaultStateDir()
+	}
+	logh := catalog.NewLog(o.Log)
+	if o.Level <= slog.LevelInfo {
+		// The report keeps what the console shows, down to info (-t,
+		// --verbose), as Puppet's.
+		logh.Keep(slog.LevelInfo)
+	}
+	return &run{
+		s: s, o: o, logh: logh, log: slog.New(logh),
+		uuid: newUUID(), start: o.Start,
+		timings: map[string]time.Duration{TimeStartup: start.Sub(o.Start)},
+	}
+}
+
+const client = "Puppet configuration client"
+
+func (r *run) run(ctx context.Context) int {
+	if err := MakeDirs(r.s); err != nil {
+		r.log.Error(fmt.Sprintf("Could not run %s: %v", client, err))
+		return ExitFailed
+	}
+	if r.disabled(ctx) {
+		return ExitFailed
+	}
+	if r.s.Splay && !r.o.NoSplay && r.s.Splaylimit > 0 {
+		if err := r.splay(ctx); err != nil {
+			return ExitFailed
+		}
+		if r.disabled(ctx) {
+			return ExitFailed
+		}
+	}
+	tlsCfg, err := ssl.Bootstrap(ctx, ssl.Options{
+		SSLDir: r.s.SSLDir, Certname: r.s.Certname,
+		CAServer: r.s.CAServer, CAPort: r.s.CAPort,
+		Waitforcert: r.s.Waitforcert, Keylength: r.s.Keylength,
+		CertificateRevocation: r.s.CertificateRevocation,
+		CSRAttributes:         r.s.CSRAttributes, DNSAltNames: r.s.DNSAltNames,
+		Timeout: r.s.HTTPConnectTimeout,
+		Log:     r.log,
+	})
+	if err != nil {
+		r.log.Error(err.Error())
+		return ExitFailed
+	}
+	unlock, err := config.Lock(r.s.CatalogRunLockfile)
+	if err != nil {
+		var locked *config.LockedError
+		if errors.As(err, &locked) {
+			r.notice(ctx, fmt.Sprintf("Run of %s already in progress; skipping  (%s exists)", client, r.s.CatalogRunLockfile))
+		} else {
+			r.log.Error(fmt.Sprintf("Could not run %s: %v", client, err))
+		}
+		return ExitFailed
+	}
+	defer unlock()
+	if r.disabled(ctx) {
+		return ExitFailed
+	}
+	return r.configure(ctx, tlsCfg)
+}
+
+// MakeDirs makes the agent's directories that are missing, with Puppet's
+// modes, as Puppet's settings do before a run or a --disable (vardir,
+// statedir, publicdir, client_datadir, and where pluginsync writes:
+// libdir, pluginfactdest).
+func MakeDirs(s *config.Settings) error {
+	for _, d := range []struct {
+		path string
+		mode os.FileMode
+	}{
+		{s.Vardir, 0o755}, {s.Statedir, os.ModeSticky | 0o755}, {s.Publicdir, 0o755}, {s.ClientDataDir, 0o750},
+		{s.Libdir, 0o755}, {s.PluginFactDest, 0o755},
+	} {
+		if d.path == "" {
+			continue
+		}
+		if _, err := os.Stat(d.path); err == nil {
+			continue
+		}
+		if err := os.MkdirAll(d.path, 0o755); err != nil {
+			return err
+		}
+		if err := os.Chmod(d.path, d.mode); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *run) notice(ctx context.Context, msg string) {
+	r.log.Log(ctx, applier.LevelNotice, msg)
+}
+
+// disabled says (and logs, as Puppet) that the agent is disabled.
+func (r *run) disabled(ctx context.Context) bool {
+	msg, disabled, err := config.Disabled(r.s.DisabledLockfile)
+	if err != nil {
+		r.log.Error(fmt.Sprintf("Could not run %s: %v", client, err))
+		return true
+	}
+	if disabled {
+		r.notice(ctx, fmt.Sprintf("Skipping run of %s; administratively disabled (Reason: '%s');\nUse 'puppet agent --enable' to re-enable.", client, msg))
+	}
+	return disabled
+}
+
+// splay sleeps a random time up to splaylimit, as Puppet's splay.
+func (r *run) splay(ctx context.Context) error {
+	secs := rand.Int64N(int64(r.s.Splaylimit/time.Second) + 1)
+	r.log.Info(fmt.Sprintf("Sleeping for %d seconds (splay is enabled)", secs))
+	t := time.NewTimer(time.Duration(secs) * time.Second)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// serverAddr is the server of the run: the first of server_list when
+// set, else server and serverport.
+func (r *run) serverAddr() (string, int) {
+	if len(r.s.ServerList) > 0 {
+		hp := r.s.ServerList[0]
+		port := hp.Port
+		if port == 0 {
+			port = r.s.ServerPort
+		}
+		return hp.Host, port
+	}
+	return r.s.Server, r.s.ServerPort
+}
+
+func baseURL(host string, port int) string {
+	return "https://" + net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// configure is Puppet's configurer run: the catalog, the apply, the
+// report.
+func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
+	hc := server.HTTPClient(tlsCfg, r.s.HTTPConnectTimeout, r.s.HTTPReadTimeout)
+	defer hc.CloseIdleConnections()
+	host, port := r.serverAddr()
+	base := baseURL(host, port)
+	c := server.New(hc, base, r.s.Certname)
+	// Puppet for the types pippet lacks starts now, in the background of
+	// the requests and the facts, when the last catalog needed it.
+	started := r.startFallback(ctx)
+	defer func() { applyrun.CloseFallback(ctx, started, r.log) }()
+	first := true
+	res, err := c.Retrieve(ctx, server.Options{
+		Environment:           r.s.Environment,
+		EnvironmentFromCLI:    r.o.EnvironmentFromCLI,
+		LastEnvironment:       r.lastEnvironment(),
+		StrictEnvironmentMode: r.s.StrictEnvironmentMode,
+		UseCachedCatalog:      r.s.UseCachedCatalog,
+		UseCacheOnFailure:     r.s.UseCacheOnFailure,
+		CacheDir:              r.s.ClientDataDir,
+		Noop:                  r.s.Noop,
+		TransactionUUID:       r.uuid,
+		Log:                   r.log,
+		Prepare: func(ctx context.Context, env string) ([]byte, error) {
+			// As Puppet, only the first environment is checked before its
+			// pluginsync.
+			check := first
+			first = false
+			return r.prepare(ctx, hc, base, env, check)
+		},
+	})
+	env := r.s.Environment
+	status := server.CacheNotUsed
+	if res != nil {
+		env, status = res.Environment, res.CachedCatalogStatus
+		r.timings[TimeNodeRetrieval] = res.NodeRetrieval
+		r.timings[TimeConfigRetrieval] = res.CatalogRetrieval
+	}
+	if err != nil {
+		// Retrieve logged why ("Could not retrieve catalog; skipping run").
+		r.finish(ctx, hc, nil, env, status)
+		return ExitFailed
+	}
+	r.codeID = res.Catalog.CodeID
+	static, err := res.Catalog.Static()
+	if err != nil {
+		r.log.Error(fmt.Sprintf("Failed to apply catalog: %v", err))
+		r.finish(ctx, hc, nil, env, status)
+		return ExitFailed
+	}
+	if !r.command(ctx, "prerun_command") {
+		r.command(ctx, "postrun_command")
+		r.finish(ctx, hc, nil, env, status)
+		return ExitFailed
+	}
+	applyStart := time.Now()
+	ao := r.applyOptions()
+	ao.Started, started = started, nil
+	ao.Source = source.Options{
+		Puppet: &source.PuppetOptions{Client: hc, Server: host, Port: port, Environment: env, Certname: r.s.Certname},
+		Static: static,
+	}
+	rep, err := applyrun.Apply(ctx, res.Catalog, ao)
+	r.timings[TimeCatalogApplication] = time.Since(applyStart)
+	if err != nil {
+		r.log.Error(fmt.Sprintf("Failed to apply catalog: %v", err))
+		r.command(ctx, "postrun_command")
+		r.finish(ctx, hc, nil, env, status)
+		return ExitFailed
+	}
+	if !r.command(ctx, "postrun_command") {
+		r.finish(ctx, hc, rep, env, status)
+		return ExitFailed
+	}
+	r.finish(ctx, hc, rep, env, status)
+	if r.o.DetailedExitcodes {
+		return rep.ExitCode()
+	}
+	return ExitOK
+}
+
+// applyOptions are the apply's options but its sources.
+func (r *run) applyOptions() applyrun.Options {
+	return applyrun.Options{
+		Noop: r.s.Noop, Tags: r.s.Tags, SkipTags: r.s.SkipTags,
+		StateDir: r.o.StateDir,
+		Fallback: r.o.Fallback, Delegate: r.o.Delegate,
+		LibDir: r.libdir(),
+		// pippet's, not Puppet's transactionstore.yaml: its own format.
+		TransactionStore: filepath.Join(r.o.StateDir, "transactionstore.json"),
+		Level:            r.o.Level, Log: r.logh,
+	}
+}
+
+// startFallback starts Puppet ahead (applyrun.Start) when the cached
+// catalog, the last run's, has a resource pippet hands to Puppet: the
+// catalog to come most likely has it too. nil otherwise.
+func (r *run) startFallback(ctx context.Context) *delegate.Fallback {
+	if r.o.Fallback == delegate.ModeNone || r.s.ClientDataDir == "" {
+		return nil
+	}
+	cat, _, err := server.LoadCache(r.s.ClientDataDir, r.s.Certname)
+	if err != nil {
+		return nil
+	}
+	forced := map[string]bool{}
+	for _, t := range r.o.Delegate {
+		forced[strings.ToLower(t)] = true
+	}
+	for _, res := range cat.Resources {
+		t := strings.ToLower(res.Type)
+		if res.IsContainer() {
+			continue
+		}
+		if _, native := applier.Default.Lookup(t); !native || forced[t] {
+			r.log.Debug("Starting Puppet ahead for " + res.Type + " (the last catalog had one)")
+			return applyrun.Start(ctx, r.applyOptions())
+		}
+	}
+	return nil
+}
+
+// environmentExists asks the server whether it has env, as Puppet's agent
+// does (a file_metadatas request for the plugins mount, not recursive):
+// false on a 404; an error when the server could not say.
+func environmentExists(ctx context.Context, hc *http.Client, base, env string) (bool, error) {
+	u := base + "/puppet/v3/file_metadatas/plugins?" + url.Values{
+		"environment": {env}, "recurse": {"false"}, "links": {"manage"}, "checksum_type": {"sha256"},
+		"source_permissions": {"ignore"},
+	}.Encode()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return false, err
+	}
+	req.Header.Set("Accept", "application/json")
+	start := time.Now()
+	resp, err := hc.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return false, fmt.Errorf("Request to %s failed after %.3f seconds: %w", u, time.Since(start).Seconds(), err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+	switch {
+	case resp.StatusCode == http.StatusNotFound:
+		return false, nil
+	case resp.StatusCode/100 == 2:
+		return true, nil
+	}
+	return false, fmt.Errorf("Error %d on SERVER: %s", resp.StatusCode, strings.TrimSpace(string(body)))
+}
+
+// command runs the prerun_command or postrun_command setting, when set,
+// as Puppet does around the apply: false (logged) when it fails, and the
+// run then fails.
+func (r *run) command(ctx context.Context, setting string) bool {
+	line := strings.TrimSpace(r.s.Values[setting])
+	if line == "" {
+		return true
+	}
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", line)
+	cmd.Dir = "/"
+	out := &capped{max: 64 << 10}
+	cmd.Stdout, cmd.Stderr = out, out
+	err := cmd.Run()
+	if err == nil {
+		return true
+	}
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		r.log.Error(fmt.Sprintf("Could not run command from %s: Execution of '%s' returned %d: %s", setting, line, ee.ExitCode(), strings.TrimSpace(out.String())))
+	} else {
+		r.log.Error(fmt.Sprintf("Could not run command from %s: %v", setting, err))
+	}
+	return false
+}
+
+// capped keeps the first max bytes written to it and takes the rest
+// unread, so that a command's huge output bounds nothing but the log
+// line.
+type capped struct {
+	max int
+	buf []byte
+}
+
+func (c *capped) Write(p []byte) (int, error) {
+	if room := c.max - len(c.buf); room > 0 {
+		c.buf = append(c.buf, p[:min(room, len(p))]...)
+	}
+	return len(p), nil
+}
+
+func (c *capped) String() string { return string(c.buf) }
+
+// prepare readies the run for env and returns the facts to send:
+// pluginsync (its failure is logged, the run goes on, as Puppet's), then
+// the facts (a failure ends the run). check: first ask whether the
+// server has env, as Puppet's agent does before its first pluginsync.
+func (r *run) prepare(ctx context.Context, hc *http.Client, base, env string, check bool) ([]byte, error) {
+	sync := r.s.Pluginsync
+	if sync && check {
+		ok, err := environmentExists(ctx, hc, base, env)
+		switch {
+		case err != nil:
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			r.log.Error(err.Error())
+			sync = false
+		case !ok && r.s.StrictEnvironmentMode:
+			return nil, fmt.Errorf("Environment '%s' not found on server, aborting run.", env)
+		case !ok:
+			r.notice(ctx, fmt.Sprintf("Environment '%s' not found on server, skipping initial pluginsync.", env))
+			sync = false
+		}
+	}
+	if sync {
+		start := time.Now()
+		_, err := pluginsync.Sync(ctx, pluginsync.Options{
+			Client: hc, Server: base, Environment: env, Vardir: r.s.Vardir, Log: r.log,
+		})
+		r.timings[TimePluginSync] += time.Since(start)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			r.log.Error(err.Error())
+		}
+	}
+	start := time.Now()
+	fo := facts.Options{}
+	fo.UseVardir(r.s.Vardir)
+	for _, dir := range fo.CustomDirs {
+		// Puppet says so for each fact directory there is.
+		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
+			r.log.Info("Loading facts")
+		}
+	}
+	f, errs := facts.Gather(ctx, fo)
+	for _, err := range errs {
+		r.log.Error("Facter: " + err.Error())
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	b, err := server.FactsJSON(r.s.Certname, f, server.FactsOptions{Noop: r.s.Noop, TTL: r.s.Runinterval})
+	r.timings[TimeFactGeneration] += time.Since(start)
+	return b, err
+}
+
+// finish ends the run as Puppet's send_report: the summary, the report
+// sent to the server (when report is on), the report kept locally. rep
+// nil: the run applied no catalog; its report says it failed.
+func (r *run) finish(ctx context.Context, hc *http.Client, rep *catalog.Report, env, cacheStatus string) {
+	if rep == nil {
+		rep = &catalog.Report{Time: r.start, Incomplete: true, Logs: r.logh.Take()}
+	}
+	rep.Host = r.s.Certname
+	rep.Environment = env
+	rep.TransactionUUID = r.uuid
+	rep.Noop = r.s.Noop
+	r.timings[TimeTotal] = time.Since(r.start)
+	rep.Duration = r.timings[TimeTotal]
+	r.log.Debug("Run times: " + formatTimings(r.timings))
+	meta := report.Meta{
+		TransactionUUID: r.uuid, CachedCatalogStatus: cacheStatus, JobID: r.o.JobID,
+		CodeID: r.codeID, InitialEnvironment: r.s.Environment, Timings: r.timings,
+	}
+	// The report goes out even when the run was interrupted: a bounded
+	// context of its own.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.reportTimeout())
+	defer cancel()
+	// As Puppet's send_report: the summary, the report to the server,
+	// the report on disk.
+	if err := report.WriteFiles(rep, meta, "", r.s.LastRunFile); err != nil {
+		r.log.Error(fmt.Sprintf("Could not save last run local report: %v", err))
+	}
+	if r.s.Report {
+		host, port := r.s.ReportServer, r.s.ReportPort
+		if host == "" {
+			host, port = r.serverAddr()
+		}
+		body, err := report.JSON(rep, meta)
+		if err == nil {
+			err = report.Submit(ctx, hc, baseURL(host, port), r.s.Certname, env, body)
+		}
+		if err != nil {
+			r.log.Error(fmt.Sprintf("Could not send report: %v", err))
+		}
+	}
+	if err := report.WriteFiles(rep, meta, r.s.LastRunReport, ""); err != nil {
+		r.log.Error(fmt.Sprintf("Could not save last run local report: %v", err))
+	}
+}
+
+// lastEnvironment is the environment to run in without a node request,
+// as Puppet's agent reads it from last_run_summary.yaml when
+// use_last_environment is on: the last run's converged environment when
+// it differs from the one that run started with (the server's), else the
+// configured one; "" (ask the node) when there is no agent run's summary.
+func (r *run) lastEnvironment() string {
+	if r.s.Values["use_last_environment"] == "false" || r.s.LastRunFile == "" {
+		return ""
+	}
+	b, err := os.ReadFile(r.s.LastRunFile)
+	if err != nil {
+		return ""
+	}
+	var sum struct {
+		Application struct {
+			RunMode              string `yaml:"run_mode"`
+			InitialEnvironment   string `yaml:"initial_environment"`
+			ConvergedEnvironment string `yaml:"converged_environment"`
+		} `yaml:"application"`
+	}
+	if yaml.Unmarshal(b, &sum) != nil || sum.Application.RunMode != "agent" {
+		return ""
+	}
+	if a := sum.Application; a.InitialEnvironment != a.ConvergedEnvironment {
+		r.log.Debug("Found last server-specified environment: " + a.ConvergedEnvironment)
+		return a.ConvergedEnvironment
+	}
+	// Loaded, with no server-specified environment: Puppet asks no node
+	// and runs in the configured one.
+	return r.s.Environment
+}
+
+// libdir is where pluginsync put the plugins: Puppet's libdir.
+func (r *run) libdir() string {
+	if r.s.Libdir != "" {
+		return r.s.Libdir
+	}
+	return filepath.Join(r.s.Vardir, "lib")
+}
+
+func (r *run) reportTimeout() time.Duration {
+	if r.s.HTTPReadTimeout > 0 && r.s.HTTPReadTimeout < 2*time.Minute {
+		return r.s.HTTPReadTimeout
+	}
+	return 2 * time.Minute
+}
+
+// newUUID is a random (version 4) UUID: the run's transaction_uuid.
+func newUUID() string {
+	var b [16]byte
+	_, _ = crand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:])
+}
+
+// formatTimings lists the run's times in seconds, by name.
+func formatTimings(t map[string]time.Duration) string {
+	names := make([]string, 0, len(t))
+	for n := range t {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	for i, n := range names {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s %.3f", n, t[n].Seconds())
+	}
+	return b.String()
+}

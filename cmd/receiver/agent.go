@@ -1,0 +1,312 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/pippet/pippet/agent"
+	"github.com/pippet/pippet/agent/config"
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/delegate"
+	"github.com/pippet/pippet/internal/cli"
+	"github.com/pippet/pippet/internal/puppetlog"
+	"github.com/pippet/pippet/protocol"
+)
+
+// agent wires `receiver agent`: Puppet's agent against a Puppet Server,
+// the catalog applied natively. The run is package agent's; the command
+// line and the settings are agent/config's.
+func init() {
+	subcommands["agent"] = agentMain
+}
+
+const agentUsage = `usage: receiver agent [--test|-t] [--onetime] [--[no-]daemonize] [--noop]
+         [--tags TAGS] [--detailed-exitcodes] [--waitforcert SECONDS]
+         [--disable [MESSAGE]|--enable] [--verbose|-v] [--debug|-d]
+         [--server HOST] [--environment ENV] [--certname NAME] [--SETTING VALUE ...]
+         [--state-dir DIR] [--fallback MODE] [--delegate TYPES]
+
+Does what 'puppet agent' does against a Puppet Server (certificates,
+pluginsync, facts, the node and catalog requests, the report), with the
+catalog applied by pippet's engine; types pippet lacks go to Puppet, which
+loads the plugins pluginsync brought. Settings come from puppet.conf
+(/etc/puppet/puppet.conf for root; --confdir or --config to choose) and
+from the command line: every Puppet setting as --name VALUE, a boolean
+one as --name or --no-name.
+
+  receiver agent -t                     one run in the foreground, verbose,
+                                        exit 0, 2 (changes), 4 (failures), 6 (both)
+  receiver agent --onetime --no-daemonize --detailed-exitcodes
+  receiver agent --no-daemonize         a run every runinterval, in the foreground
+  receiver agent                        the same, detached (daemonize)
+  receiver agent --disable 'MESSAGE'    no runs until --enable
+
+Exit status: 1 when the run could not happen (disabled, already running,
+no certificate, no catalog); otherwise 0, or with --detailed-exitcodes
+2, 4 or 6. Signals: TERM or INT stop (a run in progress stops after the
+resource being applied, and its report is sent); USR1 starts a run now;
+HUP restarts the daemon. See docs/agent.md.
+
+pippet's own flags:
+`
+
+// agentFlags are the flags pippet adds to Puppet's: taken out of the
+// command line before agent/config reads it.
+type agentFlags struct {
+	stateDir, fallback, delegate string
+}
+
+var agentOwnFlags = map[string]func(f *agentFlags, v string){
+	"state-dir": func(f *agentFlags, v string) { f.stateDir = v },
+	"fallback":  func(f *agentFlags, v string) { f.fallback = v },
+	"delegate":  func(f *agentFlags, v string) { f.delegate = v },
+}
+
+// splitAgentFlags takes pippet's flags (--name VALUE or --name=VALUE) out
+// of args.
+func splitAgentFlags(args []string) (agentFlags, []string, error) {
+	f := agentFlags{stateDir: applier.DefaultStateDir(), fallback: delegate.ModeAuto}
+	var rest []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			rest = append(rest, args[i:]...)
+			break
+		}
+		name, val, hasVal := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		set, ok := agentOwnFlags[name]
+		if !strings.HasPrefix(a, "--") || !ok {
+			rest = append(rest, a)
+			continue
+		}
+		if !hasVal {
+			if i+1 >= len(args) {
+				return f, nil, fmt.Errorf("--%s needs a value", name)
+			}
+			i++
+			val = args[i]
+		}
+		set(&f, val)
+	}
+	return f, rest, nil
+}
+
+func printAgentUsage(w io.Writer) {
+	fmt.Fprint(w, agentUsage)
+	fmt.Fprint(w, `  --state-dir DIRECTORY
+      pippet's own state: the filebucket, the schedules' last runs (default `+applier.DefaultStateDir()+`)
+  --fallback MODE
+      where resources of types pippet does not implement go: puppet, none, auto (default auto)
+  --delegate TYPES
+      comma-separated types sent to Puppet even though pippet has them natively
+`)
+}
+
+func agentMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	start := time.Now()
+	own, rest, err := splitAgentFlags(args)
+	if err != nil {
+		fmt.Fprintf(stderr, "receiver agent: %v\nRun 'receiver agent --help' for usage.\n", err)
+		return exitUsage
+	}
+	a, err := config.ParseArgs(rest)
+	if err != nil {
+		fmt.Fprintf(stderr, "receiver agent: %v\nRun 'receiver agent --help' for usage.\n", err)
+		return exitUsage
+	}
+	switch {
+	case a.Help:
+		printAgentUsage(stdout)
+		return exitOK
+	case a.Version:
+		fmt.Fprint(stdout, versionLine())
+		return exitOK
+	case len(a.Rest) > 0:
+		fmt.Fprintf(stderr, "receiver agent: the agent takes no arguments, only options (%q)\n", a.Rest[0])
+		return exitUsage
+	}
+	s, err := config.Load("", a.Settings)
+	if err != nil {
+		fmt.Fprintf(stderr, "receiver agent: %v\n", err)
+		return exitUsage
+	}
+	level := applier.LevelNotice
+	if a.Verbose {
+		level = slog.LevelInfo
+	}
+	if a.Debug {
+		level = slog.LevelDebug
+	}
+	console := newConsole(stdout, stderr, level)
+	logger := slog.New(console)
+	for _, w := range s.Warnings {
+		logger.Warn(w)
+	}
+	for _, d := range a.Logdest {
+		if d != "console" {
+			logger.Warn(fmt.Sprintf("--logdest %s: receiver agent logs to the console only (stdout and stderr); %s ignored", d, d))
+		}
+	}
+	if a.Enable || a.Disable {
+		if err := agent.MakeDirs(s); err != nil {
+			logger.Error(fmt.Sprintf("Could not %s: %v", map[bool]string{true: "enable", false: "disable"}[a.Enable], err))
+			return exitFailed
+		}
+	}
+	switch {
+	case a.Enable:
+		logger.Log(ctx, applier.LevelNotice, "Enabling Puppet.")
+		if err := config.Enable(s.DisabledLockfile); err != nil {
+			logger.Error(fmt.Sprintf("Could not enable: %v", err))
+			return exitFailed
+		}
+		return exitOK
+	case a.Disable:
+		logger.Log(ctx, applier.LevelNotice, "Disabling Puppet.")
+		if err := config.Disable(s.DisabledLockfile, a.DisableMessage); err != nil {
+			logger.Error(fmt.Sprintf("Could not disable: %v", err))
+			return exitFailed
+		}
+		return exitOK
+	case a.Fingerprint:
+		fmt.Fprintln(stderr, "receiver agent: --fingerprint is not implemented; use 'puppet agent --fingerprint' or 'openssl x509 -fingerprint -sha256 -in SSLDIR/certs/CERTNAME.pem'")
+		return exitUsage
+	}
+	_, envFromCLI := a.Settings["environment"]
+	opts := agent.Options{
+		Log: console, Level: level,
+		DetailedExitcodes:  a.DetailedExitcodes,
+		EnvironmentFromCLI: envFromCLI,
+		StateDir:           own.stateDir,
+		Fallback:           own.fallback,
+		Delegate:           cli.SplitList(own.delegate),
+		JobID:              a.JobID,
+		NoSplay:            a.Test,
+		Start:              start,
+	}
+	if s.Onetime {
+		// The first TERM or INT stops the run after the resource being
+		// applied (its report is still sent); a second one ends the
+		// process.
+		ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
+		defer stop()
+		go func() {
+			<-ctx.Done()
+			stop()
+		}()
+		return agent.Run(ctx, s, opts)
+	}
+	if s.Daemonize {
+		return detach(s, args, stderr)
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
+	defer signal.Stop(sigs)
+	logger.Log(ctx, applier.LevelNotice, "Starting Puppet client version "+agentVersion())
+	first := true
+	return agent.Loop(ctx, agent.LoopOptions{
+		Interval: s.Runinterval, Splay: s.Splay, Splaylimit: s.Splaylimit,
+		Signals: sigs, Log: logger,
+		Restart: func() error {
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			return syscall.Exec(self, os.Args, os.Environ())
+		},
+	}, func(ctx context.Context) int {
+		o := opts
+		// The loop splays once, itself.
+		o.NoSplay = true
+		if !first {
+			o.Start = time.Time{}
+		}
+		first = false
+		return agent.Run(ctx, s, o)
+	})
+}
+
+// console prints the run's lines as Puppet's console does: notices,
+// info and debug on stdout, warnings and errors on stderr.
+type console struct {
+	out, err slog.Handler
+}
+
+func newConsole(stdout, stderr io.Writer, level slog.Level) *console {
+	return &console{out: puppetlog.New(stdout, level), err: puppetlog.New(stderr, level)}
+}
+
+func (c *console) pick(l slog.Level) slog.Handler {
+	if l >= slog.LevelWarn {
+		return c.err
+	}
+	return c.out
+}
+
+func (c *console) Enabled(ctx context.Context, l slog.Level) bool {
+	return c.pick(l).Enabled(ctx, l)
+}
+
+func (c *console) Handle(ctx context.Context, r slog.Record) error {
+	return c.pick(r.Level).Handle(ctx, r)
+}
+
+func (c *console) WithAttrs(as []slog.Attr) slog.Handler {
+	return &console{out: c.out.WithAttrs(as), err: c.err.WithAttrs(as)}
+}
+
+func (c *console) WithGroup(name string) slog.Handler {
+	return &console{out: c.out.WithGroup(name), err: c.err.WithGroup(name)}
+}
+
+// detach starts the agent again in the background (its own session, no
+// terminal, the log appended to LOGDIR/pippet-agent.log, its pid in the
+// pidfile setting's file), as `puppet agent` daemonizes, and returns.
+func detach(s *config.Settings, args []string, stderr io.Writer) int {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(stderr, "receiver agent: daemonize: %v\n", err)
+		return exitFailed
+	}
+	logFile := filepath.Join(s.Logdir, "pippet-agent.log")
+	if err := os.MkdirAll(s.Logdir, 0o750); err != nil {
+		fmt.Fprintf(stderr, "receiver agent: daemonize: %v\n", err)
+		return exitFailed
+	}
+	logf, err := os.OpenFile(logFile, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o640)
+	if err != nil {
+		fmt.Fprintf(stderr, "receiver agent: daemonize: %v\n", err)
+		return exitFailed
+	}
+	defer logf.Close()
+	cmd := exec.Command(self, append(append([]string{"agent"}, args...), "--no-daemonize")...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Dir = "/"
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintf(stderr, "receiver agent: daemonize: %v\n", err)
+		return exitFailed
+	}
+	if pidfile := s.Values["pidfile"]; pidfile != "" {
+		if err := os.MkdirAll(filepath.Dir(pidfile), 0o755); err == nil {
+			_ = os.WriteFile(pidfile, []byte(fmt.Sprintf("%d\n", cmd.Process.Pid)), 0o644)
+		}
+	}
+	_ = cmd.Process.Release()
+	return exitOK
+}
+
+// agentVersion is what "Starting Puppet client version" names: the
+// Puppet release the agent stands in for, and pippet's.
+func agentVersion() string {
+	return "7.23.0 (pippet receiver " + protocol.Version + ")"
+}

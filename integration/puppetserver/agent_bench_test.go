@@ -1,0 +1,205 @@
+package puppetserver
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// BenchmarkAgentConverged (issue 24's Speed): one op is a run of
+// `receiver agent -t` and a run of `puppet agent -t` on the same
+// converged node against the same server, interleaved so that a machine
+// whose load moves weighs on both alike. Reported per op: each agent's
+// whole wall time (receiver-s/op, puppet-s/op, and their ratio), and its
+// phases as its own report's time metrics say (facts, pluginsync, node
+// and catalog requests, apply), plus what lies outside the run's total
+// (starting the process, sending the report, exiting). Slow (a Puppet
+// run takes seconds): `go test -run '^$' -bench BenchmarkAgentConverged
+// -benchtime 5x ./integration/puppetserver/`, or `make bench-agent`.
+func BenchmarkAgentConverged(b *testing.B) {
+	s := need(b)
+	if _, err := exec.LookPath("puppet"); err != nil {
+		b.Skip("puppet is not installed")
+	}
+	// site: the environment's modulepath holds every Forge module Debian
+	// packages, whose plugins and custom facts (apt's run apt-get) come
+	// with pluginsync; lean: only the modules the node uses.
+	b.Run("site", func(b *testing.B) { benchAgents(b, s, acoreEnv) })
+	b.Run("lean", func(b *testing.B) { benchAgents(b, s, acoreLeanEnv) })
+}
+
+func benchAgents(b *testing.B, s *server, env string) {
+	// Two nodes (certnames) of the same catalog, one per agent, so that
+	// the server's access log tells their report requests apart.
+	np := benchNode(b, s, "acore-bench-"+env+"-pippet")
+	nr := benchNode(b, s, "acore-bench-"+env+"-puppet")
+	np.env, nr.env = env, env
+	pvar := filepath.Join(np.dir, "pippet-var")
+	rvar := filepath.Join(nr.dir, "puppet-var")
+	pconf := np.benchConf(b, s, "pippet", pvar)
+	rconf := nr.benchConf(b, s, "puppet", rvar)
+	pippet := func() (time.Duration, map[string]float64) {
+		start := time.Now()
+		code, out, errs := benchReceiverAgent(np, pconf)
+		wall := time.Since(start)
+		if code != 0 {
+			b.Fatalf("receiver agent: exit %d (want 0: converged)\n%s%s", code, out, errs)
+		}
+		return wall, reportTimes(b, pvar)
+	}
+	puppet := func() (time.Duration, map[string]float64) {
+		start := time.Now()
+		code, out := benchPuppetAgent(nr, rconf)
+		wall := time.Since(start)
+		if code != 0 {
+			b.Fatalf("puppet agent: exit %d (want 0: converged)\n%s", code, out)
+		}
+		return wall, reportTimes(b, rvar)
+	}
+	// Converge first.
+	benchReceiverAgent(np, pconf)
+	benchPuppetAgent(nr, rconf)
+	reports0 := map[string]int{"receiver": len(reportPuts(b, s, np.certname)), "puppet": len(reportPuts(b, s, nr.certname))}
+	phases := []struct{ metric, name string }{
+		{"fact_generation", "facts"}, {"plugin_sync", "pluginsync"}, {"node_retrieval", "node"},
+		{"config_retrieval", "catalog"}, {"catalog_application", "apply"},
+	}
+	sum := map[string]float64{}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for who, f := range map[string]func() (time.Duration, map[string]float64){"receiver": pippet, "puppet": puppet} {
+			wall, times := f()
+			sum[who+"-s"] += wall.Seconds()
+			for _, p := range phases {
+				sum[who+"-"+p.name+"-s"] += times[p.metric]
+			}
+			sum[who+"-outside-s"] += wall.Seconds() - times["total"]
+		}
+	}
+	b.StopTimer()
+	// The report: how long the server took to take it (its access log's
+	// %D, milliseconds, for each PUT of the timed runs).
+	for who, n := range map[string]*acoreNode{"receiver": np, "puppet": nr} {
+		puts := reportPuts(b, s, n.certname)[reports0[who]:]
+		for _, ms := range puts {
+			sum[who+"-report-s"] += ms / 1000
+		}
+	}
+	for k, v := range sum {
+		b.ReportMetric(v/float64(b.N), k+"/op")
+	}
+	b.ReportMetric(sum["receiver-s"]/sum["puppet-s"], "receiver/puppet")
+}
+
+// reportPuts are the durations (ms) of the server's answers to certname's
+// report requests, in order.
+func reportPuts(b *testing.B, s *server, certname string) []float64 {
+	time.Sleep(300 * time.Millisecond) // the line follows the answer
+	raw, err := os.ReadFile(s.access)
+	if err != nil {
+		b.Fatal(err)
+	}
+	re := regexp.MustCompile(`"PUT /puppet/v3/report/` + regexp.QuoteMeta(certname) + `\?[^"]*" 200 \S+ (\d+)`)
+	var out []float64
+	for _, m := range re.FindAllSubmatch(raw, -1) {
+		ms, _ := strconv.ParseFloat(string(m[1]), 64)
+		out = append(out, ms)
+	}
+	return out
+}
+
+func benchNode(b *testing.B, s *server, certname string) *acoreNode {
+	dir := b.TempDir()
+	n := &acoreNode{certname: certname, dir: dir, ssldir: filepath.Join(dir, "ssl"), root: filepath.Join(dir, "root")}
+	ssl := filepath.Join(s.dir, "puppet", "ssl")
+	if _, err := os.Stat(filepath.Join(ssl, "certs", certname+".pem")); err != nil {
+		if err := ca(s.confFile, "generate", "--certname", certname); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, f := range []string{"certs/ca.pem", "crl.pem", "certs/" + certname + ".pem", "private_keys/" + certname + ".pem"} {
+		if err := copyFile(filepath.Join(ssl, f), filepath.Join(n.ssldir, f), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return n
+}
+
+func (n *acoreNode) benchConf(b *testing.B, s *server, name, vardir string) string {
+	confdir := filepath.Join(n.dir, name+"-conf")
+	if err := write(filepath.Join(confdir, "puppet.conf"), agentConf(n, s, vardir)); err != nil {
+		b.Fatal(err)
+	}
+	return confdir
+}
+
+func benchReceiverAgent(n *acoreNode, confdir string) (int, string, string) {
+	cmd := exec.Command(receiverBin, "agent", "-t", "--confdir", confdir, "--state-dir", filepath.Join(n.dir, "pippet-state"))
+	cmd.Env = append(os.Environ(), "FACTER_acore_root="+n.root+"-pippet", "HOME="+n.dir)
+	return runCmd(cmd)
+}
+
+func benchPuppetAgent(n *acoreNode, confdir string) (int, string) {
+	cmd := exec.Command("puppet", "agent", "-t", "--confdir", confdir)
+	cmd.Env = append(os.Environ(), "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+		"FACTER_acore_root="+n.root+"-puppet", "HOME="+n.dir)
+	code, out, errs := runCmd(cmd)
+	return code, out + errs
+}
+
+func runCmd(cmd *exec.Cmd) (int, string, string) {
+	cmd.Dir = "/"
+	var out, errs bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errs
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode(), out.String(), errs.String()
+	} else if err != nil {
+		return -1, out.String(), errs.String() + err.Error()
+	}
+	return 0, out.String(), errs.String()
+}
+
+// reportTimes are the time metrics of the agent's last_run_report.yaml,
+// in seconds by name.
+func reportTimes(b *testing.B, vardir string) map[string]float64 {
+	raw, err := os.ReadFile(filepath.Join(vardir, "state", "last_run_report.yaml"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var rep struct {
+		Metrics map[string]struct {
+			Values [][]any `yaml:"values"`
+		} `yaml:"metrics"`
+	}
+	if err := yaml.Unmarshal(stripRubyTags(raw), &rep); err != nil {
+		b.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, v := range rep.Metrics["time"].Values {
+		if len(v) == 3 {
+			if f, ok := toFloat(v[2]); ok {
+				out[fmt.Sprint(v[0])] = f
+			}
+		}
+	}
+	return out
+}
+
+func toFloat(v any) (float64, bool) {
+	switch x := v.(type) {
+	case float64:
+		return x, true
+	case int:
+		return float64(x), true
+	}
+	return 0, false
+}
