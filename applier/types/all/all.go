@@ -15,6 +15,7 @@ import (
 	_ "github.com/pippet/pippet/applier/types/host"
 	_ "github.com/pippet/pippet/applier/types/ini_setting"
 	_ "github.com/pippet/pippet/applier/types/ini_subsetting"
+	_ "github.com/pippet/pippet/applier/types/mailalias"
 	_ "github.com/pippet/pippet/applier/types/mount"
 	_ "github.com/pippet/pippet/applier/types/notify"
 	_ "github.com/pippet/pippet/applier/types/package"
