@@ -6,6 +6,7 @@ package all
 
 import (
 	_ "github.com/pippet/pippet/applier/types/anchor"
+	_ "github.com/pippet/pippet/applier/types/augeas"
 	_ "github.com/pippet/pippet/applier/types/concat"
 	_ "github.com/pippet/pippet/applier/types/cron"
 	_ "github.com/pippet/pippet/applier/types/exec"
