@@ -9,14 +9,16 @@ import (
 	"github.com/pippet/pippet/applier/typetest/puppetcase"
 )
 
-func testEngine() *engine.Engine {
+// testEngine has a state directory of the test's own: a change backs up
+// the old file to its filebucket, never to the machine's.
+func testEngine(t *testing.T) *engine.Engine {
 	reg := applier.NewRegistry()
 	reg.Add(augeas.Type)
-	return engine.New(reg, nil)
+	return engine.New(reg, &applier.Env{Options: applier.Options{StateDir: t.TempDir()}})
 }
 
 // TestPuppetCases replays what Puppet with augeas_core did (recorded by
 // puppetcase/record into testdata/puppet_cases.json).
 func TestPuppetCases(t *testing.T) {
-	puppetcase.Replay(t, "testdata/puppet_cases.json", testEngine())
+	puppetcase.Replay(t, "testdata/puppet_cases.json", testEngine(t))
 }
