@@ -40,6 +40,10 @@ type PuppetOptions struct {
 	// NoCRL skips the revocation check (Puppet's certificate_revocation
 	// = false); by default crl.pem must exist and is checked.
 	NoCRL bool
+	// Client, when set, carries every request (an agent run's client,
+	// whose TLS configuration its certificate bootstrap made): SSLDir,
+	// Certname and NoCRL are then not read.
+	Client *http.Client
 }
 
 // Puppet serves puppet:// URLs through a Puppet Server's file serving
@@ -92,6 +96,10 @@ func (p *Puppet) httpClient() (*http.Client, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.client != nil {
+		return p.client, nil
+	}
+	if p.opts.Client != nil {
+		p.client = p.opts.Client
 		return p.client, nil
 	}
 	cfg, err := AgentTLS(p.opts)

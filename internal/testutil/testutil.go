@@ -36,6 +36,16 @@ func (s *SyncBuffer) String() string {
 	return s.b.String()
 }
 
+// Take returns what was written since the last Take and forgets it: a
+// test reads the log of each step apart.
+func (s *SyncBuffer) Take() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := s.b.String()
+	s.b.Reset()
+	return out
+}
+
 // Answer is one decoded answer line, as tests read the receiver's
 // stdout: pointers tell a null or absent member from an empty one.
 type Answer struct {

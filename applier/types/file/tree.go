@@ -36,6 +36,95 @@ type treeAction struct {
 	// without force, a file that cannot be read); Set reports it after
 	// syncing the others, as Puppet fails one child and syncs the rest.
 	fail error
+	// What the entry had and was given, for the TreeChanges: its
+	// content's digest (hex, of want's checksum kind) when it was
+	// compared, its owner and mode before and after when changed.
+	sum               string
+	uidFrom, uidTo    int
+	gidFrom, gidTo    int
+	modeFrom, modeTo  uint32
+	chowned, chmodded bool
+}
+
+// TreeChange is one change a recursion made, or failed to make, to an
+// entry below its directory, worded as Puppet words the event of the
+// File resource it generates for that entry:
+// /File[PATH]/PROPERTY: MESSAGE ("ensure: defined content as
+// '{sha256}...'", "content: content changed '{sha256}...' to
+// '{sha256}...'", "ensure: removed", "mode: mode changed '0644' to
+// '0755'").
+type TreeChange struct {
+	// Path is the entry's full path.
+	Path string
+	// Property is ensure, content, target, owner, group or mode.
+	Property string
+	// Message says what changed (or, with Err, what was attempted).
+	Message string
+	// Err is why the change failed; nil when it was made.
+	Err error
+}
+
+type treeObserverKey struct{}
+
+// WithTreeObserver returns a context under which a recursive file's Set
+// reports to fn each change it makes to an entry below its directory,
+// in the order made: what Puppet reports as the events of the child
+// resources it generates, which the resource's own event (a count and a
+// list) sums up. The agent's pluginsync logs them as Puppet does.
+func WithTreeObserver(ctx context.Context, fn func(TreeChange)) context.Context {
+	return context.WithValue(ctx, treeObserverKey{}, fn)
+}
+
+// observe reports the changes of one carried-out (or failed) entry.
+func observe(ctx context.Context, full string, a *treeAction, err error) {
+	fn, _ := ctx.Value(treeObserverKey{}).(func(TreeChange))
+	if fn == nil {
+		return
+	}
+	if err != nil {
+		prop, msg := "ensure", "change failed"
+		switch {
+		case a.purge:
+			msg = "remove failed"
+		case len(a.ops) > 0 && a.ops[0] != "create" && a.ops[0] != "replace" && a.ops[0] != "fail":
+			prop, msg = a.ops[0], a.ops[0]+" change failed"
+		case a.want != nil:
+			msg = fmt.Sprintf("change from '%s' to '%s' failed", ftype(a.have), a.want.Type)
+		}
+		fn(TreeChange{Path: full, Property: prop, Message: msg, Err: err})
+		return
+	}
+	if a.purge {
+		fn(TreeChange{Path: full, Property: "ensure", Message: "removed"})
+		return
+	}
+	w := a.want
+	sum := func(hex string) string { return "{" + w.ChecksumType + "}" + hex }
+	for _, op := range a.ops {
+		switch op {
+		case "create":
+			msg := "created"
+			if w.Type == source.TypeFile && w.Checksum != "" {
+				msg = "defined content as '" + sum(w.Checksum) + "'"
+			}
+			fn(TreeChange{Path: full, Property: "ensure", Message: msg})
+		case "replace":
+			fn(TreeChange{Path: full, Property: "ensure", Message: fmt.Sprintf("ensure changed '%s' to '%s'", ftype(a.have), w.Type)})
+		case "content":
+			fn(TreeChange{Path: full, Property: "content", Message: fmt.Sprintf("content changed '%s' to '%s'", sum(a.sum), sum(w.Checksum))})
+		case "target":
+			fn(TreeChange{Path: full, Property: "target", Message: fmt.Sprintf("target changed '%s' to '%s'", a.sum, w.Target)})
+		}
+	}
+	if a.chowned && a.uidTo >= 0 && a.uidTo != a.uidFrom {
+		fn(TreeChange{Path: full, Property: "owner", Message: fmt.Sprintf("owner changed '%d' to '%d'", a.uidFrom, a.uidTo)})
+	}
+	if a.chowned && a.gidTo >= 0 && a.gidTo != a.gidFrom {
+		fn(TreeChange{Path: full, Property: "group", Message: fmt.Sprintf("group changed '%d' to '%d'", a.gidFrom, a.gidTo)})
+	}
+	if a.chmodded {
+		fn(TreeChange{Path: full, Property: "mode", Message: fmt.Sprintf("mode changed '%s' to '%s'", formatMode(a.modeFrom), formatMode(a.modeTo))})
+	}
 }
 
 // softMaxFiles is Puppet's soft limit: with max_files 0 a recursion over
@@ -304,6 +393,7 @@ func (p *posix) planEntry(ctx context.Context, a *treeAction) error {
 			}
 			if cur != w.Checksum {
 				a.ops = append(a.ops, "content")
+				a.sum = cur
 			}
 		}
 	case source.TypeLink:
@@ -313,6 +403,7 @@ func (p *posix) planEntry(ctx context.Context, a *treeAction) error {
 		}
 		if cur != w.Target && p.r.Bool("replace") {
 			a.ops = append(a.ops, "target")
+			a.sum = cur
 		}
 	}
 	return p.planAttrs(a)
@@ -442,6 +533,7 @@ func (p *posix) applyTree(ctx context.Context) (_ string, err error) {
 		if err == nil {
 			err = p.applyEntry(ctx, a, full, dirs)
 		}
+		observe(ctx, full, a, err)
 		if err != nil {
 			// One entry failing does not stop the others (Puppet fails
 			// that child and syncs the rest); the resource fails.
@@ -570,6 +662,8 @@ func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string, dirs
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
 		if uid >= 0 || gid >= 0 {
+			cu, cg := statOwner(fi)
+			a.chowned, a.uidFrom, a.uidTo, a.gidFrom, a.gidTo = a.have != nil && (uid >= 0 && uid != cu || gid >= 0 && gid != cg), cu, uid, cg, gid
 			return os.Lchown(full, uid, gid)
 		}
 		return nil
@@ -579,6 +673,7 @@ func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string, dirs
 		if err := os.Lchown(full, uid, gid); err != nil {
 			return err
 		}
+		a.chowned, a.uidFrom, a.uidTo, a.gidFrom, a.gidTo = a.have != nil, cu, uid, cg, gid
 	}
 	if m, ok := p.childMode(&treeAction{want: a.want, have: a.have}); ok || fi.IsDir() {
 		cur := statMode(fi)
@@ -589,7 +684,10 @@ func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string, dirs
 			}
 		}
 		if bits != cur {
-			return chmod(full, bits, false)
+			if err := chmod(full, bits, false); err != nil {
+				return err
+			}
+			a.chmodded, a.modeFrom, a.modeTo = a.have != nil && a.have.Mode().Type() == fi.Mode().Type(), cur, bits
 		}
 	}
 	return nil

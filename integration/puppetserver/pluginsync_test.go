@@ -1,0 +1,161 @@
+package puppetserver
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/agent/pluginsync"
+	"github.com/pippet/pippet/applier/source"
+	"github.com/pippet/pippet/internal/puppetlog"
+	"github.com/pippet/pippet/internal/testutil"
+)
+
+// pippetplug is a module of the production environment that only
+// pluginsync brings to an agent: a type, its provider, a custom fact and
+// an external fact.
+const pippetplugModule = "pippetplug"
+
+var pippetplugFiles = map[string]string{
+	"lib/puppet/type/pippetplug.rb": `Puppet::Type.newtype(:pippetplug) do
+  @doc = "A type only pluginsync brings (pippet's pluginsync test)."
+  newparam(:name, namevar: true)
+  newproperty(:message)
+end
+`,
+	"lib/puppet/provider/pippetplug/ruby.rb": `Puppet::Type.type(:pippetplug).provide(:ruby) do
+  def message; 'unset'; end
+  def message=(v); end
+end
+`,
+	"lib/facter/pippetplug_custom.rb": `Facter.add(:pippetplug_custom) do
+  setcode { "custom on " + Facter.value(:kernel).to_s }
+end
+`,
+	"lib/facter/pippetplug_gone.rb": `Facter.add(:pippetplug_gone) { setcode { 'soon gone' } }
+`,
+	"facts.d/pippetplug.txt": "pippetplug_external=from facts.d\n",
+}
+
+func init() {
+	fixtures = append(fixtures, func(s *server) error {
+		dir := filepath.Join(s.dir, "code", "environments", "production", "modules", pippetplugModule)
+		for name, data := range pippetplugFiles {
+			if err := write(filepath.Join(dir, name), data); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// pluginsyncOptions are an agent's options against the test server.
+func pluginsyncOptions(t *testing.T, s *server, vardir string, log *testutil.SyncBuffer) pluginsync.Options {
+	t.Helper()
+	cfg, err := source.AgentTLS(source.PuppetOptions{SSLDir: s.agentSSL, Certname: "agent1"})
+	require.NoError(t, err)
+	return pluginsync.Options{
+		Client: &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}},
+		Server: fmt.Sprintf("https://localhost:%d", s.port), Environment: "production",
+		Vardir: vardir, Log: slog.New(puppetlog.New(log, slog.LevelInfo)), Timeout: time.Minute,
+	}
+}
+
+// mountRequests counts the access log's requests to endpoint below a
+// mount (plugins, pluginfacts).
+func (s *server) mountRequests(t testing.TB, endpoint, mount string) int {
+	t.Helper()
+	b, err := os.ReadFile(s.access)
+	require.NoError(t, err)
+	re := regexp.MustCompile(`"GET /puppet/v3/` + endpoint + `/` + mount + `[/?]`)
+	return len(re.FindAll(b, -1))
+}
+
+func TestPluginsyncFromPuppetServer(t *testing.T) {
+	s := need(t)
+	ctx := context.Background()
+	vardir := filepath.Join(t.TempDir(), "cache")
+	log := &testutil.SyncBuffer{}
+	o := pluginsyncOptions(t, s, vardir, log)
+	lib, factsd := filepath.Join(vardir, "lib"), filepath.Join(vardir, "facts.d")
+	module := filepath.Join(s.dir, "code", "environments", "production", "modules", pippetplugModule)
+
+	// First sync: everything is written, each file downloaded once.
+	contentBefore := s.mountRequests(t, "file_content", "plugins") + s.mountRequests(t, "file_content", "pluginfacts")
+	res, err := pluginsync.Sync(ctx, o)
+	require.NoError(t, err)
+	for name, data := range pippetplugFiles {
+		dst := filepath.Join(lib, strings.TrimPrefix(name, "lib/"))
+		if strings.HasPrefix(name, "facts.d/") {
+			dst = filepath.Join(factsd, strings.TrimPrefix(name, "facts.d/"))
+		}
+		b, err := os.ReadFile(dst)
+		require.NoError(t, err, name)
+		assert.Equal(t, data, string(b), name)
+		assert.Contains(t, res.Changed, dst)
+	}
+	first := log.Take()
+	assert.True(t, strings.HasPrefix(first, "Info: Retrieving pluginfacts\n"), first)
+	assert.Contains(t, first, "\nInfo: Retrieving plugin\n")
+	assert.Contains(t, first, "Notice: /File["+filepath.Join(lib, "puppet/type/pippetplug.rb")+"]/ensure: defined content as '{sha256}"+
+		source.SumString("sha256", pippetplugFiles["lib/puppet/type/pippetplug.rb"])+"'\n")
+	n := len(res.Changed)
+	contentAfter := s.settleMount(t, "file_content", contentBefore+1)
+	assert.Positive(t, contentAfter-contentBefore)
+	assert.LessOrEqual(t, contentAfter-contentBefore, n, "at most one download per entry")
+
+	// Second sync: nothing changes, no file_content request.
+	metaBefore := s.mountRequests(t, "file_metadatas", "plugins")
+	res, err = pluginsync.Sync(ctx, o)
+	require.NoError(t, err)
+	assert.Empty(t, res.Changed)
+	assert.Empty(t, res.Removed)
+	assert.Equal(t, "Info: Retrieving pluginfacts\nInfo: Retrieving plugin\n", log.Take())
+	s.settleMountAtLeast(t, "file_metadatas", "plugins", metaBefore+1)
+	assert.Equal(t, contentAfter, s.mountRequests(t, "file_content", "plugins")+s.mountRequests(t, "file_content", "pluginfacts"),
+		"an unchanged plugin is not downloaded again")
+
+	// A file removed on the server is purged from the agent.
+	gone := filepath.Join(module, "lib/facter/pippetplug_gone.rb")
+	require.NoError(t, os.Remove(gone))
+	t.Cleanup(func() { _ = write(gone, pippetplugFiles["lib/facter/pippetplug_gone.rb"]) })
+	res, err = pluginsync.Sync(ctx, o)
+	require.NoError(t, err)
+	assert.Equal(t, []string{filepath.Join(lib, "facter/pippetplug_gone.rb")}, res.Removed)
+	assert.NoFileExists(t, filepath.Join(lib, "facter/pippetplug_gone.rb"))
+	assert.Contains(t, log.Take(), "Notice: /File["+filepath.Join(lib, "facter/pippetplug_gone.rb")+"]/ensure: removed\n")
+}
+
+// settleMount waits until the access log holds at least want
+// file_content lines for the two plugin mounts, then a moment more.
+func (s *server) settleMount(t testing.TB, endpoint string, want int) int {
+	t.Helper()
+	count := func() int {
+		return s.mountRequests(t, endpoint, "plugins") + s.mountRequests(t, endpoint, "pluginfacts")
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for count() < want && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	return count()
+}
+
+func (s *server) settleMountAtLeast(t testing.TB, endpoint, mount string, want int) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.mountRequests(t, endpoint, mount) < want && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+}
