@@ -71,6 +71,17 @@ type Catalog struct {
 	Resources []*Resource
 	// Edges are the containment edges, container to contained.
 	Edges []Edge
+
+	// What a Puppet Server's static catalog adds (static.go): CodeID is
+	// the code_id ("" when the server has none), Format the
+	// catalog_format (0 when not given), Metadata the file metadata the
+	// server inlined by File title, and RecursiveMetadata the listings
+	// of recursive File resources by title, then source; both as the
+	// JSON the server sent.
+	CodeID            string
+	Format            int
+	Metadata          map[string]json.RawMessage
+	RecursiveMetadata map[string]map[string]json.RawMessage
 }
 
 // Resource is one resource of a catalog.
@@ -134,7 +145,11 @@ type wire struct {
 		Kind       string         `json:"kind"`
 		Parameters map[string]any `json:"parameters"`
 	} `json:"resources"`
-	Edges []Edge `json:"edges"`
+	Edges             []Edge                                `json:"edges"`
+	CodeID            *string                               `json:"code_id"`
+	Format            int                                   `json:"catalog_format"`
+	Metadata          map[string]json.RawMessage            `json:"metadata"`
+	RecursiveMetadata map[string]map[string]json.RawMessage `json:"recursive_metadata"`
 }
 
 // MaxSize bounds the catalog Parse reads.
@@ -158,7 +173,11 @@ func Parse(r io.Reader) (*Catalog, error) {
 	if w.Resources == nil {
 		return nil, fmt.Errorf("the catalog is not Puppet's catalog JSON: it has no resources")
 	}
-	c := &Catalog{Name: w.Name, Environment: w.Environment, UUID: w.UUID, Edges: w.Edges}
+	c := &Catalog{Name: w.Name, Environment: w.Environment, UUID: w.UUID, Edges: w.Edges,
+		Format: w.Format, Metadata: w.Metadata, RecursiveMetadata: w.RecursiveMetadata}
+	if w.CodeID != nil {
+		c.CodeID = *w.CodeID
+	}
 	if w.Version != nil {
 		c.Version = scalarString(w.Version)
 	}

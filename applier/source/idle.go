@@ -55,7 +55,12 @@ func (b *idleBody) Read(p []byte) (int, error) {
 	b.timer.Reset(b.timeout)
 	n, err := b.rc.Read(p)
 	b.timer.Stop()
-	if err != nil && !errors.Is(err, io.EOF) && errors.Is(context.Cause(b.ctx), ErrIdle) {
+	if err != nil && errors.Is(context.Cause(b.ctx), ErrIdle) {
+		// The transport may end a body cut by the cancel with a plain
+		// EOF: a body ended by the idle timeout is never whole.
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
 		err = fmt.Errorf("%w (%v): %w", ErrIdle, b.timeout, err)
 	}
 	return n, err

@@ -3,18 +3,13 @@ package source
 import (
 	"context"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
-	"math/big"
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -22,6 +17,8 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/pippet/pippet/agent/ssl"
 )
 
 // PuppetOptions say how puppet:// sources reach a Puppet Server, as the
@@ -140,10 +137,10 @@ func (p *Puppet) httpClient() (*http.Client, error) {
 	return p.client, nil
 }
 
-// AgentTLS is the TLS configuration the agent uses with its ssldir: the
-// CA in certs/ca.pem is the only root, the client certificate and key of
-// certname are presented, and the server's chain is checked against
-// crl.pem.
+// AgentTLS is the TLS configuration the agent uses with its ssldir
+// (agent/ssl.TLSConfig): the CA in certs/ca.pem is the only root, the
+// client certificate and key of certname are presented, and the server's
+// chain is checked against crl.pem unless NoCRL.
 func AgentTLS(o PuppetOptions) (*tls.Config, error) {
 	if o.SSLDir == "" {
 		return nil, errors.New("no SSL directory (--ssldir) for puppet:// sources")
@@ -151,146 +148,11 @@ func AgentTLS(o PuppetOptions) (*tls.Config, error) {
 	if o.Certname == "" {
 		return nil, errors.New("no certname (--certname) for puppet:// sources")
 	}
-	caFile := filepath.Join(o.SSLDir, "certs", "ca.pem")
-	caPEM, err := os.ReadFile(caFile)
-	if err != nil {
-		return nil, fmt.Errorf("the CA certificate of the agent's SSL directory: %w", err)
+	revocation := ssl.RevocationChain
+	if o.NoCRL {
+		revocation = ssl.RevocationOff
 	}
-	pool := x509.NewCertPool()
-	var cas []*x509.Certificate
-	for rest := caPEM; ; {
-		var b *pem.Block
-		b, rest = pem.Decode(rest)
-		if b == nil {
-			break
-		}
-		if b.Type != "CERTIFICATE" {
-			continue
-		}
-		c, err := x509.ParseCertificate(b.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", caFile, err)
-		}
-		pool.AddCert(c)
-		cas = append(cas, c)
-	}
-	if len(cas) == 0 {
-		return nil, fmt.Errorf("%s holds no PEM certificate", caFile)
-	}
-	certFile := filepath.Join(o.SSLDir, "certs", o.Certname+".pem")
-	keyFile := filepath.Join(o.SSLDir, "private_keys", o.Certname+".pem")
-	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
-	if err != nil {
-		return nil, fmt.Errorf("the agent's certificate and key for %s: %w", o.Certname, err)
-	}
-	var crls []*x509.RevocationList
-	if !o.NoCRL {
-		crlFile := filepath.Join(o.SSLDir, "crl.pem")
-		crls, err = readCRLs(crlFile, cas)
-		if err != nil {
-			return nil, err
-		}
-	}
-	cfg := &tls.Config{
-		RootCAs:      pool,
-		Certificates: []tls.Certificate{cert},
-		MinVersion:   tls.VersionTLS12,
-	}
-	if !o.NoCRL {
-		cfg.VerifyConnection = func(cs tls.ConnectionState) error { return checkRevoked(cs, crls) }
-	}
-	return cfg, nil
-}
-
-// readCRLs parses every CRL in file, each checked against the CA that
-// issued it.
-func readCRLs(file string, cas []*x509.Certificate) ([]*x509.RevocationList, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("the CRL of the agent's SSL directory: %w", err)
-	}
-	var out []*x509.RevocationList
-	for rest := data; ; {
-		var b *pem.Block
-		b, rest = pem.Decode(rest)
-		if b == nil {
-			break
-		}
-		if b.Type != "X509 CRL" {
-			continue
-		}
-		crl, err := x509.ParseRevocationList(b.Bytes)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", file, err)
-		}
-		ok := false
-		for _, ca := range cas {
-			if crl.CheckSignatureFrom(ca) == nil {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return nil, fmt.Errorf("%s: invalid signature for CRL issued by '%s'", file, crl.Issuer)
-		}
-		out = append(out, crl)
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("%s holds no CRL", file)
-	}
-	return out, nil
-}
-
-// checkRevoked refuses a verified chain any of whose certificates a CRL
-// from its issuer lists; an issuer with no CRL is refused too (the
-// agent's certificate_revocation = chain).
-func checkRevoked(cs tls.ConnectionState, crls []*x509.RevocationList) error {
-	if len(cs.VerifiedChains) == 0 {
-		return errors.New("the server's certificate chain was not verified")
-	}
-	chain := cs.VerifiedChains[0]
-	for _, c := range chain {
-		var crl *x509.RevocationList
-		for _, l := range crls {
-			if string(l.RawIssuer) == string(c.RawIssuer) {
-				crl = l
-				break
-			}
-		}
-		if crl == nil {
-			return fmt.Errorf("the CRL issued by '%s' is missing", subject(c.Issuer))
-		}
-		for _, e := range crl.RevokedCertificateEntries {
-			if sameSerial(e.SerialNumber, c.SerialNumber) {
-				return fmt.Errorf("certificate '%s' is revoked", subject(c.Subject))
-			}
-		}
-	}
-	return nil
-}
-
-func sameSerial(a, b *big.Int) bool { return a != nil && b != nil && a.Cmp(b) == 0 }
-
-// subject renders a name as OpenSSL's one-line form does: /CN=name.
-func subject(n pkix.Name) string {
-	var b strings.Builder
-	for _, a := range n.ToRDNSequence() {
-		for _, v := range a {
-			k := v.Type.String()
-			switch k {
-			case "2.5.4.3":
-				k = "CN"
-			case "2.5.4.10":
-				k = "O"
-			case "2.5.4.11":
-				k = "OU"
-			case "2.5.4.6":
-				k = "C"
-			}
-			fmt.Fprintf(&b, "/%s=%v", k, v.Value)
-		}
-	}
-	return b.String()
+	return ssl.TLSConfig(o.SSLDir, o.Certname, revocation)
 }
 
 // endpoint is the REST URL for one of the file serving endpoints, with
@@ -388,6 +250,10 @@ type puppetMeta struct {
 	} `json:"checksum"`
 	Type        string  `json:"type"`
 	Destination *string `json:"destination"`
+	// Source and ContentURI are given in a static catalog's inlined
+	// metadata only.
+	Source     string `json:"source"`
+	ContentURI string `json:"content_uri"`
 }
 
 // puppetTime is how the server prints the mtime and ctime checksums
@@ -652,6 +518,23 @@ func (p *Puppet) Open(ctx context.Context, u *url.URL) (io.ReadCloser, error) {
 	if err != nil {
 		return nil, err
 	}
+	return p.content(ctx, e)
+}
+
+// OpenStatic streams static_file_content: u is a static catalog's
+// content_uri (puppet:///modules/MOD/files/PATH), codeID the catalog's
+// code_id; the server answers with the file as it was in that version
+// of the code.
+func (p *Puppet) OpenStatic(ctx context.Context, u *url.URL, codeID string) (io.ReadCloser, error) {
+	e, err := p.endpoint(u, "static_file_content", url.Values{"code_id": {codeID}})
+	if err != nil {
+		return nil, err
+	}
+	return p.content(ctx, e)
+}
+
+// content reads a file_content or static_file_content answer.
+func (p *Puppet) content(ctx context.Context, e *url.URL) (io.ReadCloser, error) {
 	resp, err := p.get(ctx, e, "application/octet-stream")
 	if err != nil {
 		return nil, err

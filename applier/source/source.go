@@ -73,6 +73,10 @@ type Metadata struct {
 	Checksum     string
 	// Target of a link (Type link).
 	Target string
+	// ContentURI is where a static catalog says the content is served
+	// from (Puppet's content_uri: puppet:///modules/MOD/files/PATH, the
+	// file's place in the environment); empty otherwise. See Static.
+	ContentURI string
 }
 
 // Query says what the caller wants to know about a source.
@@ -138,6 +142,11 @@ type Options struct {
 	MaxSize int64
 	// Puppet, when set, adds the puppet:// backend.
 	Puppet *PuppetOptions
+	// Static, when set, is what a static catalog inlined about its File
+	// resources' sources: their metadata is taken from it rather than
+	// asked of the server, and their content is read through
+	// static_file_content when it gives a code_id (static.go).
+	Static *Static
 }
 
 // DefaultMaxSize is the bound on one HTTP body when Options gives none.
@@ -149,6 +158,7 @@ var ErrTooLarge = errors.New("larger than the maximum source size (--max-source-
 // Fetcher maps URI schemes to backends.
 type Fetcher struct {
 	backends map[string]Backend
+	static   *Static
 }
 
 // New returns a Fetcher with the local (file) and http(s) backends.
@@ -157,7 +167,7 @@ func New(opts Options) (*Fetcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &Fetcher{backends: map[string]Backend{}}
+	f := &Fetcher{backends: map[string]Backend{}, static: opts.Static}
 	f.Register("file", Local{MaxSize: opts.MaxSize})
 	f.Register("http", h)
 	f.Register("https", h)
@@ -278,6 +288,29 @@ func (f *Fetcher) Open(ctx context.Context, src string) (io.ReadCloser, error) {
 		return nil, err
 	}
 	return b.Open(ctx, u)
+}
+
+// Static is the static catalog's inlined metadata the Fetcher was given
+// (nil without).
+func (f *Fetcher) Static() *Static { return f.static }
+
+// OpenMeta streams the content m describes: through the Puppet Server's
+// static_file_content endpoint when m came inlined in a static catalog
+// that has a code_id (the content of that version of the code, as
+// Puppet's agent reads it), else from m.Source.
+func (f *Fetcher) OpenMeta(ctx context.Context, m *Metadata) (io.ReadCloser, error) {
+	if m.ContentURI != "" && f.static != nil && f.static.CodeID != "" {
+		if p, ok := f.backends["puppet"].(*Puppet); ok {
+			u, err := Parse(m.ContentURI)
+			if err != nil {
+				return nil, err
+			}
+			if u.Scheme == "puppet" {
+				return p.OpenStatic(ctx, u, f.static.CodeID)
+			}
+		}
+	}
+	return f.Open(ctx, m.Source)
 }
 
 // Walk lists the tree at src when its backend can.

@@ -111,7 +111,14 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		Log:     logger,
 		Dirs:    dirs,
 	}
-	file.SetSourceOptions(env, source.Options{Puppet: puppetOpts})
+	// A static catalog's inlined metadata spares the server's
+	// file_metadata requests, as for Puppet's agent.
+	static, err := cat.Static()
+	if err != nil {
+		fmt.Fprintf(stderr, "receiver apply: %v\n", err)
+		return exitFailed
+	}
+	file.SetSourceOptions(env, source.Options{Puppet: puppetOpts, Static: static})
 	eng := engine.New(applier.Default, env)
 	g, err := catalog.Build(cat, applier.Default)
 	if err != nil {

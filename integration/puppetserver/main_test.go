@@ -42,6 +42,10 @@ var (
 // init function, keeping the harness itself unchanged.
 var fixtures []func(s *server) error
 
+// serverConf are blocks a test file adds to the server's
+// puppetserver.conf (from its init or a fixture), such as versioned-code.
+var serverConf []string
+
 // server is the running Puppet Server and what the tests need of it.
 type server struct {
 	dir      string // the temporary root of everything
@@ -255,7 +259,7 @@ cadir = %[1]s/puppet/ca
 }
 http-client: {}
 profiler: {}
-`, filepath.Join(dir, "var", "jruby-gems"), conf, code, filepath.Join(dir, "var"), filepath.Join(dir, "run"), filepath.Join(dir, "log")),
+`, filepath.Join(dir, "var", "jruby-gems"), conf, code, filepath.Join(dir, "var"), filepath.Join(dir, "run"), filepath.Join(dir, "log")) + strings.Join(serverConf, "\n"),
 		"logback.xml": fmt.Sprintf(`<configuration><appender name="F" class="ch.qos.logback.core.FileAppender"><file>%s</file><encoder><pattern>%%d %%-5p [%%c{2}] %%m%%n</pattern></encoder></appender><root level="info"><appender-ref ref="F"/></root></configuration>
 `, filepath.Join(dir, "server.log")),
 		"request-logging.xml": fmt.Sprintf(`<configuration debug="false"><appender name="FILE" class="ch.qos.logback.core.FileAppender"><file>%s</file><append>true</append><immediateFlush>true</immediateFlush><encoder><pattern>%%h "%%r" %%s %%b %%D</pattern></encoder></appender><appender-ref ref="FILE" /></configuration>

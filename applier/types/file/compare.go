@@ -158,7 +158,7 @@ func (p *posix) resolveContent(ctx context.Context, c *Content) error {
 		if !source.IsDigest(kind) {
 			kind = source.SHA256
 		}
-		sum, err := p.fetchSum(ctx, m.Source, kind)
+		sum, err := p.fetchSum(ctx, m, kind)
 		if err != nil {
 			return err
 		}

@@ -362,6 +362,7 @@ type fetcherKey struct {
 	maxSize   int64
 	puppet    source.PuppetOptions
 	hasPuppet bool
+	static    *source.Static
 }
 
 type cachedFetcher struct {
@@ -372,7 +373,7 @@ type cachedFetcher struct {
 // fetcher is the process's source fetcher, kept in the env cache.
 func (p *posix) fetcher() (*source.Fetcher, error) {
 	o := sourceOptions(p.env)
-	key := fetcherKey{caFile: o.CAFile, timeout: o.HTTPTimeout, maxSize: o.MaxSize, hasPuppet: o.Puppet != nil}
+	key := fetcherKey{caFile: o.CAFile, timeout: o.HTTPTimeout, maxSize: o.MaxSize, hasPuppet: o.Puppet != nil, static: o.Static}
 	if o.Puppet != nil {
 		key.puppet = *o.Puppet
 	}
@@ -398,20 +399,49 @@ func (p *posix) sourceMeta(ctx context.Context) (*source.Metadata, error) {
 	if err != nil {
 		return nil, err
 	}
+	if m, ok := inlinedMeta(f.Static(), p.r.Title, p.r.Strings("source")); ok {
+		p.meta = m
+		return p.meta, nil
+	}
 	q := source.Query{Checksum: p.r.String("checksum"), FollowLinks: true, SourcePermissions: p.r.String("source_permissions")}
 	p.meta, p.metaErr = f.First(ctx, p.r.Strings("source"), q)
 	return p.meta, p.metaErr
 }
 
-// fetchSum downloads src into nothing but a hash.
-func (p *posix) fetchSum(ctx context.Context, src, kind string) (string, error) {
+// inlinedMeta is the metadata a static catalog inlined for the File
+// titled title, as Puppet's agent takes it: the resource's own, or the
+// root of the first of its sources listed for a recursive copy. Nothing
+// is asked of the server for it.
+func inlinedMeta(st *source.Static, title string, srcs []string) (*source.Metadata, bool) {
+	if st == nil {
+		return nil, false
+	}
+	if m, ok := st.File(title); ok {
+		return m, true
+	}
+	for _, src := range srcs {
+		list, ok := st.Tree(title, src)
+		if !ok {
+			return nil, false
+		}
+		for _, e := range list {
+			if e.Rel == "." {
+				return e.Meta, true
+			}
+		}
+	}
+	return nil, false
+}
+
+// fetchSum downloads the source m describes into nothing but a hash.
+func (p *posix) fetchSum(ctx context.Context, m *source.Metadata, kind string) (string, error) {
 	f, err := p.fetcher()
 	if err != nil {
 		return "", err
 	}
-	rc, err := f.Open(ctx, src)
+	rc, err := f.OpenMeta(ctx, m)
 	if err != nil {
-		return "", fmt.Errorf("fetch %s: %w", src, err)
+		return "", fmt.Errorf("fetch %s: %w", m.Source, err)
 	}
 	defer rc.Close()
 	if !source.IsDigest(kind) {

@@ -158,7 +158,22 @@ func (p *posix) sourceTree(ctx context.Context) (map[string]*source.Metadata, []
 	}
 	for _, src := range p.r.Strings("source") {
 		isDir := true
-		err := f.Walk(ctx, src, q, p.walkOptions(), func(rel string, m *source.Metadata) error {
+		walk := func(fn source.WalkFunc) error { return f.Walk(ctx, src, q, p.walkOptions(), fn) }
+		if list, ok := f.Static().Tree(p.r.Title, src); ok {
+			// Listed by the server in the static catalog: not asked again.
+			walk = func(fn source.WalkFunc) error {
+				if len(list) == 0 {
+					return fmt.Errorf("%s: not in the catalog's inlined metadata: %w", src, source.ErrNotFound)
+				}
+				for _, e := range list {
+					if err := fn(e.Rel, e.Meta); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		}
+		err := walk(func(rel string, m *source.Metadata) error {
 			m.Source = source.Join(src, rel)
 			if rel == "." {
 				isDir = m.Type == source.TypeDirectory

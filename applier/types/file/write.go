@@ -378,7 +378,7 @@ func (p *posix) copySource(ctx context.Context, w io.Writer, m *source.Metadata,
 	if err != nil {
 		return err
 	}
-	rc, err := f.Open(ctx, m.Source)
+	rc, err := f.OpenMeta(ctx, m)
 	if err != nil {
 		return fmt.Errorf("fetch %s: %w", m.Source, err)
 	}
