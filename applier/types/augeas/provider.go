@@ -76,10 +76,10 @@ func (p *provider) root() string {
 var ctxLoad = regexp.MustCompile(`^/files/[^'"\[\]]+$`)
 
 // open adds the commands that load the files: with incl, that file
-// through the lens; else every transform, restricted to the context when
-// it is a plain path (the step returned, -1 if none, counts transforms
-// the restriction would leave; the caller keeps it only when fewer).
-func (p *provider) open(s *script) (loadErrs int, err error) {
+// through the lens; else every transform, restricted to those that can
+// hold the context when it is a plain path. It returns the step that
+// lists the load's errors (see loadErrors).
+func (p *provider) open(s *script) (errStep int, err error) {
 	if p.r.Has("incl") {
 		for _, kv := range [][2]string{{"/augeas/load/Xfm/lens", p.r.String("lens")}, {"/augeas/load/Xfm/incl", p.r.String("incl")}} {
 			l, err := line("set", kv[0], kv[1])
@@ -105,7 +105,7 @@ func (p *provider) open(s *script) (loadErrs int, err error) {
 
 // loadErrors logs what Augeas could not load, as Puppet does: a warning
 // when it concerns the file the resource works on, else debug.
-func (p *provider) loadErrors(ctx context.Context, st step) {
+func (p *provider) loadErrors(st step) {
 	if st.Err != "" {
 		return
 	}
@@ -241,7 +241,7 @@ func (p *provider) execute(ctx context.Context, dryRun bool) (saved []string, er
 	if err != nil {
 		return nil, err
 	}
-	p.loadErrors(ctx, steps[loadStep])
+	p.loadErrors(steps[loadStep])
 	for i := range first {
 		if steps[i].Err != "" && i != loadStep && s.cmds[i] != "load" {
 			return nil, fmt.Errorf("opening augeas: '%s': %s", s.cmds[i], errText(steps[i].Err))
