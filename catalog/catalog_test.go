@@ -255,6 +255,7 @@ func TestFailedDependenciesAreSkipped(t *testing.T) {
 	assert.Equal(t, []string{"unrelated"}, lines(t, log))
 	assert.Contains(t, out, "/Stage[main]/Main/Exec[after]: Skipping because of failed dependencies")
 	assert.Contains(t, out, "/Stage[main]/Main/Exec[after]: Dependency Exec[fails] has failures: true")
+	assert.NotContains(t, out, "Main/Stage[main]", "a line of the walk about a resource names its path once")
 	assert.Equal(t, 6, rep.ExitCode())
 }
 

@@ -17,6 +17,12 @@ type LogEntry struct {
 	// Source is the resource's containment path, or "Puppet".
 	Source string
 	Time   time.Time
+	// Tags, File and Line are those of the resource the line is about
+	// (none for a line of Puppet's own); the report adds the level's
+	// name to the tags, as Puppet does.
+	Tags []string
+	File string
+	Line int
 }
 
 // Log is the slog.Handler a catalog's engine and fallback log through,
@@ -36,11 +42,36 @@ type logState struct {
 	path    string // "/Stage[main]/Main/File[/x]"
 	parent  string // "/Stage[main]/Main"
 	as      string // the path its lines are given to (applier.Type.ReportAs), or ""
+	res     *Resource
 	secrets []string
 	paths   map[string]string // ref → containment path, for the run's resources
 	heard   int               // events the resource heard (its refresh names them)
 	keep    bool
+	level   *slog.Level // the lowest level kept (nil: notice)
 	entries []LogEntry
+}
+
+// isPath: msg starts with the containment path of the resource being
+// applied already (a line of the walk's own).
+func (st *logState) isPath(msg string) bool {
+	return st.path != "" && strings.HasPrefix(msg, st.path) &&
+		(len(msg) == len(st.path) || msg[len(st.path)] == ':' || msg[len(st.path)] == '/')
+}
+
+func (st *logState) keepLevel() slog.Level {
+	if st.level != nil {
+		return *st.level
+	}
+	return levelNotice
+}
+
+// Keep sets the lowest level of the lines kept for the report: notice
+// unless told (an agent run with --test or --verbose keeps info lines
+// too, as Puppet's report does).
+func (h *Log) Keep(level slog.Level) {
+	h.st.mu.Lock()
+	h.st.level = &level
+	h.st.mu.Unlock()
 }
 
 // NewLog returns a Log writing to next (nil: only kept).
@@ -48,10 +79,13 @@ func NewLog(next slog.Handler) *Log {
 	return &Log{next: next, st: &logState{keep: true}}
 }
 
-// Enabled: every level is kept for the report at notice and above; below,
-// as next decides.
+// Enabled: every level is kept for the report at the kept level (notice
+// unless Keep says) and above; below, as next decides.
 func (h *Log) Enabled(ctx context.Context, l slog.Level) bool {
-	if l >= levelNotice {
+	h.st.mu.Lock()
+	kept := l >= h.st.keepLevel()
+	h.st.mu.Unlock()
+	if kept {
 		return true
 	}
 	return h.next != nil && h.next.Enabled(ctx, l)
@@ -65,7 +99,7 @@ func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
 	st.mu.Lock()
 	msg := rec.Message
 	source := "Puppet"
-	if ref := leadingRef(msg); ref != "" {
+	if ref := leadingRef(msg); ref != "" && !st.isPath(msg) {
 		rest := msg[1+len(ref):]
 		if st.as != "" && "/"+ref == st.ref {
 			msg = st.as + rest
@@ -86,8 +120,15 @@ func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
 	if st.heard > 0 {
 		msg = refreshLine(msg, st.heard)
 	}
-	if st.keep && rec.Level >= levelNotice {
-		st.entries = append(st.entries, LogEntry{Level: rec.Level, Message: msg, Source: source, Time: rec.Time})
+	if st.keep && rec.Level >= st.keepLevel() {
+		e := LogEntry{Level: rec.Level, Message: msg, Source: source, Time: rec.Time}
+		if source != "Puppet" {
+			e.Message = msg[len(source)+2:]
+		}
+		if source != "Puppet" && st.res != nil {
+			e.Tags, e.File, e.Line = st.res.Tags, st.res.File, st.res.Line
+		}
+		st.entries = append(st.entries, e)
 	}
 	st.mu.Unlock()
 	if h.next == nil || !h.next.Enabled(ctx, rec.Level) {
@@ -133,9 +174,10 @@ func (h *Log) current(v *vertex) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if v == nil {
-		st.ref, st.path, st.parent, st.as, st.secrets, st.heard = "", "", "", "", nil, 0
+		st.ref, st.path, st.parent, st.as, st.secrets, st.heard, st.res = "", "", "", "", nil, 0, nil
 		return
 	}
+	st.res = v.res
 	st.ref, st.path = "/"+v.res.Ref(), v.path
 	st.parent = "/" + strings.Join(v.elems[:len(v.elems)-1], "/")
 	st.as = ""

@@ -3,32 +3,71 @@ package catalog
 import (
 	"crypto/rand"
 	"fmt"
-	"io"
-	"sort"
-	"strings"
 	"time"
-
-	"gopkg.in/yaml.v3"
-
-	"github.com/pippet/pippet/internal/puppetlog"
 )
 
 // Report is a run's outcome, as Puppet's transaction report holds it.
+// It is written as Puppet writes it: WriteYAML (last_run_report.yaml,
+// the report processors' YAML), WriteSummary (last_run_summary.yaml) and
+// MarshalJSON (the body an agent PUTs to /puppet/v3/report), all three
+// from one model, so that they say the same.
 type Report struct {
 	Host, Environment, ConfigurationVersion, CatalogUUID string
 	TransactionUUID                                      string
-	Time                                                 time.Time
-	Duration                                             time.Duration
-	Noop                                                 bool
+	// CodeID is the static catalog's code_id ("" for none).
+	CodeID   string
+	Time     time.Time
+	Duration time.Duration
+	Noop     bool
 	// Status is changed, unchanged or failed.
 	Status string
+	// Incomplete: the run stopped before the catalog was applied to its
+	// end (no catalog could be had, or the walk was interrupted): Puppet's
+	// transaction_completed false, and the status failed.
+	Incomplete bool
 	// Statuses are the resources' outcomes in the order they were walked.
 	Statuses []*Status
-	// Logs are the run's log lines at notice and above.
+	// Logs are the run's log lines at the level the Log keeps (notice and
+	// above unless told otherwise); an agent adds its own lines before
+	// and after the walk's.
 	Logs []LogEntry
 	// PuppetVersion names the Puppet the report says it is compatible
 	// with (Puppet's report field); "" writes pippet's version.
 	PuppetVersion string
+	// Meta is what an agent run adds (nil: a `receiver apply` run, written
+	// as `puppet apply` writes its report).
+	Meta *Meta
+}
+
+// Meta is what a run knows of itself that the catalog walk does not: the
+// agent's identifiers for the run, where its catalog came from, and how
+// long each of its phases took. Given (Report.Meta), the report is an
+// agent's: its run mode is agent, its time metric holds the phases, and
+// it holds the resources Puppet's agent adds to every catalog (the
+// default schedules and Filebucket[puppet]).
+type Meta struct {
+	// TransactionUUID is the run's (sent with the node and catalog
+	// requests too); "" keeps the report's own.
+	TransactionUUID string
+	// CachedCatalogStatus: not_used, explicitly_requested or on_failure.
+	CachedCatalogStatus string
+	// CodeID is the static catalog's code_id; JobID the orchestrator's
+	// job; "" leaves each out, as Puppet does.
+	CodeID, JobID string
+	// ServerUsed is host:port of the server chosen from server_list
+	// ("" leaves it out, as Puppet does when server_list is not set).
+	ServerUsed string
+	// PuppetVersion is the version the report claims ("" keeps the
+	// report's).
+	PuppetVersion string
+	// InitialEnvironment is the environment the run started with (the
+	// summary's application.initial_environment; "" is the report's).
+	InitialEnvironment string
+	// Timings are the phases' wall times, by Puppet's names: node_retrieval,
+	// plugin_sync, fact_generation, convert_catalog, config_retrieval,
+	// transaction_evaluation, catalog_application, total (the whole run;
+	// without it, the walk's duration), and any other.
+	Timings map[string]time.Duration
 }
 
 // Status is one resource's outcome.
@@ -37,14 +76,21 @@ type Status struct {
 	// Path is the containment path (/Stage[main]/Main/File[/x]).
 	Path string
 	// Containment is Path's elements.
-	Containment                                                     []string
-	File                                                            string
-	Line                                                            int
-	Tags                                                            []string
-	Time                                                            time.Time
+	Containment []string
+	File        string
+	Line        int
+	Tags        []string
+	Time        time.Time
+	// EvaluationTime is how long the resource took (none when skipped).
 	EvaluationTime                                                  time.Duration
 	Changed, Failed, Skipped, OutOfSync, FailedToRestart, Scheduled bool
-	Events                                                          []Event
+	// Provider is the provider that applied it (Puppet's provider_used;
+	// "" for a type without providers, or one applied by Puppet itself).
+	Provider string
+	// CorrectiveChange: a change brought the resource back to the value
+	// the run before had set (drift corrected).
+	CorrectiveChange bool
+	Events           []Event
 	// Generated are the statuses of the resources Puppet generated for
 	// this one (a delegated concat_file's File), also in the report's
 	// list right after it.
@@ -63,6 +109,13 @@ type Event struct {
 	// Historical is then the value recorded by the run before, if any.
 	Audited    bool
 	Historical any
+	// Redacted: the values are a Sensitive property's, replaced.
+	Redacted bool
+	// CorrectiveChange: the change set the property back to the value
+	// the run before had set.
+	CorrectiveChange bool
+	// Time is when it happened (zero: the resource's time).
+	Time time.Time
 }
 
 // Find returns the status of ref (Type[title]), or nil.
@@ -76,19 +129,29 @@ func (r *Report) Find(ref string) *Status {
 }
 
 func (r *Report) finish() {
-	r.Status = "unchanged"
-	for _, s := range r.Statuses {
-		if s.Failed || s.FailedToRestart {
-			r.Status = "failed"
-			return
-		}
-		if s.Changed {
-			r.Status = "changed"
-		}
-	}
+	r.Status = r.status()
 	if r.TransactionUUID == "" {
 		r.TransactionUUID = uuid()
 	}
+}
+
+// status is changed, unchanged or failed, as Puppet computes it.
+func (r *Report) status() string {
+	if r.Incomplete {
+		return "failed"
+	}
+	st := "unchanged"
+	for _, s := range r.Statuses {
+		if s.Failed || s.FailedToRestart {
+			return "failed"
+		}
+		for _, e := range s.Events {
+			if e.Status == "success" {
+				st = "changed"
+			}
+		}
+	}
+	return st
 }
 
 // Counts are the report's resource metrics.
@@ -151,168 +214,6 @@ func (r *Report) ExitCode() int {
 		code |= 4
 	}
 	return code
-}
-
-// node builds YAML mapping nodes with keys in the order given.
-type node = yaml.Node
-
-func mapping(kv ...any) *node {
-	n := &node{Kind: yaml.MappingNode}
-	for i := 0; i+1 < len(kv); i += 2 {
-		n.Content = append(n.Content, scalar(kv[i]), value(kv[i+1]))
-	}
-	return n
-}
-
-func scalar(v any) *node {
-	n := &node{}
-	_ = n.Encode(v)
-	return n
-}
-
-func value(v any) *node {
-	if n, ok := v.(*node); ok {
-		return n
-	}
-	return scalar(v)
-}
-
-func seq(items ...*node) *node {
-	return &node{Kind: yaml.SequenceNode, Content: items}
-}
-
-func (r *Report) version() string {
-	if r.PuppetVersion != "" {
-		return r.PuppetVersion
-	}
-	return "pippet"
-}
-
-// WriteYAML writes Puppet's transaction report (the YAML `puppet apply
-// --lastrunreport FILE` writes, report_format 12).
-func (r *Report) WriteYAML(w io.Writer) error {
-	c := r.Counts()
-	logs := seq()
-	for _, l := range r.Logs {
-		logs.Content = append(logs.Content, mapping(
-			"level", puppetlog.Name(l.Level), "message", l.Message, "source", l.Source,
-			"tags", seq(scalar(puppetlog.Name(l.Level))), "time", l.Time.Format(time.RFC3339Nano), "file", nil, "line", nil))
-	}
-	statuses := mapping()
-	for _, s := range r.Statuses {
-		events := seq()
-		for _, e := range s.Events {
-			var prop any
-			if e.Property != "" {
-				prop = e.Property
-			}
-			events.Content = append(events.Content, mapping(
-				"audited", e.Audited, "property", prop, "previous_value", e.Previous, "desired_value", e.Desired,
-				"historical_value", e.Historical, "message", e.Message, "name", e.Name, "status", e.Status,
-				"time", s.Time.Format(time.RFC3339Nano), "redacted", nil, "corrective_change", false))
-		}
-		tags := seq()
-		for _, t := range s.Tags {
-			tags.Content = append(tags.Content, scalar(t))
-		}
-		cpath := seq()
-		for _, p := range s.Containment {
-			cpath.Content = append(cpath.Content, scalar(p))
-		}
-		var file, line any
-		if s.File != "" {
-			file, line = s.File, s.Line
-		}
-		changes, oos := 0, 0
-		for _, e := range s.Events {
-			if e.Status == "success" {
-				changes++
-			}
-			if e.Status != StatusAudit {
-				oos++
-			}
-		}
-		statuses.Content = append(statuses.Content, scalar(s.Resource), mapping(
-			"title", s.Title, "file", file, "line", line, "resource", s.Resource, "resource_type", s.Type,
-			"provider_used", nil, "containment_path", cpath, "evaluation_time", s.EvaluationTime.Seconds(),
-			"tags", tags, "time", s.Time.Format(time.RFC3339Nano), "failed", s.Failed,
-			"failed_to_restart", s.FailedToRestart, "changed", s.Changed, "out_of_sync", s.OutOfSync,
-			"skipped", s.Skipped, "change_count", changes, "out_of_sync_count", oos, "events", events,
-			"corrective_change", false))
-	}
-	doc := mapping(
-		"host", r.Host, "time", r.Time.Format(time.RFC3339Nano), "configuration_version", r.ConfigurationVersion,
-		"transaction_uuid", r.TransactionUUID, "report_format", 12, "puppet_version", r.version(),
-		"status", r.Status, "transaction_completed", true, "noop", r.Noop, "noop_pending", c.EventsNoop > 0,
-		"environment", r.Environment, "logs", logs, "metrics", r.metrics(), "resource_statuses", statuses,
-		"corrective_change", false, "catalog_uuid", r.CatalogUUID, "cached_catalog_status", "not_used",
-	)
-	doc.Tag = "!ruby/object:Puppet::Transaction::Report"
-	enc := yaml.NewEncoder(w)
-	enc.SetIndent(2)
-	if err := enc.Encode(doc); err != nil {
-		return fmt.Errorf("writing the report: %w", err)
-	}
-	return enc.Close()
-}
-
-func metric(name, label string, values [][3]any) *node {
-	vs := seq()
-	for _, v := range values {
-		vs.Content = append(vs.Content, seq(scalar(v[0]), scalar(v[1]), scalar(v[2])))
-	}
-	return mapping("name", name, "label", label, "values", vs)
-}
-
-func (r *Report) metrics() *node {
-	c := r.Counts()
-	byType := map[string]float64{}
-	for _, s := range r.Statuses {
-		byType[strings.ToLower(s.Type)] += s.EvaluationTime.Seconds()
-	}
-	var types []string
-	for t := range byType {
-		types = append(types, t)
-	}
-	sort.Strings(types)
-	var times [][3]any
-	for _, t := range types {
-		times = append(times, [3]any{t, strings.ToUpper(t[:1]) + t[1:], byType[t]})
-	}
-	times = append(times, [3]any{"total", "Total", r.Duration.Seconds()})
-	return mapping(
-		"resources", metric("resources", "Resources", [][3]any{
-			{"total", "Total", c.Total}, {"skipped", "Skipped", c.Skipped}, {"failed", "Failed", c.Failed},
-			{"failed_to_restart", "Failed to restart", c.FailedToRestart}, {"restarted", "Restarted", c.Restarted},
-			{"changed", "Changed", c.Changed}, {"out_of_sync", "Out of sync", c.OutOfSync},
-			{"scheduled", "Scheduled", c.Scheduled}, {"corrective_change", "Corrective change", 0}}),
-		"time", metric("time", "Time", times),
-		"changes", metric("changes", "Changes", [][3]any{{"total", "Total", c.Changes}}),
-		"events", metric("events", "Events", [][3]any{
-			{"total", "Total", c.EventsSuccess + c.EventsFailure + c.EventsNoop},
-			{"failure", "Failure", c.EventsFailure}, {"success", "Success", c.EventsSuccess}}),
-	)
-}
-
-// WriteSummary writes Puppet's last_run_summary.yaml (--lastrunfile).
-func (r *Report) WriteSummary(w io.Writer) error {
-	c := r.Counts()
-	doc := mapping(
-		"version", mapping("config", r.ConfigurationVersion, "puppet", r.version()),
-		"resources", mapping("changed", c.Changed, "corrective_change", 0, "failed", c.Failed,
-			"failed_to_restart", c.FailedToRestart, "out_of_sync", c.OutOfSync, "restarted", c.Restarted,
-			"scheduled", c.Scheduled, "skipped", c.Skipped, "total", c.Total),
-		"time", mapping("total", r.Duration.Seconds(), "last_run", r.Time.Unix()),
-		"changes", mapping("total", c.Changes),
-		"events", mapping("failure", c.EventsFailure, "success", c.EventsSuccess,
-			"total", c.EventsSuccess+c.EventsFailure+c.EventsNoop),
-	)
-	enc := yaml.NewEncoder(w)
-	enc.SetIndent(2)
-	if err := enc.Encode(doc); err != nil {
-		return fmt.Errorf("writing the summary: %w", err)
-	}
-	return enc.Close()
 }
 
 func uuid() string {

@@ -42,7 +42,11 @@ func TestSensitiveParametersAreNeverLogged(t *testing.T) {
 	require.NoError(t, err)
 
 	require.NoError(t, os.WriteFile(f, []byte("old "+secret+"\n"), 0o600))
-	rep, out := applied(t, data, catalog.Options{})
+	store := filepath.Join(dir, "transactionstore.json")
+	rep, out := applied(t, data, catalog.Options{TransactionStore: store})
+	st, err := os.ReadFile(store)
+	require.NoError(t, err)
+	assert.NotContains(t, string(st), secret, "the transaction store")
 	got, err := os.ReadFile(f)
 	require.NoError(t, err)
 	assert.Equal(t, secret, string(got), "the value is applied")

@@ -32,6 +32,12 @@ type Options struct {
 	// Audits is where the values of audited properties are kept between
 	// runs (a file, as Puppet's state.yaml keeps them); "" keeps none.
 	Audits string
+	// TransactionStore is where what each managed property was left at
+	// is kept between runs, so that a change setting back a drifted value
+	// is reported corrective (corrective_change), as Puppet's agent does
+	// with its transactionstore.yaml; "" keeps none (puppet apply's way:
+	// no change is corrective).
+	TransactionStore string
 	// Now is the clock (nil: time.Now).
 	Now func() time.Time
 }
@@ -59,7 +65,7 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 	start := o.Now()
 	rep := &Report{
 		Host: g.Catalog.Name, Environment: g.Catalog.Environment, ConfigurationVersion: g.Catalog.Version,
-		CatalogUUID: g.Catalog.UUID, Time: start, Noop: o.Noop,
+		CatalogUUID: g.Catalog.UUID, CodeID: g.Catalog.CodeID, Time: start, Noop: o.Noop,
 	}
 	paths := make(map[string]string, len(g.leaves))
 	for _, v := range g.leaves {
@@ -67,6 +73,8 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 	}
 	o.Log.setPaths(paths)
 	sched := loadSchedules(g, o.Schedules, log)
+	store := loadStore(o.TransactionStore, log)
+	corrective := map[string]bool{} // source and message of each corrective change's line
 	auds := loadAudits(o.Audits, log)
 	st := make(map[*vertex]*vstate, len(g.order))
 	get := func(v *vertex) *vstate {
@@ -116,9 +124,16 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 		}
 		status := &Status{Resource: v.res.Ref(), Type: v.res.Type, Title: v.res.Title, Path: v.path, Containment: v.elems,
 			File: v.res.File, Line: v.res.Line, Tags: v.res.Tags, Time: o.Now()}
+		if v.typ != nil && len(v.typ.Providers) == 1 {
+			// Known before anything is applied (Puppet names it for a
+			// skipped resource too); else the answer names it.
+			status.Provider = v.typ.Providers[0].Name
+		}
 		rep.Statuses = append(rep.Statuses, status)
 		if ctx.Err() != nil {
 			status.Skipped = true
+			rep.Incomplete = true
+			store.record(status, v)
 			continue
 		}
 		o.Log.current(v)
@@ -146,6 +161,7 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 			status.Skipped = true
 			s.queued = nil
 			o.Log.current(nil)
+			store.record(status, v)
 			continue
 		}
 		status.Scheduled = true
@@ -187,8 +203,21 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 			}
 		}
 		s.failed = g.record(status, v, res, len(q))
+		if res.Provider != "" {
+			status.Provider = res.Provider
+		}
+		for i := range status.Events {
+			status.Events[i].Time = status.Time.Add(status.EvaluationTime)
+		}
 		if auditCur != nil && !res.Error {
 			auds.audit(status, v, auditNamesOf, auditCur, log)
+		}
+		store.record(status, v)
+		for i := range status.Events {
+			if e := &status.Events[i]; e.CorrectiveChange {
+				corrective[v.path+"/"+e.Property+"\x00"+e.Message] = true
+				e.Message += " (corrective)"
+			}
 		}
 		rep.Statuses = append(rep.Statuses, status.Generated...)
 		if res.Failed && !loggedFailure(res) {
@@ -250,7 +279,15 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 	auds.save(log)
 	rep.Duration = o.Now().Sub(start)
 	log.Log(ctx, applier.LevelNotice, fmt.Sprintf("Applied catalog in %.2f seconds", rep.Duration.Seconds()))
+	store.save(log)
 	rep.Logs = o.Log.take()
+	for i := range rep.Logs {
+		// Puppet's line of a corrective change says so.
+		if l := &rep.Logs[i]; len(corrective) > 0 && corrective[l.Source+"\x00"+l.Message] {
+			delete(corrective, l.Source+"\x00"+l.Message)
+			l.Message += " (corrective)"
+		}
+	}
 	rep.finish()
 	return rep
 }
@@ -401,8 +438,9 @@ func (g *Graph) record(s *Status, v *vertex, res protocol.Result, heardN int) bo
 			continue
 		} else {
 			ev.Name = eventName(v.res.Type, e.Property, e.Desired)
+			ev.Previous, ev.Desired = reportValues(v.res.Type, e.Property, ev.Previous, ev.Desired)
 			if secret[e.Property] {
-				ev.Previous, ev.Desired = "[redacted]", "[redacted]"
+				ev.Previous, ev.Desired, ev.Redacted = "[redacted]", "[redacted]", true
 				if e.Status == protocol.StatusNoop {
 					ev.Message = "current_value [redacted], should be [redacted] (noop)"
 				} else {
@@ -487,15 +525,52 @@ func refreshMessage(verb string, n int) string {
 	return fmt.Sprintf("%s 'refresh' from %d events", verb, n)
 }
 
-// eventName is Puppet's name for a property's event: ensure's by the
-// value it moved to (file_created, service_started, package_installed,
-// TYPE_removed), any other property's PROPERTY_changed.
+// reportValues are an event's values as Puppet's report gives them: a
+// property with no current value was absent (the word the engine's
+// messages use too), and exec's exit codes are strings.
+func reportValues(typ, prop string, prev, desired any) (any, any) {
+	if prev == nil {
+		prev = "absent"
+	}
+	if prop == "returns" && strings.EqualFold(typ, "exec") {
+		if list, ok := desired.([]any); ok {
+			out := make([]any, len(list))
+			for i, c := range list {
+				out[i] = fmt.Sprint(c)
+			}
+			desired = out
+		}
+	}
+	return prev, desired
+}
+
+// eventName is Puppet's name for a property's event: the name a type
+// gives a property's or a value's event (exec's returns:
+// executed_command, service's enable: service_enabled, ...); ensure's by
+// the value it moved to (file_created, service_started,
+// package_installed, TYPE_removed); any other property's
+// PROPERTY_changed.
 func eventName(typ, prop string, desired any) string {
+	t := strings.ToLower(typ)
+	d, _ := desired.(string)
+	switch {
+	case t == "exec" && prop == "returns":
+		return "executed_command"
+	case t == "service" && prop == "enable":
+		switch d {
+		case "true":
+			return "service_enabled"
+		case "false", "mask":
+			return "service_disabled"
+		case "manual":
+			return "service_manual_start"
+		case "delayed":
+			return "service_delayed_start"
+		}
+	}
 	if prop != "ensure" {
 		return prop + "_changed"
 	}
-	t := strings.ToLower(typ)
-	d, _ := desired.(string)
 	switch t {
 	case "file":
 		switch d {
@@ -517,8 +592,10 @@ func eventName(typ, prop string, desired any) string {
 		}
 	case "package":
 		switch d {
-		case "absent", "purged":
+		case "absent":
 			return "package_removed"
+		case "purged":
+			return "package_purged"
 		case "held":
 			return "package_held"
 		default:

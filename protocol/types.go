@@ -162,6 +162,10 @@ type Result struct {
 	ID []byte
 	// Events lists the changes, made or wanted; left out when empty.
 	Events []Event
+	// Provider names the provider that applied the resource, for a
+	// run's report (Puppet's provider_used); it is not part of the
+	// answer line. Set by engine.Session's Apply.
+	Provider string
 
 	// The read verbs' members, each left out of the answer when nil.
 

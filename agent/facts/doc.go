@@ -2,14 +2,18 @@
 // request, natively: Facter 4's names, structure and value types for the
 // core facts modules rely on (os, kernel, networking, processors, memory,
 // identity, system_uptime, timezone, path, ...), the legacy flat names
-// (osfamily, ipaddress, fqdn, ...), and external facts from facts.d
-// directories, which override core facts as they do in Facter.
+// (osfamily, ipaddress, fqdn, ...), external facts from facts.d
+// directories, which override core facts as they do in Facter, and
+// custom Ruby facts (those pluginsync brings to VARDIR/lib/facter),
+// evaluated by the real Facter where it is installed (custom.go).
 //
 // Gather reads /proc, /sys, /etc and the interface table; it runs no
 // commands and does no DNS lookups, so the core facts cost well under a
 // millisecond of CPU. The only processes it starts are executable external
 // facts, each bounded in time (Options.ScriptTimeout, its whole process
-// group killed) and in output (Options.MaxOutput).
+// group killed) and in output (Options.MaxOutput), and, only when a custom
+// fact directory holds a *.rb file, one Ruby process loading Facter
+// (bounded by Options.CustomTimeout).
 //
 // The result is a plain map (string, bool, int64, float64, []any,
 // map[string]any) that encodes to the JSON `facter --json --show-legacy`

@@ -179,19 +179,30 @@ func truncate(s string) string {
 	return s
 }
 
-// runScript runs an executable external fact in its own process group,
-// killing the group when it outlives timeout or prints more than max
-// bytes, and once it exits (what it left running in the background would
-// otherwise hold its output open); stderr is kept, bounded, for the error.
+// runScript runs an executable external fact with no arguments, in its
+// directory, and parses its output.
 func runScript(ctx context.Context, path string, timeout time.Duration, max int) (Facts, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
 	}
+	out, err := runBounded(ctx, filepath.Dir(abs), timeout, max, abs)
+	if err != nil {
+		return nil, err
+	}
+	return ParseExternal("", out)
+}
+
+// runBounded runs argv in dir in its own process group, killing the
+// group when it outlives timeout or prints more than max bytes, and once
+// it exits (what it left running in the background would otherwise hold
+// its output open); stderr is kept, bounded, for the error. It returns
+// what the command printed on stdout.
+func runBounded(ctx context.Context, dir string, timeout time.Duration, max int, argv ...string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, abs)
-	cmd.Dir = filepath.Dir(abs)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	killGroup := func() {
 		if cmd.Process != nil {
@@ -259,9 +270,18 @@ func runScript(ctx context.Context, path string, timeout time.Duration, max int)
 		return nil, ctx.Err()
 	case werr != nil:
 		if msg := strings.TrimSpace(string(stderr)); msg != "" {
-			return nil, fmt.Errorf("%w: %s", werr, truncate(msg))
+			return nil, &exitError{err: werr, stderr: msg}
 		}
 		return nil, werr
 	}
-	return ParseExternal("", out)
+	return out, nil
 }
+
+// exitError is a command that failed, with the start of its stderr.
+type exitError struct {
+	err    error
+	stderr string
+}
+
+func (e *exitError) Error() string { return e.err.Error() + ": " + truncate(e.stderr) }
+func (e *exitError) Unwrap() error { return e.err }

@@ -50,6 +50,29 @@ type Options struct {
 	HideLegacy bool
 	// Env is consulted for PATH and FACTER_* overrides; nil means os.Environ.
 	Env []string
+	// CustomDirs are custom (Ruby) fact directories, Puppet's factpath:
+	// the facts of their *.rb files are evaluated by Facter where it is
+	// installed (LoadCustom). nil: none.
+	CustomDirs []string
+	// Ruby is the Ruby that runs Facter for the custom facts ("": the
+	// all-in-one agent's, else ruby on PATH).
+	Ruby string
+	// CustomTimeout bounds Facter's evaluation of the custom facts
+	// (default DefaultCustomTimeout).
+	CustomTimeout time.Duration
+}
+
+// UseVardir adds what the agent's pluginsync brought into vardir, as
+// Puppet's agent hands it to Facter: VARDIR/facts.d (pluginfactdest)
+// read after the other external directories (its facts win), and
+// VARDIR/lib/facter and VARDIR/facts (the factpath) as custom fact
+// directories.
+func (o *Options) UseVardir(vardir string) {
+	if o.ExternalDirs == nil {
+		o.ExternalDirs = append([]string(nil), DefaultExternalDirs...)
+	}
+	o.ExternalDirs = append(o.ExternalDirs, filepath.Join(vardir, "facts.d"))
+	o.CustomDirs = append(o.CustomDirs, filepath.Join(vardir, "lib", "facter"), filepath.Join(vardir, "facts"))
 }
 
 // Facts maps top-level fact names to values.
@@ -122,6 +145,9 @@ func Gather(ctx context.Context, o Options) (Facts, []error) {
 	for k, v := range ext {
 		g.f[k] = v
 	}
+	custom, weights, errs := LoadCustom(ctx, o.CustomDirs, o.Ruby, o.CustomTimeout)
+	g.errs = append(g.errs, errs...)
+	mergeCustom(g.f, custom, weights, ext)
 	// FACTER_name=value in the environment overrides everything, as in Facter.
 	for _, kv := range env {
 		k, v, ok := strings.Cut(kv, "=")

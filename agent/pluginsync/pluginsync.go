@@ -74,6 +74,9 @@ type Options struct {
 	Locales bool
 	// Timeout bounds each wait for the server (default 60s).
 	Timeout time.Duration
+	// Checksum is the digest compared with the server's (Puppet's
+	// digest_algorithm; default sha256).
+	Checksum string
 }
 
 // Result lists what a sync changed: the entries written or created
@@ -84,6 +87,7 @@ type Result struct{ Changed, Removed []string }
 // mount is one of Puppet's downloads.
 type mount struct {
 	name, source, dest, perms string
+	checksum                  string
 	ignore                    []string
 }
 
@@ -118,6 +122,13 @@ func Sync(ctx context.Context, o Options) (*Result, error) {
 	if o.Locales {
 		mounts = append(mounts, mount{name: "locales", source: "puppet:///locales", dest: filepath.Join(o.Vardir, "locales"),
 			perms: "ignore", ignore: append(append([]string(nil), ignore...), "*.pot", "config.yaml")})
+	}
+	sum := o.Checksum
+	if sum == "" {
+		sum = source.SHA256
+	}
+	for i := range mounts {
+		mounts[i].checksum = sum
 	}
 	if err := os.MkdirAll(o.Vardir, 0o750); err != nil {
 		return nil, fmt.Errorf("pluginsync: %w", err)
@@ -173,6 +184,7 @@ func syncMount(ctx context.Context, eng *engine.Engine, m mount, log *slog.Logge
 		"noop":               false,
 		"max_files":          int64(-1),
 		"ignore":             ignore,
+		"checksum":           m.checksum,
 		"owner":              int64(os.Getuid()),
 		"group":              int64(os.Getgid()),
 	}}
@@ -203,12 +215,22 @@ func syncMount(ctx context.Context, eng *engine.Engine, m mount, log *slog.Logge
 			changed = append(changed, c.Path)
 		}
 	})
+	_, statErr := os.Lstat(m.dest)
+	absent := errors.Is(statErr, os.ErrNotExist)
 	r := eng.Apply(ctx, req)
 	// The directory's own changes (created, its owner); its content's
-	// event sums up the entries, whose lines follow.
+	// event sums up the entries, whose lines follow. A directory created
+	// whose entries then failed is created all the same (Puppet's
+	// generated children fail on their own).
 	for _, ev := range r.Events {
-		if ev.Property == "content" || ev.Status != protocol.StatusSuccess {
+		if ev.Property == "content" {
 			continue
+		}
+		if ev.Status != protocol.StatusSuccess {
+			if fi, err := os.Lstat(m.dest); ev.Property != "ensure" || !absent || err != nil || !fi.IsDir() {
+				continue
+			}
+			ev.Message = "created"
 		}
 		log.Log(ctx, applier.LevelNotice, "/File["+m.dest+"]/"+ev.Property+": "+ev.Message)
 		if ev.Property == "ensure" {

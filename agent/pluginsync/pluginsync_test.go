@@ -33,7 +33,7 @@ type fixture struct {
 
 func (f *fixture) logged() string { return f.log.Take() }
 
-func newFixture(t *testing.T) *fixture {
+func newFixture(t testing.TB) *fixture {
 	t.Helper()
 	f := &fixture{plugins: t.TempDir(), facts: t.TempDir(), vardir: filepath.Join(t.TempDir(), "cache")}
 	f.fs = sourcetest.NewFileServer(map[string]string{"plugins": f.plugins, "pluginfacts": f.facts})
@@ -56,7 +56,7 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
-func put(t *testing.T, dir, rel, content string, mode os.FileMode) {
+func put(t testing.TB, dir, rel, content string, mode os.FileMode) {
 	t.Helper()
 	p := filepath.Join(dir, rel)
 	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
@@ -255,5 +255,52 @@ func TestSyncBadOptions(t *testing.T) {
 	} {
 		_, err := pluginsync.Sync(context.Background(), o)
 		assert.Error(t, err, "%+v", o)
+	}
+}
+
+func TestSyncAnEntryThatCannotBeWrittenFailsTheSync(t *testing.T) {
+	f := newFixture(t)
+	put(t, f.plugins, "a.rb", "a\n", 0o644)
+	put(t, f.plugins, "bad.rb", "what the metadata promises\n", 0o644)
+	put(t, f.plugins, "z.rb", "z\n", 0o644)
+	// The server sends other bytes than its checksum says for bad.rb.
+	f.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/file_content/plugins/bad.rb") {
+			w.Write([]byte("something else\n"))
+			return
+		}
+		f.fs.ServeHTTP(w, r)
+	})
+	res, err := pluginsync.Sync(context.Background(), f.opts)
+	require.Error(t, err)
+	lib := filepath.Join(f.vardir, "lib")
+	assert.True(t, strings.HasPrefix(err.Error(), "Failed to retrieve plugin: change from 'absent' to 'file' failed: "), err.Error())
+	assert.NoFileExists(t, filepath.Join(lib, "bad.rb"), "nothing half-written")
+	assert.Equal(t, "a\n", read(t, filepath.Join(lib, "a.rb")), "the other entries are synced")
+	assert.Equal(t, "z\n", read(t, filepath.Join(lib, "z.rb")))
+	assert.Contains(t, res.Changed, filepath.Join(lib, "z.rb"))
+	assert.NotContains(t, res.Changed, filepath.Join(lib, "bad.rb"))
+	log := f.logged()
+	assert.Contains(t, log, "Notice: /File["+lib+"]/ensure: created\n")
+	assert.Contains(t, res.Changed, lib)
+	assert.Contains(t, log, "Error: /File["+filepath.Join(lib, "bad.rb")+"]/ensure: change from 'absent' to 'file' failed: ")
+	ents, err := os.ReadDir(lib)
+	require.NoError(t, err)
+	for _, e := range ents {
+		assert.False(t, strings.HasPrefix(e.Name(), "."), "no temp file left: %s", e.Name())
+	}
+}
+
+func TestSyncWithAnotherDigest(t *testing.T) {
+	f := newFixture(t)
+	put(t, f.plugins, "a.rb", "a\n", 0o644)
+	f.opts.Checksum = "md5"
+	_, err := pluginsync.Sync(context.Background(), f.opts)
+	require.NoError(t, err)
+	assert.Contains(t, f.logged(), "/ensure: defined content as '{md5}"+source.SumString("md5", "a\n")+"'\n")
+	for _, r := range f.fs.Requests() {
+		if strings.HasPrefix(r, "/puppet/v3/file_metadatas/") {
+			assert.Contains(t, r, "checksum_type=md5")
+		}
 	}
 }

@@ -96,12 +96,13 @@ func (e *Engine) Registry() *applier.Registry { return e.reg }
 // the receiver loop relies on it). The request's id is not copied into
 // the answer: the loop echoes it, for any Applier.
 func (e *Engine) Apply(ctx context.Context, req *protocol.Request) protocol.Result {
-	return e.answer(ctx, req, nil)
+	return e.answer(ctx, req, nil, nil)
 }
 
 // answer is Apply with where what building the request's resource gave
 // is kept (nil: nowhere; see build and Session).
-func (e *Engine) answer(ctx context.Context, req *protocol.Request, kept *any) (res protocol.Result) {
+// prov, when not nil, is given the name of the provider an apply chose.
+func (e *Engine) answer(ctx context.Context, req *protocol.Request, kept *any, prov *string) (res protocol.Result) {
 	defer func() {
 		if p := recover(); p != nil {
 			ref := protocol.Ref(req.Type, req.Title)
@@ -118,7 +119,7 @@ func (e *Engine) answer(ctx context.Context, req *protocol.Request, kept *any) (
 	}()
 	switch req.Op {
 	case protocol.OpApply:
-		return e.apply(ctx, req, kept)
+		return e.apply(ctx, req, kept, prov)
 	case protocol.OpFind:
 		return e.find(ctx, req)
 	case protocol.OpSearch:
@@ -247,7 +248,7 @@ func couldNotEvaluate(res *protocol.Result, err error) {
 	res.Exception = fmt.Sprintf("Could not evaluate %s: %v", res.Resource, err)
 }
 
-func (e *Engine) apply(ctx context.Context, req *protocol.Request, kept *any) protocol.Result {
+func (e *Engine) apply(ctx context.Context, req *protocol.Request, kept *any, prov *string) protocol.Result {
 	t, fail := e.lookup(req, false)
 	if fail != nil {
 		return *fail
@@ -257,6 +258,9 @@ func (e *Engine) apply(ctx context.Context, req *protocol.Request, kept *any) pr
 		return *fail
 	}
 	r.Refresh = req.Refresh
+	if prov != nil && r.Provider() != nil {
+		*prov = r.Provider().Name
+	}
 	res := e.Converge(ctx, r, p)
 	// Nothing refers to r any more: the result holds values, not the
 	// resource, and the provider p is dropped here.

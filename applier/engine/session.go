@@ -60,12 +60,18 @@ func (s *Session) Decode(line []byte) (req *protocol.Request, id []byte, err err
 }
 
 // Apply answers req through the engine (Engine.Apply): a request Decode
-// found kept is built from what was kept of it.
+// found kept is built from what was kept of it. The answer names the
+// provider that applied it (Result.Provider, for the run's report).
 func (s *Session) Apply(ctx context.Context, req *protocol.Request) protocol.Result {
+	var prov string
+	var res protocol.Result
 	if c := s.cur; c != nil && c.req == req {
-		return s.e.answer(ctx, req, &c.built)
+		res = s.e.answer(ctx, req, &c.built, &prov)
+	} else {
+		res = s.e.answer(ctx, req, nil, &prov)
 	}
-	return s.e.answer(ctx, req, nil)
+	res.Provider = prov
+	return res
 }
 
 // Engine is the engine the session applies through.

@@ -6,15 +6,19 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pippet/pippet/agent/facts"
 	"github.com/pippet/pippet/agent/pluginsync"
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/internal/puppetlog"
@@ -134,6 +138,28 @@ func TestPluginsyncFromPuppetServer(t *testing.T) {
 	assert.Equal(t, []string{filepath.Join(lib, "facter/pippetplug_gone.rb")}, res.Removed)
 	assert.NoFileExists(t, filepath.Join(lib, "facter/pippetplug_gone.rb"))
 	assert.Contains(t, log.Take(), "Notice: /File["+filepath.Join(lib, "facter/pippetplug_gone.rb")+"]/ensure: removed\n")
+
+	// The synced facts are in the agent's fact set, with the values real
+	// Facter gives them.
+	fo := facts.Options{}
+	fo.UseVardir(vardir)
+	got, errs := facts.Gather(ctx, fo)
+	for _, e := range errs {
+		assert.NotContains(t, e.Error(), "pippetplug")
+	}
+	assert.Equal(t, "from facts.d", got["pippetplug_external"])
+	assert.NotContains(t, got, "pippetplug_gone", "purged with its file")
+	if _, err := exec.LookPath("facter"); err != nil {
+		t.Skip("Facter is not installed: the custom fact's value is not compared")
+	}
+	out, err := exec.Command("facter", "--json", "--custom-dir", filepath.Join(lib, "facter"), "--external-dir", factsd,
+		"pippetplug_custom", "pippetplug_external").Output()
+	require.NoError(t, err)
+	var want map[string]any
+	require.NoError(t, json.Unmarshal(out, &want))
+	assert.Equal(t, "custom on Linux", want["pippetplug_custom"])
+	assert.Equal(t, want["pippetplug_custom"], got["pippetplug_custom"])
+	assert.Equal(t, want["pippetplug_external"], got["pippetplug_external"])
 }
 
 // settleMount waits until the access log holds at least want
@@ -158,4 +184,63 @@ func (s *server) settleMountAtLeast(t testing.TB, endpoint, mount string, want i
 		time.Sleep(50 * time.Millisecond)
 	}
 	time.Sleep(300 * time.Millisecond)
+}
+
+// TestPluginsyncAsPuppetDoes syncs the same server into two vardirs,
+// with `puppet plugin download` (Puppet's agent's own pluginsync) and
+// with pippet's: the same entries with the same kinds, modes and
+// contents, and the same notices.
+func TestPluginsyncAsPuppetDoes(t *testing.T) {
+	s := need(t)
+	if _, err := exec.LookPath("puppet"); err != nil {
+		t.Skip("Puppet is not installed")
+	}
+	root := t.TempDir()
+	theirs, ours := filepath.Join(root, "puppet-vardir"), filepath.Join(root, "pippet-vardir")
+	require.NoError(t, os.MkdirAll(theirs, 0o750))
+	cmd := exec.Command("puppet", "plugin", "download", "--confdir", filepath.Join(root, "conf"), "--vardir", theirs,
+		"--ssldir", s.agentSSL, "--certname", "agent1", "--server", "localhost", "--serverport", fmt.Sprint(s.port),
+		"--environment", "production", "--color", "false")
+	cmd.Env = append(os.Environ(), "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+
+	log := &testutil.SyncBuffer{}
+	_, err = pluginsync.Sync(context.Background(), pluginsyncOptions(t, s, ours, log))
+	require.NoError(t, err)
+
+	tree := func(dir string) map[string]string {
+		m := map[string]string{}
+		for _, sub := range []string{"lib", "facts.d"} {
+			base := filepath.Join(dir, sub)
+			require.NoError(t, filepath.Walk(base, func(p string, fi os.FileInfo, err error) error {
+				require.NoError(t, err)
+				rel, _ := filepath.Rel(dir, p)
+				desc := fmt.Sprintf("%s %04o", fi.Mode().Type(), fi.Mode().Perm())
+				if fi.Mode().IsRegular() {
+					b, err := os.ReadFile(p)
+					require.NoError(t, err)
+					desc += " " + source.SumString("sha256", string(b))
+				}
+				m[rel] = desc
+				return nil
+			}))
+		}
+		return m
+	}
+	assert.Equal(t, tree(theirs), tree(ours))
+
+	notices := func(text, vardir string) []string {
+		var l []string
+		for _, line := range strings.Split(text, "\n") {
+			if strings.HasPrefix(line, "Notice: /File[") {
+				l = append(l, strings.ReplaceAll(line, vardir, "VARDIR"))
+			}
+		}
+		sort.Strings(l)
+		return l
+	}
+	want := notices(string(out), theirs)
+	assert.NotEmpty(t, want)
+	assert.Equal(t, want, notices(log.Take(), ours))
 }

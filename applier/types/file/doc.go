@@ -55,7 +55,10 @@
 //
 // With recurse, a directory's `content` is its tree (tree.go): Get plans
 // what each entry below needs (copied from the source, chowned,
-// chmodded, purged) and Set carries the plan out. Backups go beside the
+// chmodded, purged) and Set carries the plan out; the resource's one
+// event sums the entries up, and a caller that wants each entry's own
+// event as Puppet words it (the agent's pluginsync) sets a tree observer
+// on the context (WithTreeObserver). Backups go beside the
 // file (a ".suffix") or into the local content-addressed bucket under the
 // state directory (package filebucket), which `receiver filebucket` lists
 // and restores.

@@ -1,0 +1,194 @@
+package facts
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-json"
+
+	"github.com/pippet/pippet/protocol"
+)
+
+// Custom facts are Ruby: only Facter can evaluate them. When a custom
+// fact directory holds any *.rb file, Gather runs one Ruby process that
+// loads Facter, points it at the directories (Facter.search, as Puppet's
+// agent does with its factpath), resolves every custom fact they define
+// and prints the values as JSON; with none, no process is started.
+//
+// Facter decides each custom fact's value itself, core facts included: a
+// custom fact of a core fact's name whose resolution has no weight (no
+// has_weight, no confine) gets the core value, one with weight its own.
+// External facts are not loaded in that process (an executable one would
+// run twice): Gather applies Facter's precedence between the two itself
+// (an external fact has weight 10000 and wins unless a custom
+// resolution's weight is higher), then FACTER_ variables override both.
+
+// DefaultCustomTimeout bounds the Ruby process that evaluates custom facts.
+const DefaultCustomTimeout = 60 * time.Second
+
+// maxCustomOutput bounds what the custom facts' process may print.
+const maxCustomOutput = 64 << 20
+
+// externalFactWeight is Facter's weight of an external fact's resolution.
+const externalFactWeight = 10000
+
+// aioRuby is the all-in-one puppet-agent package's Ruby, which carries
+// its Facter; preferred over the Ruby on PATH when present.
+const aioRuby = "/opt/puppetlabs/puppet/bin/ruby"
+
+// customScript loads Facter, evaluates the custom facts of the directories
+// given as arguments, and prints {"facts": {NAME: {"value": V, "weight":
+// W}}, "errors": [...]}. Exit status 3: Facter cannot be loaded.
+const customScript = `
+begin
+  require 'facter'
+rescue LoadError => e
+  $stderr.puts "Facter cannot be loaded: #{e.message}"
+  exit 3
+end
+require 'json'
+errors = []
+Facter.on_message do |level, message|
+  errors << message.to_s if level == :error || level == :fatal
+end
+Facter::Options[:no_external_facts] = true
+Facter.search(*ARGV)
+out = {}
+LegacyFacter.collection.custom_facts.each do |name, fact|
+  begin
+    v = fact.value
+    JSON.generate([v])
+  rescue StandardError, ScriptError => e
+    errors << "Error while resolving custom fact fact='#{name}': #{e.message}"
+    next
+  end
+  out[name.to_s] = { 'value' => v, 'weight' => fact.used_resolution_weight }
+end
+$stdout.write(JSON.generate({ 'facts' => out, 'errors' => errors }))
+`
+
+// SkippedError says custom facts were found but not evaluated, because
+// Facter (or Ruby) is not installed here: a warning, the run goes on
+// without them.
+type SkippedError struct {
+	// Facts are the names of the skipped facts, as their files name them
+	// (Facter's convention: NAME.rb defines NAME).
+	Facts []string
+	// Reason says what is missing.
+	Reason string
+}
+
+func (e *SkippedError) Error() string {
+	return fmt.Sprintf("custom facts not evaluated (%s): %s", e.Reason, strings.Join(e.Facts, ", "))
+}
+
+// customFiles lists the *.rb files directly in dirs, as Facter loads them.
+func customFiles(dirs []string) []string {
+	var files []string
+	for _, d := range dirs {
+		m, _ := filepath.Glob(filepath.Join(d, "*.rb"))
+		sort.Strings(m)
+		for _, f := range m {
+			if fi, err := os.Stat(f); err == nil && fi.Mode().IsRegular() {
+				files = append(files, f)
+			}
+		}
+	}
+	return files
+}
+
+// customValue is one custom fact as Facter resolved it.
+type customValue struct {
+	Value  any   `json:"value"`
+	Weight int64 `json:"weight"`
+}
+
+// LoadCustom evaluates the custom facts of dirs with Facter, run by ruby
+// ("" for the all-in-one agent's Ruby, else ruby on PATH). It returns the
+// facts with a value and their resolutions' weights; nothing, and no
+// process, when dirs hold no *.rb file. A *SkippedError says Facter is
+// not installed; each fact file that raised is one error.
+func LoadCustom(ctx context.Context, dirs []string, ruby string, timeout time.Duration) (Facts, map[string]int64, []error) {
+	files := customFiles(dirs)
+	if len(files) == 0 {
+		return nil, nil, nil
+	}
+	skipped := func(reason string) []error {
+		names := make([]string, len(files))
+		for i, f := range files {
+			names[i] = strings.TrimSuffix(filepath.Base(f), ".rb")
+		}
+		return []error{&SkippedError{Facts: names, Reason: reason}}
+	}
+	if ruby == "" {
+		ruby = aioRuby
+		if _, err := os.Stat(ruby); err != nil {
+			if ruby, err = exec.LookPath("ruby"); err != nil {
+				return nil, nil, skipped("Ruby and Facter are not installed")
+			}
+		}
+	} else if p, err := exec.LookPath(ruby); err != nil {
+		return nil, nil, skipped(fmt.Sprintf("no Ruby at %s", ruby))
+	} else {
+		ruby = p
+	}
+	if timeout <= 0 {
+		timeout = DefaultCustomTimeout
+	}
+	var existing []string
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			existing = append(existing, d)
+		}
+	}
+	out, err := runBounded(ctx, "/", timeout, maxCustomOutput, append([]string{ruby, "-e", customScript, "--"}, existing...)...)
+	if err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 3 {
+			return nil, nil, skipped("Facter is not installed for " + ruby)
+		}
+		return nil, nil, []error{fmt.Errorf("custom facts (%s): %w", strings.Join(existing, ", "), err)}
+	}
+	var answer struct {
+		Facts  map[string]customValue `json:"facts"`
+		Errors []string               `json:"errors"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.UseNumber()
+	if err := dec.Decode(&answer); err != nil {
+		return nil, nil, []error{fmt.Errorf("custom facts (%s): Facter's answer: %w", strings.Join(existing, ", "), err)}
+	}
+	var errs []error
+	for _, e := range answer.Errors {
+		errs = append(errs, errors.New("custom facts: "+e))
+	}
+	f, weights := Facts{}, map[string]int64{}
+	for name, cv := range answer.Facts {
+		if cv.Value == nil {
+			continue
+		}
+		f[name] = protocol.Numbers(cv.Value)
+		weights[name] = cv.Weight
+	}
+	return f, weights, errs
+}
+
+// mergeCustom puts custom facts into f with Facter's precedence over the
+// external facts ext: an external fact wins unless the custom fact's
+// resolution weighs more.
+func mergeCustom(f, custom Facts, weights map[string]int64, ext Facts) {
+	for name, v := range custom {
+		if _, isExt := ext[name]; isExt && weights[name] <= externalFactWeight {
+			continue
+		}
+		f[name] = v
+	}
+}

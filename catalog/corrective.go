@@ -1,0 +1,175 @@
+package catalog
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/atomicfile"
+	"github.com/pippet/pippet/protocol"
+)
+
+// The transaction store: what each managed property was left at by the
+// run before, so that a change can be told corrective (it set back a
+// value that had drifted from what the run before left) or intentional
+// (the catalog asked for something new), as Puppet's agent tells it with
+// its transactionstore.yaml.
+//
+// Per resource and property it keeps the desired value the catalog gave
+// (should) and, when the system was not left at it, the value it was left
+// at (system: the value found by a change that failed or was only
+// reported, noop). A property in sync, or changed, keeps only should. A
+// later change of the property is corrective when the value found differs
+// from system, or, without system, when the catalog still asks for should
+// (the system drifted from it).
+
+type storedProp struct {
+	Should any `json:"should,omitempty"`
+	System any `json:"system,omitempty"`
+	// HasSystem: System was said by an event (it may be null).
+	HasSystem bool `json:"has_system,omitempty"`
+}
+
+type transactionStore struct {
+	path string
+	old  map[string]map[string]storedProp
+	new  map[string]map[string]storedProp
+}
+
+func loadStore(path string, log *slog.Logger) *transactionStore {
+	st := &transactionStore{path: path, new: map[string]map[string]storedProp{}}
+	if path == "" {
+		return st
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if !os.IsNotExist(err) {
+			log.Warn("Transaction store " + path + " could not be read: " + err.Error() + "; no change is told corrective")
+		}
+		return st
+	}
+	var doc struct {
+		Resources map[string]map[string]storedProp `json:"resources"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		log.Error("Transaction store file " + path + " is corrupt (" + err.Error() + "); replacing it")
+		return st
+	}
+	st.old = doc.Resources
+	return st
+}
+
+// notIdempotent are the properties Puppet never calls a change of
+// corrective: a notify's message and an exec's command run.
+func notIdempotent(typ, prop string) bool {
+	t := strings.ToLower(typ)
+	return (t == "notify" && prop == "message") || (t == "exec" && prop == "returns")
+}
+
+// record marks s's corrective events and keeps what the run left.
+func (st *transactionStore) record(s *Status, v *vertex) {
+	if st.path == "" {
+		return
+	}
+	ref := s.Resource
+	if s.Skipped {
+		// Nothing was looked at: what the run before knew stands.
+		if o, ok := st.old[ref]; ok {
+			st.new[ref] = o
+		}
+		return
+	}
+	old := st.old[ref]
+	keep := map[string]storedProp{}
+	secret := map[string]bool{}
+	for _, p := range v.res.Secrets {
+		secret[p] = true // never written to the store, never corrective
+	}
+	if v.typ != nil {
+		for _, a := range v.typ.Attrs {
+			if a.Behaviour != applier.Property {
+				continue
+			}
+			if val, ok := v.res.Params[a.Name]; ok && !secret[a.Name] {
+				keep[a.Name] = storedProp{Should: val}
+			}
+		}
+	}
+	for i := range s.Events {
+		e := &s.Events[i]
+		if e.Property == "" || e.Status == StatusAudit || secret[e.Property] {
+			continue
+		}
+		should, managed := v.res.Params[e.Property]
+		if o, ok := old[e.Property]; ok && !e.Redacted && !notIdempotent(s.Type, e.Property) {
+			switch {
+			case o.HasSystem:
+				e.CorrectiveChange = !sameValue(o.System, e.Previous)
+			case managed:
+				e.CorrectiveChange = sameValue(o.Should, should)
+			}
+		}
+		if e.CorrectiveChange {
+			s.CorrectiveChange = true
+		}
+		// A change made left the system at should (kept as a property in
+		// sync is: the desired value's own form, which the next run
+		// compares with the catalog's, not with a value found, whose form
+		// may differ: content and its checksum).
+		p := storedProp{Should: should}
+		switch {
+		case e.Status == protocol.StatusSuccess:
+		case old[e.Property].HasSystem:
+			p.System, p.HasSystem = old[e.Property].System, true
+		default:
+			p.System, p.HasSystem = e.Previous, true
+		}
+		keep[e.Property] = p
+	}
+	if len(keep) > 0 {
+		st.new[ref] = keep
+	}
+}
+
+// sameValue compares two values as JSON holds them (a number is a
+// number whatever its Go type; a list of one is its element).
+func sameValue(a, b any) bool {
+	norm := func(v any) any {
+		raw, err := json.Marshal(v)
+		if err != nil {
+			return fmt.Sprint(v)
+		}
+		var out any
+		if json.Unmarshal(raw, &out) != nil {
+			return string(raw)
+		}
+		if l, ok := out.([]any); ok && len(l) == 1 {
+			return l[0]
+		}
+		return out
+	}
+	return reflect.DeepEqual(norm(a), norm(b))
+}
+
+// save writes the store through a temporary file renamed into place.
+func (st *transactionStore) save(log *slog.Logger) {
+	if st.path == "" {
+		return
+	}
+	data, err := json.Marshal(map[string]any{"resources": st.new})
+	if err == nil {
+		if err = os.MkdirAll(filepath.Dir(st.path), 0o750); err == nil {
+			err = atomicfile.Write(context.Background(), st.path, data, atomicfile.Options{Mode: 0o600, UID: -1, GID: -1})
+		}
+	}
+	if err != nil {
+		log.Warn(fmt.Sprintf("could not save the transaction store %s: %v", st.path, err))
+	}
+}
