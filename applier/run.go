@@ -1,6 +1,14 @@
 package applier
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/pippet/pippet/protocol"
+)
 
 // Run is what one resource may see of the run it is applied in: the other
 // resources of its catalog (receiver apply), or the set of resources a
@@ -22,14 +30,12 @@ type Run interface {
 }
 
 // RunResource is one resource of a Run as the catalog or the controller
-// gave it: parameters are not validated or munged by its type.
-type RunResource struct {
-	// Type is the type's name in lower case; Title the resource's title.
-	Type, Title string
-	// Params holds the resource's parameters as decoded values (string,
-	// int64, float64, bool, nil, []any, map[string]any).
-	Params map[string]any
-}
+// gave it: parameters are not validated or munged by its type. Type is the
+// type's name in lower case, Title the resource's title, Params its
+// parameters as decoded values (string, int64, float64, bool, nil, []any,
+// map[string]any). It is the protocol's own (a declaration's resources
+// are kept as they are decoded).
+type RunResource = protocol.RunResource
 
 type runKey struct{}
 
@@ -44,4 +50,137 @@ func WithRun(ctx context.Context, run Run) context.Context {
 func RunFrom(ctx context.Context) Run {
 	run, _ := ctx.Value(runKey{}).(Run)
 	return run
+}
+
+// RunSet is the Run of a set of resources a controller declared for its
+// run over the pipe (protocol.OpDeclare): each resource is found by its
+// title, its namevar's value and its aliases, as in a catalog, and a
+// file also by its path cleaned (no trailing slash, no "..").
+type RunSet struct {
+	byType map[string][]RunResource
+	names  map[runName]struct{} // every resource's title, namevar and aliases
+}
+
+type runName struct{ typ, name string }
+
+// RunError is NewRunSet's refusal of one declared resource: Type and
+// Title name it.
+type RunError struct {
+	Type, Title string
+	Msg         string
+}
+
+func (e *RunError) Error() string { return protocol.Ref(e.Type, e.Title) + ": " + e.Msg }
+
+// NewRunSet makes the Run of resources, kept as they are (the caller must
+// not change them afterwards). types gives the namevars of the types it
+// knows (nil: none; a type it does not know is found by its "name"
+// parameter, as a catalog finds it). Two resources that are one (the
+// same type and title, or a title, namevar or alias another resource of
+// the type has) are refused, as Puppet's catalog refuses them: the error
+// is a *RunError naming the second.
+func NewRunSet(types *Registry, resources []RunResource) (*RunSet, error) {
+	rs := &RunSet{byType: map[string][]RunResource{}, names: make(map[runName]struct{}, len(resources))}
+	owner := make(map[runName]string, len(resources))
+	namevars := map[string]string{}
+	for _, r := range resources {
+		typ := strings.ToLower(r.Type)
+		r.Type = typ
+		nv, ok := namevars[typ]
+		if !ok {
+			nv = "name"
+			if types != nil {
+				if t, found := types.Lookup(typ); found {
+					for _, a := range t.Attrs {
+						if a.Behaviour == Namevar {
+							nv = a.Name
+							break
+						}
+					}
+				}
+			}
+			if typ == "file" {
+				nv = "path" // whatever types knows
+			}
+			namevars[typ] = nv
+		}
+		names := []string{r.Title}
+		if v, ok := r.Params[nv].(string); ok && v != r.Title {
+			names = append(names, v)
+		}
+		if typ == "file" {
+			for _, n := range names[:len(names):len(names)] {
+				if c := cleanRunPath(n); c != n {
+					names = append(names, c)
+				}
+			}
+		}
+		switch a := r.Params["alias"].(type) {
+		case string:
+			names = append(names, a)
+		case []any:
+			for _, e := range a {
+				if s, ok := e.(string); ok {
+					names = append(names, s)
+				}
+			}
+		}
+		ref := protocol.Ref(typ, r.Title)
+		for i, n := range names {
+			k := runName{typ, n}
+			if slices.Contains(names[:i], n) {
+				continue // its own name twice (an alias that is its title)
+			}
+			if other, taken := owner[k]; taken {
+				if other == ref {
+					return nil, &RunError{Type: typ, Title: r.Title, Msg: "declared twice"}
+				}
+				return nil, &RunError{Type: typ, Title: r.Title, Msg: fmt.Sprintf("declared twice: %q names %s too", n, other)}
+			}
+			owner[k] = ref
+			rs.names[k] = struct{}{}
+		}
+		rs.byType[typ] = append(rs.byType[typ], r)
+	}
+	return rs, nil
+}
+
+// Managed reports whether the set holds typ[title], by title, namevar or
+// alias (a file also by its path cleaned).
+func (rs *RunSet) Managed(typ, title string) bool {
+	typ = strings.ToLower(typ)
+	if _, ok := rs.names[runName{typ, title}]; ok {
+		return true
+	}
+	if typ == "file" {
+		if c := cleanRunPath(title); c != title {
+			_, ok := rs.names[runName{typ, c}]
+			return ok
+		}
+	}
+	return false
+}
+
+// Resources returns the set's resources of type typ, in the order
+// declared.
+func (rs *RunSet) Resources(typ string) []RunResource {
+	return rs.byType[strings.ToLower(typ)]
+}
+
+// Len is how many resources the set holds.
+func (rs *RunSet) Len() int {
+	n := 0
+	for _, l := range rs.byType {
+		n += len(l)
+	}
+	return n
+}
+
+// cleanRunPath is a file path as Puppet's file type keys it: cleaned,
+// with no trailing slash (a relative one as it is).
+func cleanRunPath(p string) string {
+	if !strings.HasPrefix(p, "/") {
+		return p
+	}
+	return path.Clean(p)
 }

@@ -181,6 +181,8 @@ var defaultResources = []string{"Schedule[puppet]", "Schedule[hourly]", "Schedul
 
 // summaryFigures are the counts the summary and the metrics share.
 type summaryFigures struct {
+	// total is the run's whole time (the summary's last_run is its end).
+	total     time.Duration
 	resources [][]any
 	times     [][]any
 	changes   int
@@ -345,6 +347,7 @@ func (r *Report) data() *reportData {
 		}
 		fig.times = append(fig.times, []any{"total", "Total", seconds(total.Seconds())})
 	}
+	fig.total = total
 	for _, st := range evStatuses {
 		fig.events = append(fig.events, []any{st, labelize(st), evByStatus[st]})
 	}
@@ -451,64 +454,13 @@ func (r *Report) WriteYAML(w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	doc, err := jsonNode(body)
-	if err != nil {
+	if _, err := io.WriteString(w, "--- !ruby/object:Puppet::Transaction::Report\n"); err != nil {
 		return fmt.Errorf("writing the report: %w", err)
 	}
-	doc.Tag = "!ruby/object:Puppet::Transaction::Report"
-	return writeDoc(w, doc, "the report")
-}
-
-// jsonNode reads a JSON document into a YAML node tree, members in order.
-func jsonNode(data []byte) (*yaml.Node, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var read func() (*yaml.Node, error)
-	read = func() (*yaml.Node, error) {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		switch v := tok.(type) {
-		case json.Delim:
-			n := &yaml.Node{Kind: yaml.SequenceNode, Tag: "!!seq"}
-			if v == '{' {
-				n.Kind, n.Tag = yaml.MappingNode, "!!map"
-			}
-			for dec.More() {
-				if n.Kind == yaml.MappingNode {
-					k, err := dec.Token()
-					if err != nil {
-						return nil, err
-					}
-					key, _ := k.(string)
-					n.Content = append(n.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: key})
-				}
-				c, err := read()
-				if err != nil {
-					return nil, err
-				}
-				n.Content = append(n.Content, c)
-			}
-			if _, err := dec.Token(); err != nil { // the closing delimiter
-				return nil, err
-			}
-			return n, nil
-		case string:
-			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: v}, nil
-		case json.Number:
-			if _, err := v.Int64(); err == nil {
-				return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!int", Value: v.String()}, nil
-			}
-			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!float", Value: rubyFloat(v.String())}, nil
-		case bool:
-			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: strconv.FormatBool(v)}, nil
-		case nil:
-			return &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null", Value: "null"}, nil
-		}
-		return nil, fmt.Errorf("unexpected JSON token %v", tok)
+	if err := emitYAML(w, body); err != nil {
+		return fmt.Errorf("writing the report: %w", err)
 	}
-	return read()
+	return nil
 }
 
 // rubyFloat writes a float so that YAML 1.1 (Ruby's Psych) reads a float:
@@ -528,11 +480,7 @@ func rubyFloat(s string) string {
 }
 
 func writeDoc(w io.Writer, doc *yaml.Node, what string) error {
-	start := "---\n"
-	if doc.Tag != "" {
-		start = "--- " // the tag follows on the line, as Ruby's Psych writes it
-	}
-	if _, err := io.WriteString(w, start); err != nil {
+	if _, err := io.WriteString(w, "---\n"); err != nil {
 		return fmt.Errorf("writing %s: %w", what, err)
 	}
 	enc := yaml.NewEncoder(w)
@@ -572,7 +520,7 @@ func (r *Report) WriteSummary(w io.Writer) error {
 		return n
 	}
 	times := byLabel(d.summary.times, false)
-	times.Content = append(times.Content, scalar("last_run"), scalar(r.Time.Add(r.Duration).Unix()))
+	times.Content = append(times.Content, scalar("last_run"), scalar(r.Time.Add(d.summary.total).Unix()))
 	doc := mapping(
 		"version", mapping("config", d.ConfigurationVersion, "puppet", d.PuppetVersion),
 		"application", mapping("run_mode", mode, "initial_environment", initial, "converged_environment", r.Environment),

@@ -536,8 +536,12 @@ func (a *Applier) ApplyNative(ctx context.Context, req *protocol.Request) protoc
 	return a.Native.Apply(ctx, req)
 }
 
-// Send is the Fallback's Send, for a request Delegates.
+// Send is the Fallback's Send, for a request Delegates; a request its
+// carrier applies (carried) is answered at once, as Apply answers it.
 func (a *Applier) Send(ctx context.Context, req *protocol.Request) (SendStatus, protocol.Result) {
+	if res, ok := a.carried(ctx, req); ok {
+		return Answered, res
+	}
 	return a.Fallback.Send(ctx, req)
 }
 

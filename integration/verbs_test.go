@@ -212,7 +212,7 @@ func TestVerbsUserGroup(t *testing.T) {
 func TestVerbsErrors(t *testing.T) {
 	s := newSession(t)
 	cases := []struct{ line, ref, msg string }{
-		{`{"op":"destroy","type":"user","title":"root","id":1}`, "User[root]", `unknown op "destroy" (expected apply, find, search or describe)`},
+		{`{"op":"destroy","type":"user","title":"root","id":1}`, "User[root]", `unknown op "destroy" (expected apply, find, search, describe or declare)`},
 		{`{"op":"find","type":"user","id":2}`, "User", "find of User needs a title"},
 		{`{"op":"find","type":"nosuch","title":"x"}`, "Nosuch[x]", "unknown resource type 'nosuch'"},
 		{`{"op":"search","type":"exec"}`, "Exec", "cannot search Exec: type exec cannot list instances"},

@@ -68,8 +68,8 @@ func TestVersionNamesCommit(t *testing.T) {
 
 	described := git("describe", "--always", "--dirty")
 	assert.NotContains(t, described, "dirty")
-	assert.Regexp(t, `^receiver \S+ \(protocol 2\) commit `+described+"\n$", version(makeBuild...))
-	assert.Regexp(t, `^receiver \S+ \(protocol 2\) commit `+rev[:12]+"\n$", version(goBuild...))
+	assert.Regexp(t, `^receiver \S+ \(protocol 3\) commit `+described+"\n$", version(makeBuild...))
+	assert.Regexp(t, `^receiver \S+ \(protocol 3\) commit `+rev[:12]+"\n$", version(goBuild...))
 
 	// A change to a tracked file makes the tree modified.
 	f, err := os.OpenFile(filepath.Join(src, "README.md"), os.O_APPEND|os.O_WRONLY, 0)
@@ -77,6 +77,6 @@ func TestVersionNamesCommit(t *testing.T) {
 	_, err = f.WriteString("\nA local change.\n")
 	require.NoError(t, err)
 	require.NoError(t, f.Close())
-	assert.Regexp(t, `^receiver \S+ \(protocol 2\) commit `+described+", tree modified\n$", version(makeBuild...))
-	assert.Regexp(t, `^receiver \S+ \(protocol 2\) commit `+rev[:12]+", tree modified\n$", version(goBuild...))
+	assert.Regexp(t, `^receiver \S+ \(protocol 3\) commit `+described+", tree modified\n$", version(makeBuild...))
+	assert.Regexp(t, `^receiver \S+ \(protocol 3\) commit `+rev[:12]+", tree modified\n$", version(goBuild...))
 }

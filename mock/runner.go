@@ -90,9 +90,11 @@ type Runner struct {
 	// does; 0, the zero value, stands for Puppet's receiver, with which
 	// they fail with runner.ErrUnsupported and write nothing.
 	Protocol int
-	// RespondVerb, when set, computes the reply to each find, search or
-	// describe request after the script (op is "find", "search" or
-	// "describe"); nil leaves them to Respond.
+	// RespondVerb, when set, computes the reply to each find, search,
+	// describe or declare request after the script (op is "find",
+	// "search", "describe" or "declare"; a declaration's req is empty:
+	// see Declarations); nil leaves them to Respond, and a declaration to
+	// its default answer, taken.
 	RespondVerb func(op string, req runner.Resource) Reply
 
 	lockOnce sync.Once
@@ -105,17 +107,28 @@ type Runner struct {
 	requests []runner.Resource
 	ops      []string
 	lines    []string
+	declared [][]runner.Resource
 }
 
 // ProtocolLevel reports Protocol (see runner.ProtocolLeveler).
 func (m *Runner) ProtocolLevel() int { return m.Protocol }
 
-// Ops returns each request's op ("apply", "find", "search" or
-// "describe"), in the order of Requests.
+// Ops returns each request's op ("apply", "find", "search", "describe"
+// or "declare"), in the order of Requests.
 func (m *Runner) Ops() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]string(nil), m.ops...)
+}
+
+// Declarations returns the resources of every declaration sent
+// (runner.Declare), in order, decoded as requests are (params in a string
+// in Params, a JSON object in Values); an empty one cleared the run. A
+// Protocol of 3 or more takes them.
+func (m *Runner) Declarations() [][]runner.Resource {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([][]runner.Resource(nil), m.declared...)
 }
 
 // Found answers a find with the state (ensure first) and its params.
@@ -237,6 +250,9 @@ func (m *Runner) reply(line []byte) (pending, Reply) {
 	m.lines = append(m.lines, string(line))
 	m.requests = append(m.requests, req)
 	m.ops = append(m.ops, op)
+	if op == "declare" {
+		m.declared = append(m.declared, decodeDeclaration(line))
+	}
 	n := m.served
 	m.served++
 	m.mu.Unlock()
@@ -246,10 +262,39 @@ func (m *Runner) reply(line []byte) (pending, Reply) {
 	if m.RespondVerb != nil && op != "apply" {
 		return p, m.RespondVerb(op, req)
 	}
+	if op == "declare" {
+		return p, Unchanged()
+	}
 	if m.Respond != nil {
 		return p, m.Respond(req)
 	}
 	return p, Unchanged()
+}
+
+// decodeDeclaration reads a declaration's resources back as Resources.
+func decodeDeclaration(line []byte) []runner.Resource {
+	var w struct {
+		Resources []struct {
+			Type   string          `json:"type"`
+			Title  string          `json:"title"`
+			Params json.RawMessage `json:"params"`
+		} `json:"resources"`
+	}
+	_ = json.Unmarshal(line, &w)
+	var r protocol.Request
+	decoded := protocol.DecodeLine(line, &r) == nil && len(r.Resources) == len(w.Resources)
+	out := []runner.Resource{}
+	for i, x := range w.Resources {
+		res := runner.Resource{Type: x.Type, Title: x.Title}
+		switch p := bytes.TrimSpace(x.Params); {
+		case len(p) > 0 && p[0] == '"':
+			_ = json.Unmarshal(p, &res.Params)
+		case len(p) > 0 && p[0] == '{' && decoded:
+			res.Values = r.Resources[i].Params
+		}
+		out = append(out, res)
+	}
+	return out
 }
 
 // decodeRequest reads a request line back into a Resource: params in a
@@ -357,7 +402,7 @@ func render(p pending) []byte {
 	}
 	if a := p.reply.Answer; a != nil {
 		ans := *a
-		if ans.Resource == "" {
+		if ans.Resource == "" && p.op != "declare" { // a declaration names no resource
 			// As the receiver names them: search and describe by the
 			// type alone.
 			ans.Resource = p.req.Ref()

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -306,6 +307,7 @@ const (
 	memberID
 	memberRefresh
 	memberOp
+	memberResources
 )
 
 // jsonMembers is what a JSON request's members gave that is checked only
@@ -316,7 +318,9 @@ type jsonMembers struct {
 	params     []byte         // a params string (YAML), parsed last
 	paramsObj  map[string]any // params as a JSON object
 	paramsNull bool
-	badOp      []byte // an unknown op, named once type and title are known
+	badOp      []byte        // an unknown op, named once type and title are known
+	resources  []RunResource // a declaration's resources (declare.go)
+	declErr    *DecodeError  // a declared resource refused (declare.go)
 }
 
 // decodeJSONRequest reads the request object, then checks what it gave and
@@ -376,8 +380,10 @@ func (d *Decoder) readMembers(s *jsonScanner, req *Request, m *jsonMembers) erro
 				bit = memberRefresh
 			case "op":
 				bit = memberOp
+			case "resources":
+				bit = memberResources
 			default:
-				return &jsonError{pos: keyPos, msg: fmt.Sprintf("unknown member %q (expected type, title, params, id, refresh, op)", key)}
+				return &jsonError{pos: keyPos, msg: fmt.Sprintf("unknown member %q (expected type, title, params, id, refresh, op, resources)", key)}
 			}
 			if m.seen&bit != 0 {
 				return &jsonError{pos: keyPos, msg: fmt.Sprintf("member %q given twice", key)}
@@ -467,6 +473,8 @@ func (d *Decoder) readMember(s *jsonScanner, bit uint8, key []byte, req *Request
 		default:
 			return s.errf("\"refresh\" must be true or false, found %s", s.describe())
 		}
+	case memberResources:
+		return d.readResources(s, m)
 	case memberID:
 		start := s.i
 		if _, err := s.value(0); err != nil {
@@ -481,6 +489,12 @@ func (d *Decoder) readMember(s *jsonScanner, bit uint8, key []byte, req *Request
 // finishJSONRequest checks the members together (a type, a title unless a
 // read verb, a known op, params unless a read verb) and reads the params.
 func (d *Decoder) finishJSONRequest(req *Request, m *jsonMembers) error {
+	if req.Op == OpDeclare || m.seen&memberResources != 0 && m.badOp == nil {
+		return finishDeclaration(req, m)
+	}
+	if m.badOp != nil && m.seen&memberType == 0 {
+		return unnamed(errors.New(UnknownOp(string(m.badOp))))
+	}
 	if m.seen&memberType == 0 {
 		return unnamed(fmt.Errorf("missing member \"type\""))
 	}
@@ -491,7 +505,7 @@ func (d *Decoder) finishJSONRequest(req *Request, m *jsonMembers) error {
 		return &DecodeError{Type: req.Type, Title: req.Title, ID: req.ID, Msg: "invalid request: " + msg}
 	}
 	if m.badOp != nil {
-		return named(fmt.Sprintf("unknown op %q (expected apply, find, search or describe)", m.badOp))
+		return named(UnknownOp(string(m.badOp)))
 	}
 	if req.Op == OpApply && (m.seen&memberTitle == 0 || req.Title == "") {
 		return unnamed(fmt.Errorf("missing or empty \"title\" for type %s", req.Type))

@@ -10,11 +10,12 @@ import (
 // Banner is the line the receiver writes before its first answer. It is
 // well under the 80 bytes existing controllers read and discard. Its
 // protocol level says what a controller may ask: 1 apply only, 2 also the
-// read verbs (the "op" member: find, search, describe).
+// read verbs (the "op" member: find, search, describe), 3 also a
+// declaration of the run's resources (op declare).
 const Banner = `{"ready":true,"protocol":` + ProtocolLevel + `,"version":"` + Version + `"}` + "\n"
 
 // ProtocolLevel is the level the banner announces (see Banner).
-const ProtocolLevel = "2"
+const ProtocolLevel = "3"
 
 // Version of the receiver and its protocol implementation.
 const Version = "0.1.0"

@@ -84,7 +84,7 @@ func TestBannerFits(t *testing.T) {
 	var b map[string]any
 	require.NoError(t, json.Unmarshal([]byte(Banner), &b))
 	assert.Equal(t, true, b["ready"])
-	assert.Equal(t, 2.0, b["protocol"], "protocol 2: the read verbs")
+	assert.Equal(t, 3.0, b["protocol"], "protocol 3: the read verbs and declare")
 	assert.Equal(t, Version, b["version"])
 }
 

@@ -22,6 +22,9 @@ func FuzzDecodeLine(f *testing.F) {
 		"{not json", "# comment", "", "file /a /b /x what { ensure: file }",
 		`{"type":"notify","title":"\ud83d\ude00","params":"{message: \"\\u00e9\"}"}`,
 		"notify x {a: &a [1, *a]}",
+		`{"op":"declare","resources":[{"type":"file","title":"/a"},{"type":"concat_fragment","title":"b","params":"{target: /m, order: 1}"},{"type":"x","title":"y","params":{"a":[1]}}],"id":1}`,
+		`{"op":"declare","resources":[{"type":"x","title":"y","params":"{a: [}"}],"id":2}`,
+		`{"op":"declare","resources":[]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -53,7 +56,18 @@ func FuzzDecodeLine(f *testing.F) {
 			}
 			return
 		}
-		if req.Type == "" || req.Title == "" || req.Params == nil {
+		if req.Op == OpDeclare {
+			if req.Resources == nil || req.Type != "" || req.Params != nil {
+				t.Fatalf("a declaration decoded as %+v", req)
+			}
+			for _, r := range req.Resources {
+				if !validTypeName(r.Type) || r.Title == "" || !utf8.ValidString(r.Title) || r.Params == nil {
+					t.Fatalf("declared resource %+v", r)
+				}
+			}
+			return
+		}
+		if req.Op == OpApply && (req.Type == "" || req.Title == "" || req.Params == nil) {
 			t.Fatalf("decoded without type, title or params: %+v", req)
 		}
 		if !utf8.ValidString(req.Title) {

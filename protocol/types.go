@@ -73,8 +73,14 @@ type Request struct {
 	Refresh bool
 	// Op is the request's verb, its "op" member (a protocol extension):
 	// OpApply (the default, and the only verb of a legacy line), OpFind,
-	// OpSearch or OpDescribe. The read verbs change nothing.
+	// OpSearch, OpDescribe or OpDeclare. The read verbs change nothing.
 	Op Op
+	// Resources is a declaration's (OpDeclare) "resources" member: the
+	// resources of the controller's run, in the order given (empty, not
+	// nil, for a declaration that clears the run). Unlike Params, it is
+	// never reused by the Decoder: the receiver keeps it for the requests
+	// that follow.
+	Resources []RunResource
 	// Hints say how a parameter name in Params was probably meant, when
 	// reading the line made it out of something else (the rest of a
 	// legacy line's title with spaces, a flow value cut at a comma); nil
@@ -105,9 +111,32 @@ const (
 	OpSearch
 	// OpDescribe answers a type's declaration.
 	OpDescribe
+	// OpDeclare sets the run the requests that follow are applied in: the
+	// set of resources the controller's run manages (Request.Resources),
+	// replacing any earlier declaration; an empty one clears it.
+	OpDeclare
 )
 
-var opNames = [...]string{OpApply: "apply", OpFind: "find", OpSearch: "search", OpDescribe: "describe"}
+var opNames = [...]string{OpApply: "apply", OpFind: "find", OpSearch: "search", OpDescribe: "describe", OpDeclare: "declare"}
+
+// opList names the ops for an error about an unknown one.
+const opList = "apply, find, search, describe or declare"
+
+// UnknownOp is the message about an op that is none of these.
+func UnknownOp(op string) string {
+	return "unknown op " + strconv.Quote(op) + " (expected " + opList + ")"
+}
+
+// RunResource is one resource of a run as a controller declares it
+// (OpDeclare) or a catalog holds it: parameters are data, not validated
+// or munged by the type (applier.RunResource is this type).
+type RunResource struct {
+	// Type is the type's name in lower case; Title the resource's title.
+	Type, Title string
+	// Params holds the resource's parameters as decoded values (string,
+	// int64, float64, bool, nil, []any, map[string]any).
+	Params map[string]any
+}
 
 // String is the op's name as the "op" member spells it.
 func (o Op) String() string {

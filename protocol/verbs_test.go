@@ -33,8 +33,8 @@ func TestDecodeOp(t *testing.T) {
 
 func TestDecodeOpErrors(t *testing.T) {
 	tests := []struct{ line, msg, typ, title string }{
-		{`{"op":"destroy","type":"user","title":"x"}`, `invalid request: unknown op "destroy" (expected apply, find, search or describe)`, "user", "x"},
-		{`{"op":"destroy","type":"user"}`, `invalid request: unknown op "destroy" (expected apply, find, search or describe)`, "user", ""},
+		{`{"op":"destroy","type":"user","title":"x"}`, `invalid request: unknown op "destroy" (expected apply, find, search, describe or declare)`, "user", "x"},
+		{`{"op":"destroy","type":"user"}`, `invalid request: unknown op "destroy" (expected apply, find, search, describe or declare)`, "user", ""},
 		{`{"op":1,"type":"user","title":"x"}`, `invalid request: invalid JSON at byte 7: "op" must be a string, found '1'`, "", ""},
 		{`{"op":"apply","type":"user"}`, `invalid request: missing or empty "title" for type user`, "", ""},
 		{`{"type":"user","title":"x"}`, `invalid request: missing member "params" (use "{}" for none)`, "user", "x"},

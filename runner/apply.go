@@ -140,15 +140,16 @@ func exchange(ctx context.Context, r Runner, res *Resource, noop bool) (Result, 
 	if err != nil {
 		return Result{}, err
 	}
-	return exchangeLine(ctx, r, res, res.Ref(), line, nil)
+	return exchangeLine(ctx, r, res, res.Ref(), line, nil, nil)
 }
 
 // exchangeLine sends one encoded request line and reads its answer.
 // check, when not nil, runs once the lock is held and before anything is
 // written (the read verbs ask whether the receiver answers them); its
-// error is returned as it is. want is the reference the answer must name
-// (see answerKey).
-func exchangeLine(ctx context.Context, r Runner, res *Resource, want string, line []byte, check func() error) (Result, error) {
+// error is returned as it is. done, when not nil, is told the outcome of
+// an exchange that wrote the line, the lock still held (Declare). want
+// is the reference the answer must name (see answerKey; "" for any).
+func exchangeLine(ctx context.Context, r Runner, res *Resource, want string, line []byte, check func() error, done func(error)) (Result, error) {
 	ref := func() string { return shortRef(res) } // built only for an error
 	if err := tooLong(r, res, line, idRoom); err != nil {
 		return Result{}, err
@@ -187,9 +188,16 @@ func exchangeLine(ctx context.Context, r Runner, res *Resource, want string, lin
 	}
 	if err := writeWatched(ctx, in, line, w != nil); err != nil {
 		lines.Break(err)
-		return Result{}, fmt.Errorf("%s: sending to receiver: %w", ref(), err)
+		err = fmt.Errorf("%s: sending to receiver: %w", ref(), err)
+		if done != nil {
+			done(err)
+		}
+		return Result{}, err
 	}
 	result, err := readAnswerWatched(ctx, lines, res, key, w != nil)
+	if done != nil {
+		done(err)
+	}
 	var re *ResultError
 	if errTail != nil && errors.As(err, &re) && re.Result.Exception == "" {
 		// Puppet's own receiver answers a failure without its reason,
@@ -328,6 +336,11 @@ func withID(r Runner, lines *LineReader, line []byte) ([]byte, []byte) {
 	if !ok || pl.ProtocolLevel() < 1 || len(line) < 2 || line[len(line)-2] != '}' {
 		return line, nil
 	}
+	return appendID(lines, line)
+}
+
+// appendID gives the request line (ending in "}\n") the child's next id.
+func appendID(lines *LineReader, line []byte) ([]byte, []byte) {
 	lines.seq++
 	// In place when the line has room (encodeRequest leaves it); the id
 	// returned is a slice of the line.
@@ -345,7 +358,7 @@ func withID(r Runner, lines *LineReader, line []byte) ([]byte, []byte) {
 // every answer, and is then checked by resource alone; once a child has
 // echoed an id, an answer without one is out of step.
 func (k *answerKey) check(lines *LineReader, result *Result) error {
-	if result.Resource != "" && !sameRef(result.Resource, k.ref) {
+	if result.Resource != "" && k.ref != "" && !sameRef(result.Resource, k.ref) {
 		return fmt.Errorf("%w: the answer names %s where the answer to %s was due (the receiver's answers are out of step with the requests)",
 			ErrBadAnswer, clip(result.Resource, maxRefInError), clip(k.ref, maxRefInError))
 	}

@@ -24,6 +24,12 @@
 // PipelineWindow bytes of requests unanswered so that neither side can be
 // blocked writing to the other.
 //
+// Declare tells the receiver which resources the controller's run
+// manages, so that the requests that follow, one at a time, see them as a
+// catalog's resources see each other (a purge leaves them alone, a
+// concat_file gathers its fragments). A Receiver sends the declaration in
+// force again to every child that replaces one (declare.go).
+//
 // # Reading answers without losing any
 //
 // Answers are read through one LineReader per child process, made when the

@@ -104,10 +104,14 @@ type Receiver struct {
 	applyLock chan struct{} // a token held from LockApply to UnlockApply
 	life      chan struct{} // a token held while starting or stopping the child
 
-	mu      sync.Mutex // guards users, child, lastErr; never held while waiting
+	mu      sync.Mutex // guards users, child, lastErr, declared; never held while waiting
 	users   int
 	child   *child
 	lastErr error // why there is no child, when users > 0
+	// declared is the last declaration the child did not refuse (a
+	// request line without its id, see Declare), sent again to every
+	// child that replaces it; nil when none is in force.
+	declared []byte
 }
 
 // New returns a Receiver with its own child process (not the process-wide
@@ -210,7 +214,7 @@ func (r *Receiver) RegisterContext(ctx context.Context) error {
 	need := r.users == 0 || r.child == nil
 	r.mu.Unlock()
 	if need {
-		c, err := r.start(ctx)
+		c, err := r.startDeclared(ctx)
 		if err != nil {
 			return err
 		}
@@ -252,6 +256,7 @@ func (r *Receiver) UnregisterContext(ctx context.Context) error {
 	c := r.child
 	r.child = nil
 	r.lastErr = nil
+	r.declared = nil // the users' run ended with them
 	r.mu.Unlock()
 	if c == nil {
 		return nil
@@ -317,7 +322,7 @@ func (r *Receiver) ensureChild(ctx context.Context) error {
 		r.log.Warn("replacing receiver", "pid", old.pid, "reason", old.usable().Error())
 		old.kill()
 	}
-	c, err := r.start(ctx)
+	c, err := r.startDeclared(ctx)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {

@@ -16,8 +16,9 @@ import (
 // ErrUnsupported before anything is written: the stream is left as it was.
 
 // ErrUnsupported is wrapped by the error of Find, Search and Describe when
-// the receiver does not answer the read verbs.
-var ErrUnsupported = errors.New("the receiver does not answer find, search or describe (it is not pippet's receiver of protocol level 2 or more)")
+// the receiver does not answer the read verbs, and of Declare when it
+// does not take a declaration.
+var ErrUnsupported = errors.New("the receiver does not take this request (it is not pippet's receiver, or one of a lower protocol level)")
 
 // ProtocolLeveler is a Runner that knows the protocol level its receiver
 // announced (Receiver and mock.Runner are): 2 or more answers the read
@@ -133,13 +134,13 @@ func verb(ctx context.Context, r Runner, op protocol.Op, res *Resource) (Result,
 		if pl, ok := r.(ProtocolLeveler); ok && pl.ProtocolLevel() >= 2 {
 			return nil
 		}
-		return fmt.Errorf("%s %s: %w", op, shortRef(res), ErrUnsupported)
+		return fmt.Errorf("%s %s: %w (the read verbs need protocol level 2)", op, shortRef(res), ErrUnsupported)
 	}
 	want := protocol.RefType(res.Type)
 	if op == protocol.OpFind {
 		want = res.Ref()
 	}
-	result, err := exchangeLine(ctx, r, res, want, line, check)
+	result, err := exchangeLine(ctx, r, res, want, line, check, nil)
 	var re *ResultError
 	if errors.As(err, &re) && op != protocol.OpFind {
 		re.Ref = result.Resource

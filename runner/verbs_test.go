@@ -80,7 +80,7 @@ func TestBinaryVerbs(t *testing.T) {
 	ctx := context.Background()
 	r := realReceiver(t, runner.Options{})
 	defer r.Unregister()
-	assert.Equal(t, 2, r.ProtocolLevel())
+	assert.Equal(t, 3, r.ProtocolLevel())
 	pid := r.Pid()
 
 	dir := t.TempDir()

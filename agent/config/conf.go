@@ -98,17 +98,16 @@ func (c *confFile) parse(b []byte) error {
 	return nil
 }
 
-// translate is Puppet's ValueTranslator for puppet.conf values (true and
-// false in any case are booleans; one leading and one trailing quote are
-// dropped) followed by its file-metadata extraction: "{owner = x, mode =
-// 0750}" in a value is Puppet's per-file metadata, removed from the value;
-// a brace group that is not such metadata is an error, as in Puppet.
-func translate(v string) (string, error) {
+// translateValue is Puppet's ValueTranslator, which puppet.conf's values
+// and the command line's go through: true and false in any case are the
+// booleans; one leading and one trailing quote are dropped, then trailing
+// blanks.
+func translateValue(v string) string {
 	switch {
 	case strings.EqualFold(v, "true"):
-		return "true", nil
+		return "true"
 	case strings.EqualFold(v, "false"):
-		return "false", nil
+		return "false"
 	}
 	if strings.HasPrefix(v, `"`) || strings.HasPrefix(v, "'") {
 		v = v[1:]
@@ -116,7 +115,16 @@ func translate(v string) (string, error) {
 	if strings.HasSuffix(v, `"`) || strings.HasSuffix(v, "'") {
 		v = v[:len(v)-1]
 	}
-	v = strings.TrimRight(v, " \t")
+	return strings.TrimRight(v, " \t")
+}
+
+// translate is Puppet's ValueTranslator for puppet.conf values (true and
+// false in any case are booleans; one leading and one trailing quote are
+// dropped) followed by its file-metadata extraction: "{owner = x, mode =
+// 0750}" in a value is Puppet's per-file metadata, removed from the value;
+// a brace group that is not such metadata is an error, as in Puppet.
+func translate(v string) (string, error) {
+	v = translateValue(v)
 	loc := fileMeta.FindStringSubmatchIndex(v)
 	if loc == nil {
 		return v, nil

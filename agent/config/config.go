@@ -62,6 +62,14 @@ type Settings struct {
 	// the HTTP timeouts, from Puppet's duration syntax (30m, 1h, 2d, 1y or
 	// plain seconds).
 	Runinterval, Splaylimit, Waitforcert, HTTPConnectTimeout, HTTPReadTimeout time.Duration
+	// Maxwaitforcert is how long waiting for the certificate may last
+	// (Unlimited by default).
+	Maxwaitforcert time.Duration
+
+	// Waitforlock and Maxwaitforlock: how often and how long a run waits
+	// for another run's lock (0: it does not wait; Maxwaitforlock
+	// Unlimited: no limit). See LockWait.
+	Waitforlock, Maxwaitforlock time.Duration
 
 	CertificateRevocation string // chain, leaf or false
 	Keylength             int    // 4096
@@ -79,11 +87,25 @@ type Settings struct {
 	// seconds, paths interpolated.
 	Values map[string]string
 
+	// setByConfig: the settings the command line or puppet.conf set.
+	setByConfig map[string]bool
+
 	// Warnings are things Puppet goes past silently or with a warning
 	// (a setting puppet.conf names that Puppet does not know): the caller
 	// logs them.
 	Warnings []string
 }
+
+// Unlimited is a TTL setting's "unlimited" (maxwaitforlock,
+// maxwaitforcert) as a duration.
+const Unlimited time.Duration = -1
+
+// SetByConfig says whether the command line or puppet.conf ([agent] or
+// [main]) set the setting, rather than its default: Puppet's
+// set_by_config?. With server_list set, Puppet's agent sends every request
+// to the first server_list entry that answers, except the CA's when
+// ca_server is set by config and the reports when report_server is.
+func (s *Settings) SetByConfig(name string) bool { return s.setByConfig[name] }
 
 // HostPort is one entry of server_list.
 type HostPort struct {
@@ -202,7 +224,8 @@ func load(e env, confFile string, overrides map[string]string) (*Settings, error
 		if byName[name] == nil {
 			return nil, fmt.Errorf("--%s: no such setting", k)
 		}
-		cli[name] = overrides[k]
+		// Puppet's ValueTranslator, as for puppet.conf (no file metadata).
+		cli[name] = translateValue(overrides[k])
 	}
 	m := runMode(e.root, e.home)
 	if !e.root && e.sslOwned {
@@ -545,6 +568,12 @@ func (r *resolver) fill(s *Settings) error {
 		src, _ := r.lookup(name)
 		return fmt.Errorf("%s: %w", src.describe(name), err)
 	}
+	s.setByConfig = map[string]bool{}
+	for _, d := range defs {
+		if _, own := r.lookupOwn(d.name); own {
+			s.setByConfig[d.name] = true
+		}
+	}
 	s.Confdir, s.Codedir, s.Vardir, s.SSLDir = v["confdir"], v["codedir"], v["vardir"], v["ssldir"]
 	s.Statedir, s.Rundir, s.Logdir, s.Publicdir = v["statedir"], v["rundir"], v["logdir"], v["publicdir"]
 	s.ClientDataDir, s.Libdir, s.PluginFactDest = v["client_datadir"], v["plugindest"], v["pluginfactdest"]
@@ -605,6 +634,13 @@ func (r *resolver) fill(s *Settings) error {
 	}
 	s.Runinterval, s.Splaylimit, s.Waitforcert = dur("runinterval"), dur("splaylimit"), dur("waitforcert")
 	s.HTTPConnectTimeout, s.HTTPReadTimeout = dur("http_connect_timeout"), dur("http_read_timeout")
+	ttl := func(name string) time.Duration {
+		if v[name] == "unlimited" {
+			return Unlimited
+		}
+		return dur(name)
+	}
+	s.Waitforlock, s.Maxwaitforlock, s.Maxwaitforcert = dur("waitforlock"), ttl("maxwaitforlock"), ttl("maxwaitforcert")
 	s.CertificateRevocation = v["certificate_revocation"]
 	s.Keylength, _ = strconv.Atoi(v["keylength"])
 	if s.Keylength < 1024 || s.Keylength > 16384 {

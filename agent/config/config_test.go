@@ -125,6 +125,7 @@ func TestDefaults(t *testing.T) {
 		Report: true, Pluginsync: true, UseCacheOnFailure: true, Daemonize: true,
 		Runinterval: 30 * time.Minute, Splaylimit: 30 * time.Minute, Waitforcert: 2 * time.Minute,
 		HTTPConnectTimeout: 2 * time.Minute, HTTPReadTimeout: 10 * time.Minute,
+		Maxwaitforcert: Unlimited, Waitforlock: 0, Maxwaitforlock: time.Minute,
 		CertificateRevocation: "chain", Keylength: 4096,
 		LastRunFile:        "/var/cache/puppet/public/last_run_summary.yaml",
 		LastRunReport:      "/var/cache/puppet/state/last_run_report.yaml",
@@ -133,7 +134,7 @@ func TestDefaults(t *testing.T) {
 		CSRAttributes:      "/etc/puppet/csr_attributes.yaml",
 	}
 	got := *s
-	got.Values, got.ConfFile = nil, ""
+	got.Values, got.ConfFile, got.setByConfig = nil, "", nil
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Settings:\n got %+v\nwant %+v", got, want)
 	}
@@ -258,6 +259,11 @@ certificate_revocation = leaf
 	}
 	if !s.Splay || s.Splaylimit != 10*time.Minute || s.Runinterval != 30*time.Minute || s.Keylength != 2048 || s.CertificateRevocation != "leaf" {
 		t.Errorf("splay %v %v runinterval %v keylength %d revocation %q", s.Splay, s.Splaylimit, s.Runinterval, s.Keylength, s.CertificateRevocation)
+	}
+	for name, want := range map[string]bool{"server_list": true, "serverport": true, "ca_server": false, "report_server": false, "splay": true, "server": false, "nosuch": false} {
+		if s.SetByConfig(name) != want {
+			t.Errorf("SetByConfig(%s) = %v", name, !want)
+		}
 	}
 	d, _, err := loadText(t, testEnv(t, true), "", nil)
 	if err != nil {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -20,9 +21,14 @@ import (
 type LockedError struct {
 	Path string
 	PID  int // 0 when the file does not say (a lock being written)
+	// TimedOut: LockWait waited maxwaitforlock for it in vain.
+	TimedOut bool
 }
 
 func (e *LockedError) Error() string {
+	if e.TimedOut {
+		return fmt.Sprintf("the maxwaitforlock timeout has been exceeded waiting for %s (held by pid %d)", e.Path, e.PID)
+	}
 	if e.PID == 0 {
 		return fmt.Sprintf("another run holds the lock %s", e.Path)
 	}
@@ -71,6 +77,41 @@ func Lock(path string) (unlock func(), err error) {
 		// the stale lock was removed (by us or another process): retry.
 	}
 	return nil, fmt.Errorf("run lock %s: could not take it (it keeps reappearing in %s)", path, dir)
+}
+
+// LockWait takes the run lock as Puppet's agent does with its waitforlock
+// and maxwaitforlock settings: while another run holds it, wait every
+// (waitforlock) and try again, for at most max (maxwaitforlock; a
+// negative max is unlimited), calling waiting before each wait (Puppet
+// logs "Will try again in N seconds."). every under a second does not
+// wait: the *LockedError comes at once, as Puppet's "already in progress;
+// skipping". After max, the *LockedError has TimedOut. ctx ends the wait.
+func LockWait(ctx context.Context, path string, every, max time.Duration, waiting func(*LockedError)) (unlock func(), err error) {
+	var deadline time.Time
+	for {
+		unlock, err := Lock(path)
+		var le *LockedError
+		if err == nil || !errors.As(err, &le) || every < time.Second {
+			return unlock, err
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(max)
+		}
+		if max >= 0 && !time.Now().Before(deadline) {
+			le.TimedOut = true
+			return nil, le
+		}
+		if waiting != nil {
+			waiting(le)
+		}
+		t := time.NewTimer(every)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("waiting for the run lock %s: %w", path, ctx.Err())
+		case <-t.C:
+		}
+	}
 }
 
 // createLocked writes data to a new temporary file next to path, takes its

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -404,4 +405,44 @@ func TestDisableConcurrent(t *testing.T) {
 	if err != nil || !dis || !strings.HasPrefix(msg, "message ") {
 		t.Errorf("%q %v %v", msg, dis, err)
 	}
+}
+
+// TestLockWait: waitforlock/maxwaitforlock as Puppet's agent, against a
+// lock held by another process.
+func TestLockWait(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "run.lock")
+	h := hold(t, p)
+	ctx := context.Background()
+
+	// waitforlock 0: no wait.
+	start := time.Now()
+	_, err := LockWait(ctx, p, 0, time.Minute, func(*LockedError) { t.Error("waited") })
+	var le *LockedError
+	if !errors.As(err, &le) || le.TimedOut || le.PID != h.cmd.Process.Pid || time.Since(start) > time.Second {
+		t.Errorf("waitforlock 0: %v after %v", err, time.Since(start))
+	}
+
+	// maxwaitforlock reached.
+	waits := 0
+	start = time.Now()
+	_, err = LockWait(ctx, p, time.Second, 1500*time.Millisecond, func(*LockedError) { waits++ })
+	if !errors.As(err, &le) || !le.TimedOut || waits != 2 {
+		t.Errorf("maxwaitforlock: %v, %d waits, after %v", err, waits, time.Since(start))
+	}
+
+	// ctx ends the wait.
+	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+	_, err = LockWait(cctx, p, time.Second, Unlimited, nil)
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("cancelled wait: %v", err)
+	}
+
+	// The holder finishes while we wait: the lock is ours.
+	go func() { time.Sleep(1200 * time.Millisecond); h.stdin.Close() }()
+	unlock, err := LockWait(ctx, p, time.Second, Unlimited, nil)
+	if err != nil {
+		t.Fatalf("after the holder ended: %v", err)
+	}
+	unlock()
 }

@@ -154,7 +154,7 @@ func TestPuppetConfigPrint(t *testing.T) {
 		args       []string
 	}{
 		{"defaults", "", nil},
-		{"rich", richConf, []string{"--noop", "--runinterval", "2h", "--no-splay", "--http_connect_timeout=30s"}},
+		{"rich", richConf, []string{"--noop", "--runinterval", "2h", "--no-splay", "--http_connect_timeout=30s", "--ca_server", "'cli-ca.example.org'", "--usecacheonfailure", "--environment=cli_env"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -275,18 +275,23 @@ require 'json'
 r = Puppet::Transaction::Report.from_data_hash(JSON.parse(File.read(ARGV[0])))
 y = YAML.unsafe_load(File.read(ARGV[1]))
 raise "YAML: #{y.class}" unless y.is_a?(Puppet::Transaction::Report)
-raise "YAML statuses" unless y.resource_statuses.keys == r.resource_statuses.keys
 puts JSON.generate(r.to_data_hash)
+puts JSON.generate(y.to_data_hash)
 `, jf, yf)
 	cmd.Env = append(os.Environ(), "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME="+tmp)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	require.NoError(t, err, stderr.String())
-	var back, sent any
-	require.NoError(t, json.Unmarshal(out, &back))
+	var sent any
 	require.NoError(t, json.Unmarshal(body, &sent))
-	assert.Equal(t, sent, back)
+	docs := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Len(t, docs, 2, string(out))
+	for i, what := range []string{"the JSON", "the YAML"} {
+		var back any
+		require.NoError(t, json.Unmarshal([]byte(docs[i]), &back))
+		assert.Equal(t, sent, back, "%s, read by Puppet and written again", what)
+	}
 }
 
 // A run that applied nothing (no catalog): failed, not completed, and
@@ -408,5 +413,50 @@ func TestYAMLFloatsForRuby(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "evaluation_time: 1.0e-05\n")
 	assert.Contains(t, string(b), "- 3.0\n", "the total, 3 s")
-	assert.Contains(t, string(b), "configuration_version: null\n")
+	assert.Contains(t, string(b), "configuration_version:\n", "null, as Psych writes it")
+	assert.Contains(t, string(b), "host: \"n\"\n", "a word YAML 1.1 reads as false is quoted")
+}
+
+// Strings YAML could read as something else are quoted: yaml.v3 and
+// Ruby's Psych (YAML 1.1, what Puppet reads the file with) read back
+// every title as it was.
+func TestYAMLStringsReadBack(t *testing.T) {
+	titles := []string{"a: b", "# x", "- x", "yes", "No", "on", "y", "123", "1.5", "2026-11-26", "12:30", "1_000",
+		"multi\nline", "tab\there", `quote"s`, `back\slash`, "ünïcødé", " leading", "trailing ", "", "~", "null",
+		"[x]", "{x}", "*alias", "&anchor", "!tag", "%pct", "@at", "`tick", "'single'", "a #b", "x:", ".nan",
+		"0x1F", "+1", "Exec[a b]", "/etc/x y", "<html>&", "line\r", "\x01ctl", "='eq'", "?q", "|bar", ">gt"}
+	start := time.Date(2026, 11, 26, 19, 0, 0, 0, time.UTC)
+	rep := &catalog.Report{Host: "n", Environment: "production", Time: start}
+	for _, ti := range titles {
+		rep.Statuses = append(rep.Statuses, &catalog.Status{Resource: "Notify[" + ti + "]", Type: "Notify", Title: ti,
+			Time: start, Events: []catalog.Event{{Property: "message", Previous: ti, Desired: []any{ti}, Message: ti, Status: "success"}}})
+	}
+	dir := t.TempDir()
+	f := filepath.Join(dir, "r.yaml")
+	require.NoError(t, report.WriteFiles(rep, report.Meta{}, f, ""))
+	b, err := os.ReadFile(f)
+	require.NoError(t, err)
+	d := doc(t, b)
+	sts := get(d, "resource_statuses")
+	require.Len(t, sts.Content, 2*(len(titles)+7), "the titles, and the agent's default schedules and filebucket")
+	for i, ti := range titles {
+		assert.Equal(t, "Notify["+ti+"]", sts.Content[2*i].Value)
+		st := sts.Content[2*i+1]
+		assert.Equal(t, ti, val(t, get(st, "title")), "%q", ti)
+		ev := get(st, "events").Content[0]
+		assert.Equal(t, ti, val(t, get(ev, "previous_value")), "%q", ti)
+		assert.Equal(t, []any{ti}, val(t, get(ev, "desired_value")), "%q", ti)
+	}
+	if _, err := os.Stat("/usr/lib/ruby/vendor_ruby/puppet/transaction/report.rb"); err != nil {
+		t.Skip("Puppet's Ruby is not installed")
+	}
+	cmd := exec.Command("ruby", "-rpuppet", "-rjson", "-e",
+		`d = YAML.unsafe_load(File.read(ARGV[0])); puts JSON.generate(d.resource_statuses.values.map(&:title))`, f)
+	cmd.Env = append(os.Environ(), "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "HOME="+dir)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	var back []string
+	require.NoError(t, json.Unmarshal(out, &back), string(out))
+	require.Len(t, back, len(titles)+7)
+	assert.Equal(t, titles, back[:len(titles)])
 }

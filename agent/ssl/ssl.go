@@ -30,6 +30,7 @@
 package ssl
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -53,6 +54,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/pippet/pippet/agent/config"
 	"github.com/pippet/pippet/applier"
 )
 
@@ -83,6 +85,10 @@ type Options struct {
 	// newer one is asked for (If-Modified-Since). 0: never, Puppet's
 	// default.
 	CRLRefreshInterval time.Duration
+	// SSLLockfile: ssl_lockfile, the lock held while the ssldir is
+	// worked on ($ssldir/ssl.lock when empty), Puppet's pid lock: a
+	// Puppet agent and receiver agent never bootstrap at once.
+	SSLLockfile string
 	// Timeout bounds each request (60 s when 0).
 	Timeout time.Duration
 	// Log gets Puppet's lines ("Creating a new RSA SSL key for NAME",
@@ -192,11 +198,14 @@ func newMachine(o Options) (*machine, error) {
 	}, nil
 }
 
-// validCertname is Puppet's rule for the names of the ssldir's files:
-// printable ASCII, no slash.
+// validCertname is Puppet's rule for certname (lower case) and for the
+// names of the ssldir's files (printable ASCII, no slash).
 func validCertname(name string) error {
 	if name == "" {
 		return errors.New("no certname")
+	}
+	if name != strings.ToLower(name) {
+		return errors.New("Certificate names must be lower case")
 	}
 	for i := 0; i < len(name); i++ {
 		if c := name[i]; c < ' ' || c > '~' || c == '/' {
@@ -267,6 +276,21 @@ func (m *machine) pass(ctx context.Context) (*tls.Config, error) {
 		return nil, err
 	}
 	defer s.close()
+	// Puppet's NeedLock, with its default waitforlock 0: held by another
+	// run, give up at once. Released before any wait for signing.
+	lockfile := m.o.SSLLockfile
+	if lockfile == "" {
+		lockfile = filepath.Join(m.o.SSLDir, "ssl.lock")
+	}
+	unlock, err := config.Lock(lockfile)
+	if err != nil {
+		var held *config.LockedError
+		if errors.As(err, &held) {
+			return nil, fmt.Errorf("Another puppet instance is already running and the waitforlock setting is set to 0; exiting (%w)", err)
+		}
+		return nil, err
+	}
+	defer unlock()
 	cas, err := m.caCerts(ctx, s)
 	if err != nil {
 		return nil, err
@@ -637,7 +661,7 @@ func (m *machine) do(ctx context.Context, cfg *tls.Config, method, path string, 
 	defer cancel()
 	var rd io.Reader
 	if body != nil {
-		rd = strings.NewReader(string(body))
+		rd = bytes.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(ctx, method, m.base+path, rd)
 	if err != nil {

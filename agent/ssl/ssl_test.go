@@ -25,6 +25,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/agent/config"
 )
 
 // Test keys are small: 4096-bit RSA takes seconds under the race
@@ -70,15 +72,15 @@ func TestBootstrapFresh(t *testing.T) {
 	ca.start()
 	ssldir := filepath.Join(t.TempDir(), "etc", "ssl")
 	var log logBuffer
-	cfg, err := Bootstrap(context.Background(), options(ca, ssldir, "Agent.Example", &log))
+	cfg, err := Bootstrap(context.Background(), options(ca, ssldir, "agent.example", &log))
 	require.NoError(t, err)
 
 	// The client certificate lets a request through.
 	body, err := get(t, ca, cfg)
 	require.NoError(t, err)
-	assert.Equal(t, "hello Agent.Example", body)
+	assert.Equal(t, "hello agent.example", body)
 
-	// Puppet's layout, names in lower case, Puppet's modes.
+	// Puppet's layout and modes.
 	for p, want := range map[string]fs.FileMode{
 		"":                               fs.ModeDir | 0o771,
 		"certs":                          fs.ModeDir | 0o755,
@@ -113,36 +115,36 @@ func TestBootstrapFresh(t *testing.T) {
 	assert.Equal(t, []string{
 		"GET /puppet-ca/v1/certificate/ca",
 		"GET /puppet-ca/v1/certificate_revocation_list/ca",
-		"PUT /puppet-ca/v1/certificate_request/Agent.Example",
-		"GET /puppet-ca/v1/certificate/Agent.Example",
+		"PUT /puppet-ca/v1/certificate_request/agent.example",
+		"GET /puppet-ca/v1/certificate/agent.example",
 		"GET /puppet/v3/status",
 	}, ca.requestLog())
 	out := log.String()
 	for _, line := range []string{
-		`level=INFO msg="Creating a new RSA SSL key for Agent.Example"`,
+		`level=INFO msg="Creating a new RSA SSL key for agent.example"`,
 		`level=INFO msg="csr_attributes file loading from ` + filepath.Join(ssldir, "..", "csr_attributes.yaml") + `"`,
-		`level=INFO msg="Creating a new SSL certificate request for Agent.Example"`,
+		`level=INFO msg="Creating a new SSL certificate request for agent.example"`,
 		`level=INFO msg="Certificate Request fingerprint (SHA256): `,
-		fmt.Sprintf(`level=INFO msg="Downloaded certificate for Agent.Example from https://127.0.0.1:%d/puppet-ca/v1"`, ca.port()),
+		fmt.Sprintf(`level=INFO msg="Downloaded certificate for agent.example from https://127.0.0.1:%d/puppet-ca/v1"`, ca.port()),
 	} {
 		assert.Contains(t, out, line)
 	}
 
 	// A second run finds everything and asks the CA nothing.
 	n := len(ca.requestLog())
-	cfg, err = Bootstrap(context.Background(), options(ca, ssldir, "Agent.Example", nil))
+	cfg, err = Bootstrap(context.Background(), options(ca, ssldir, "agent.example", nil))
 	require.NoError(t, err)
 	assert.Len(t, ca.requestLog(), n)
 	body, err = get(t, ca, cfg)
 	require.NoError(t, err)
-	assert.Equal(t, "hello Agent.Example", body)
+	assert.Equal(t, "hello agent.example", body)
 
 	// TLSConfig reads the same files without any request.
-	cfg, err = TLSConfig(ssldir, "Agent.Example", "chain")
+	cfg, err = TLSConfig(ssldir, "agent.example", "chain")
 	require.NoError(t, err)
 	body, err = get(t, ca, cfg)
 	require.NoError(t, err)
-	assert.Equal(t, "hello Agent.Example", body)
+	assert.Equal(t, "hello agent.example", body)
 }
 
 func TestBootstrapPendingThenSigned(t *testing.T) {
@@ -535,6 +537,7 @@ func TestBootstrapServerErrors(t *testing.T) {
 		{Options{SSLDir: ssldir, Certname: "a/b", CAServer: "x"}, `Certname "a/b" must not contain unprintable or non-ASCII characters`},
 		{Options{SSLDir: ssldir, Certname: "naïve", CAServer: "x"}, `Certname "naïve" must not contain unprintable or non-ASCII characters`},
 		{Options{SSLDir: ssldir, Certname: "", CAServer: "x"}, "no certname"},
+		{Options{SSLDir: ssldir, Certname: "Web01", CAServer: "x"}, "Certificate names must be lower case"},
 		{Options{SSLDir: "", Certname: "a", CAServer: "x"}, "no SSL directory (ssldir)"},
 		{Options{SSLDir: ssldir, Certname: "a"}, "no CA server (ca_server, server)"},
 		{Options{SSLDir: ssldir, Certname: "a", CAServer: "x", Keylength: 512}, "keylength 512 is out of range (1024 to 16384 bits)"},
@@ -691,4 +694,75 @@ func TestParseKeyFormats(t *testing.T) {
 	assert.EqualError(t, err, "no PEM private key")
 	_, err = parseKey(pemBlock("CERTIFICATE", []byte{1}))
 	assert.EqualError(t, err, `a PEM block "CERTIFICATE" is not a private key`)
+}
+
+// BenchmarkBootstrapComplete is the cost every agent run pays when the
+// ssldir is complete: the files read and checked, no request.
+func BenchmarkBootstrapComplete(b *testing.B) {
+	ca := newTestCA(b)
+	ca.autosign = true
+	ca.start()
+	ssldir := b.TempDir()
+	o := Options{SSLDir: ssldir, Certname: "bench", CAServer: "127.0.0.1", CAPort: ca.port(), Keylength: 4096}
+	_, err := Bootstrap(context.Background(), o)
+	require.NoError(b, err)
+	n := len(ca.requestLog())
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := Bootstrap(context.Background(), o); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	require.Len(b, ca.requestLog(), n, "a complete ssldir makes no request")
+}
+
+// TestBootstrapSSLLock: while another run holds $ssldir/ssl.lock (as
+// Puppet's Pidlock writes it), Bootstrap gives up with Puppet's words; a
+// lock left by a dead process is taken over; the lock is gone afterwards.
+func TestBootstrapSSLLock(t *testing.T) {
+	ca := newTestCA(t)
+	ca.autosign = true
+	ca.start()
+	ssldir := t.TempDir()
+	lock := filepath.Join(ssldir, "ssl.lock")
+	unlock, err := config.Lock(lock)
+	require.NoError(t, err)
+	_, err = Bootstrap(context.Background(), options(ca, ssldir, "locked", nil))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Another puppet instance is already running and the waitforlock setting is set to 0; exiting")
+	var held *config.LockedError
+	assert.ErrorAs(t, err, &held)
+	assert.Empty(t, ca.requestLog(), "nothing asked while locked out")
+	assert.NoFileExists(t, filepath.Join(ssldir, "private_keys", "locked.pem"))
+	unlock()
+
+	// A stale lock (its process is gone) is taken over.
+	require.NoError(t, os.WriteFile(lock, []byte("4194303"), 0o644))
+	_, err = Bootstrap(context.Background(), options(ca, ssldir, "locked", nil))
+	require.NoError(t, err)
+	assert.NoFileExists(t, lock)
+
+	// While waiting for signing the lock is released.
+	ca.autosign = false
+	o := options(ca, t.TempDir(), "waiting", nil)
+	o.Waitforcert = time.Hour
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { _, err := Bootstrap(ctx, o); done <- err }()
+	for !ca.pending("waiting") {
+		time.Sleep(20 * time.Millisecond)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		unlock, err = config.Lock(filepath.Join(o.SSLDir, "ssl.lock"))
+		if err == nil || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	require.NoError(t, err, "the lock is held during the wait")
+	unlock()
+	cancel()
+	assert.ErrorIs(t, <-done, context.Canceled)
 }

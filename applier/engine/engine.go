@@ -126,8 +126,13 @@ func (e *Engine) answer(ctx context.Context, req *protocol.Request, kept *any, p
 		return e.search(ctx, req)
 	case protocol.OpDescribe:
 		return e.describe(req)
+	case protocol.OpDeclare:
+		// The request loop answers a declaration (internal/stream): it
+		// sets the run of the requests that follow, nothing the engine
+		// applies.
+		return protocol.ErrorResult("", "a declaration is answered by the request loop, not applied (internal/stream)")
 	}
-	return protocol.ErrorResult(protocol.Ref(req.Type, req.Title), fmt.Sprintf("unknown op %q (expected apply, find, search or describe)", req.Op.String()))
+	return protocol.ErrorResult(protocol.Ref(req.Type, req.Title), protocol.UnknownOp(req.Op.String()))
 }
 
 // lookup finds the request's type, or answers that it is unknown (the

@@ -14,8 +14,11 @@ import (
 // so what building it gave is kept beside it and copied instead of built
 // again. A Session owns both: the same *protocol.Request, unchanged, comes
 // back for every copy of the line, with what was built from it. The
-// current state is read afresh for every request, so nothing an answer
-// depends on can be stale.
+// current state is read afresh for every request, and so is the run the
+// request is applied in (a controller's declaration, which the request
+// loop puts in the context: a concat_file's fragments, the files a purge
+// leaves alone), so nothing an answer depends on can be stale: the same
+// line answers anew after a new declaration.
 //
 // The memo is a set-associative table of memoSets × memoWays requests,
 // bounded in memory (lines of at most memoMaxLine bytes): a line's hash
@@ -165,8 +168,12 @@ func memoKey(line []byte) (key, id []byte) {
 	return line[:i+1-len(member)], line[i+1 : n-1]
 }
 
-// keepable: req's params are scalars or lists of scalars.
+// keepable: req's params are scalars or lists of scalars, and it is not
+// a declaration (whose resources the loop keeps as its run).
 func keepable(req *protocol.Request) bool {
+	if req.Op == protocol.OpDeclare {
+		return false
+	}
 	for _, v := range req.Params {
 		switch v := v.(type) {
 		case string, int64, float64, bool, nil:

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -72,6 +73,18 @@ func (s *Session) Apply(ctx context.Context, req *protocol.Request) protocol.Res
 	}
 	res.Provider = prov
 	return res
+}
+
+// Declare makes a declaration's resources into the run the requests that
+// follow are applied in (the request loop puts it in their context): an
+// applier.RunSet knowing the namevars of the engine's types. A resource
+// declared twice is refused with an *applier.RunError naming it.
+func (s *Session) Declare(resources []protocol.RunResource) (applier.Run, error) {
+	rs, err := applier.NewRunSet(s.e.reg, resources)
+	if err != nil {
+		return nil, err
+	}
+	return rs, nil
 }
 
 // Engine is the engine the session applies through.

@@ -28,6 +28,13 @@ Requests, one per line:
   file /tmp/x {ensure: file}
       legacy form TYPE TITLE YAML, split on the first two spaces (a title
       with spaces needs the JSON form).
+  {"op":"find","type":"user","title":"root"}
+      "op": apply (the default), find, search, describe (read, change
+      nothing), or declare.
+  {"op":"declare","resources":[{"type":"file","title":"/etc/x"},...]}
+      the resources the run manages, for the requests that follow (a
+      purge leaves them alone, a concat_file gathers its fragments);
+      replaces the last declaration, an empty list clears it.
   Type names are case-insensitive. Blank lines and lines starting with #
   get no answer.
 

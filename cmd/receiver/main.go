@@ -191,6 +191,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Dirs:    dirs,
 		Tally:   count,
 		Decode:  sess.Decode,
+		Declare: sess.Declare,
 	}, app, stdin, stdout, sigs)
 	if code != exitOK {
 		return code

@@ -186,6 +186,22 @@ func TestAgentSSLBootstrapAgainstPuppetServer(t *testing.T) {
 	}
 	ka, kb := keyInfo(t, filepath.Join(ssldir, "private_keys", name+".pem")), keyInfo(t, filepath.Join(pssl, "private_keys", other+".pem"))
 	assert.Equal(t, kb, ka)
+	// Bootstrap takes the ssldir Puppet made as it is: no request to the
+	// CA, and the node request goes through with Puppet's files.
+	caRequests := func() int {
+		b, err := os.ReadFile(s.access)
+		require.NoError(t, err)
+		return strings.Count(string(b), "/puppet-ca/v1/")
+	}
+	n := caRequests()
+	pcfg, err := ssl.Bootstrap(ctx, ssl.Options{SSLDir: pssl, Certname: other, CAServer: "localhost", CAPort: s.port})
+	require.NoError(t, err)
+	code, body, err = nodeRequest(s, pcfg, other)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, code, body)
+	time.Sleep(300 * time.Millisecond) // the access log trails the answer
+	assert.Equal(t, n, caRequests(), "a complete ssldir made requests to the CA")
+
 	// Puppet's own agent accepts our ssldir: `puppet ssl verify`.
 	vcmd := exec.CommandContext(ctx, "puppet", "ssl", "verify", "--certname", name, "--ssldir", ssldir,
 		"--server", "localhost", "--serverport", fmt.Sprint(s.port),
@@ -195,6 +211,37 @@ func TestAgentSSLBootstrapAgainstPuppetServer(t *testing.T) {
 	vout, err := vcmd.CombinedOutput()
 	require.NoError(t, err, string(vout))
 	assert.Contains(t, string(vout), "Verified client certificate '"+"CN="+name+"'")
+
+	// crl_refresh_interval against the real CA: unchanged, the server
+	// answers 304 and the CRL is kept; once `puppetserver ca revoke` has
+	// revoked the certificate, the refresh brings the new CRL and the
+	// certificate is refused.
+	crl := filepath.Join(ssldir, "crl.pem")
+	before, err := os.ReadFile(crl)
+	require.NoError(t, err)
+	recent := time.Now().Add(-5 * time.Second)
+	require.NoError(t, os.Chtimes(crl, recent, recent))
+	var rlogs testutil.SyncBuffer
+	o.Log = slog.New(slog.NewTextHandler(&rlogs, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	o.CRLRefreshInterval = time.Second
+	_, err = ssl.Bootstrap(ctx, o)
+	require.NoError(t, err, rlogs.String())
+	assert.Contains(t, rlogs.String(), "Refreshing CRL")
+	assert.Contains(t, rlogs.String(), "CRL is unmodified, using existing CRL")
+	after, err := os.ReadFile(crl)
+	require.NoError(t, err)
+	assert.Equal(t, before, after)
+
+	revokedAt := time.Now().Add(-2 * time.Second)
+	require.NoError(t, ca(s.confFile, "revoke", "--certname", name))
+	require.NoError(t, os.Chtimes(crl, revokedAt, revokedAt))
+	_, err = ssl.Bootstrap(ctx, o)
+	require.Error(t, err)
+	assert.EqualError(t, err, "Certificate 'CN="+name+"' is revoked")
+	// The new CRL is on disk: without refresh, refused too.
+	o.CRLRefreshInterval = 0
+	_, err = ssl.Bootstrap(ctx, o)
+	assert.EqualError(t, err, "Certificate 'CN="+name+"' is revoked")
 }
 
 // tree lists an ssldir: each entry's path (the certname's files as

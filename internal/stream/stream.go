@@ -49,6 +49,12 @@ type Config struct {
 	Dirs *dirsync.Syncer
 	// Tally, when not nil, counts the answers (summary.go).
 	Tally *Tally
+	// Declare makes a declaration's resources into the run the requests
+	// that follow are applied in (an engine session's Declare, which
+	// knows its types' namevars); nil means applier.NewRunSet without
+	// types. Its error answers the declaration (a *applier.RunError
+	// names the resource).
+	Declare func(resources []protocol.RunResource) (applier.Run, error)
 }
 
 // One goroutine reads, applies and answers, line after line: a lone
@@ -210,7 +216,7 @@ func (l *loop) serve(ctx, applyCtx context.Context, in io.Reader, out io.Writer,
 			l.start = time.Now()
 		}
 		res, answer := l.handle(applyCtx, it)
-		if answer && !(l.drain(applyCtx) && l.write(&res, l.lineNo, l.start)) || l.outFailed {
+		if answer && !(l.drain(applyCtx) && l.write(&res, l.lineNo, l.start, !l.declaration || res.Failed)) || l.outFailed {
 			// Nobody reads the answers any more: end quietly.
 			return ExitOutput
 		}
@@ -322,13 +328,16 @@ func (l *loop) finishOne(ctx context.Context) bool {
 	if l.outFailed {
 		return false
 	}
-	return l.write(&res, o.lineNo, o.start)
+	return l.write(&res, o.lineNo, o.start, true)
 }
 
 // write encodes and writes the answer to request line lineNo; false (and
-// outFailed) when the output failed.
-func (l *loop) write(res *protocol.Result, lineNo int, start time.Time) bool {
-	l.cfg.Tally.Add(res, start)
+// outFailed) when the output failed. count: the Tally counts it (a
+// declaration taken is not a resource).
+func (l *loop) write(res *protocol.Result, lineNo int, start time.Time, count bool) bool {
+	if count {
+		l.cfg.Tally.Add(res, start)
+	}
 	l.ans = l.encode(l.ans[:0], res, lineNo)
 	if _, err := l.out.Write(l.ans); err != nil {
 		l.outFailed = true
@@ -442,11 +451,18 @@ type loop struct {
 	// session kept from a copy of the line with another id answers with
 	// this one (idOf).
 	lineID []byte
+	// runCtx is the apply context with the run the controller declared
+	// last (declare.go), nil when there is none: the context every
+	// request is applied in until the next declaration.
+	runCtx context.Context
+	// declaration: the line handled last was a declaration.
+	declaration bool
 }
 
 // handle turns one line into its answer; answer is false for blank and
 // comment lines.
 func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, answer bool) {
+	l.declaration = false
 	if it.tooLong > 0 {
 		msg := fmt.Sprintf("request line %d: line of %d bytes is longer than the limit of %d bytes (--max-line); it was skipped",
 			l.lineNo, it.tooLong, l.cfg.MaxLine)
@@ -474,6 +490,13 @@ func (l *loop) handle(ctx context.Context, it lineItem) (res protocol.Result, an
 		return protocol.ErrorResult(ref, msg), true
 	} else if err != nil {
 		return l.decodeError(err), true
+	}
+	if req.Op == protocol.OpDeclare {
+		l.declaration = true
+		return l.declare(ctx, req), true
+	}
+	if l.runCtx != nil {
+		ctx = l.runCtx
 	}
 	switch {
 	case l.pipe == nil:
