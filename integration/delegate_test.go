@@ -71,7 +71,8 @@ func gone(pid int) bool {
 
 // TestDelegateCustomTypes drives the built receiver with --fallback puppet
 // and a modulepath holding a custom type, a Resource API type and
-// Debian's augeas_core: create, unchanged, change, error answers, a
+// Debian's augeas_core (named by --delegate: pippet's own augeas is
+// native): create, unchanged, change, error answers, a
 // provider failure, many requests served by one Puppet process, that
 // process killed and replaced, and stopped when the receiver exits.
 func TestDelegateCustomTypes(t *testing.T) {
@@ -79,7 +80,8 @@ func TestDelegateCustomTypes(t *testing.T) {
 	dir := t.TempDir()
 	ini := filepath.Join(dir, "app.ini")
 	modulepath := testModules(t) + ":/usr/share/puppet/modules"
-	cmd, stdin, stdout, stderr := startReceiver(t, "--fallback", "puppet", "--modulepath", modulepath, "--debug", "--no-banner")
+	// augeas is native: --delegate has Puppet's augeas_core apply it.
+	cmd, stdin, stdout, stderr := startReceiver(t, "--fallback", "puppet", "--delegate", "augeas", "--modulepath", modulepath, "--debug", "--no-banner")
 	answers := bufio.NewScanner(stdout)
 	answers.Buffer(nil, 1<<20)
 	n := 0

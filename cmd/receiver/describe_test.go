@@ -95,7 +95,7 @@ func TestFactsSubcommand(t *testing.T) {
 func TestDescribeUnknownNamesDelegated(t *testing.T) {
 	code, _, errs := runSub(t, "describe", "--fallback", "none", "starship")
 	assert.Equal(t, 2, code)
-	assert.Contains(t, errs, "unknown resource type 'starship' (pippet's own: anchor, concat_file, concat_fragment, cron, exec, file")
+	assert.Contains(t, errs, "unknown resource type 'starship' (pippet's own: anchor, augeas, concat_file, concat_fragment, cron, exec, file")
 	assert.Contains(t, errs, "no type is delegated")
 
 	if _, err := exec.LookPath("puppet"); err != nil {

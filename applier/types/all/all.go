@@ -6,6 +6,7 @@ package all
 
 import (
 	_ "github.com/pippet/pippet/applier/types/anchor"
+	_ "github.com/pippet/pippet/applier/types/augeas"
 	_ "github.com/pippet/pippet/applier/types/concat"
 	_ "github.com/pippet/pippet/applier/types/cron"
 	_ "github.com/pippet/pippet/applier/types/exec"
@@ -15,6 +16,7 @@ import (
 	_ "github.com/pippet/pippet/applier/types/host"
 	_ "github.com/pippet/pippet/applier/types/ini_setting"
 	_ "github.com/pippet/pippet/applier/types/ini_subsetting"
+	_ "github.com/pippet/pippet/applier/types/mailalias"
 	_ "github.com/pippet/pippet/applier/types/mount"
 	_ "github.com/pippet/pippet/applier/types/notify"
 	_ "github.com/pippet/pippet/applier/types/package"
