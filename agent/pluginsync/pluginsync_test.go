@@ -304,3 +304,33 @@ func TestSyncWithAnotherDigest(t *testing.T) {
 		}
 	}
 }
+
+// TestSyncAMountTheServerCannotFind: Puppet Server's merging mounts
+// (pluginfacts, plugins) answer a find of their root with 404 when no
+// module of the environment has such a directory, while their search
+// lists the root alone (Puppet's file_serving/mount/pluginfacts.rb). The
+// agent takes the root from the search, as Puppet's recursion does: the
+// sync succeeds, purging what the vardir had, and the plugins that do
+// exist are still synced.
+func TestSyncAMountTheServerCannotFind(t *testing.T) {
+	f := newFixture(t)
+	put(t, f.plugins, "puppet/type/x.rb", "x\n", 0o644)
+	put(t, f.vardir, "facts.d/stale.txt", "stale=1\n", 0o644)
+	f.handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/puppet/v3/file_metadata/pluginfacts") {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = w.Write([]byte(`{"message":"Not Found: Could not find file_metadata pluginfacts","issue_kind":"RESOURCE_NOT_FOUND"}`))
+			return
+		}
+		f.fs.ServeHTTP(w, r)
+	})
+	require.NoError(t, os.RemoveAll(f.facts))
+	require.NoError(t, os.MkdirAll(f.facts, 0o755)) // the search's root, nothing in it
+	res, err := pluginsync.Sync(context.Background(), f.opts)
+	require.NoError(t, err, f.logged())
+	assert.NoFileExists(t, filepath.Join(f.vardir, "facts.d/stale.txt"))
+	assert.DirExists(t, filepath.Join(f.vardir, "facts.d"))
+	assert.FileExists(t, filepath.Join(f.vardir, "lib/puppet/type/x.rb"))
+	assert.Contains(t, res.Removed, filepath.Join(f.vardir, "facts.d/stale.txt"))
+}

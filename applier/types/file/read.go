@@ -405,7 +405,39 @@ func (p *posix) sourceMeta(ctx context.Context) (*source.Metadata, error) {
 	}
 	q := source.Query{Checksum: p.r.String("checksum"), FollowLinks: true, SourcePermissions: p.r.String("source_permissions")}
 	p.meta, p.metaErr = f.First(ctx, p.r.Strings("source"), q)
+	if errors.Is(p.metaErr, source.ErrNotFound) && p.r.String("recurse") != "false" {
+		if m := searchedRoot(ctx, f, p.r.Strings("source"), q); m != nil {
+			p.meta, p.metaErr = m, nil
+		}
+	}
 	return p.meta, p.metaErr
+}
+
+// errRootFound stops a walk once the root entry is seen.
+var errRootFound = errors.New("root found")
+
+// searchedRoot is the root entry a search (a recursive listing) gives for
+// the first source that has one, for a recursive copy whose sources a
+// find does not know: Puppet Server's merging mounts (plugins,
+// pluginfacts) answer a find of their root 404 when no module has such a
+// directory, and list an empty root when searched. Puppet's recursion
+// takes its root from the search, so a recursive copy from them works.
+func searchedRoot(ctx context.Context, f *source.Fetcher, srcs []string, q source.Query) *source.Metadata {
+	for _, src := range srcs {
+		var root *source.Metadata
+		err := f.Walk(ctx, src, q, source.WalkOptions{Limit: 1}, func(rel string, m *source.Metadata) error {
+			if rel == "." {
+				root = m
+				return errRootFound
+			}
+			return nil
+		})
+		if root != nil && (err == nil || errors.Is(err, errRootFound)) {
+			root.Source = src
+			return root
+		}
+	}
+	return nil
 }
 
 // inlinedMeta is the metadata a static catalog inlined for the File
