@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 
 	json "github.com/goccy/go-json"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/atomicfile"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -51,15 +49,7 @@ func (a *audits) save(log *slog.Logger) {
 	if a.file == "" || !a.changed {
 		return
 	}
-	data, err := json.Marshal(a.rec)
-	if err == nil {
-		if err = os.MkdirAll(filepath.Dir(a.file), 0o750); err == nil {
-			err = atomicfile.Write(context.Background(), a.file, data, atomicfile.Options{Mode: 0o600, UID: -1, GID: -1})
-		}
-	}
-	if err != nil {
-		log.Warn(fmt.Sprintf("could not save the audit state %s: %v", a.file, err))
-	}
+	saveState(a.file, "audit state", a.rec, log)
 }
 
 // auditNames reads a resource's audit metaparameter: a name or a list of

@@ -1,18 +1,15 @@
 package catalog
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"reflect"
 	"strings"
 
 	json "github.com/goccy/go-json"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/atomicfile"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -163,13 +160,5 @@ func (st *transactionStore) save(log *slog.Logger) {
 	if st.path == "" {
 		return
 	}
-	data, err := json.Marshal(map[string]any{"resources": st.new})
-	if err == nil {
-		if err = os.MkdirAll(filepath.Dir(st.path), 0o750); err == nil {
-			err = atomicfile.Write(context.Background(), st.path, data, atomicfile.Options{Mode: 0o600, UID: -1, GID: -1})
-		}
-	}
-	if err != nil {
-		log.Warn(fmt.Sprintf("could not save the transaction store %s: %v", st.path, err))
-	}
+	saveState(st.path, "transaction store", map[string]any{"resources": st.new}, log)
 }

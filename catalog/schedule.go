@@ -1,18 +1,14 @@
 package catalog
 
 import (
-	"context"
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	json "github.com/goccy/go-json"
-
-	"github.com/pippet/pippet/applier/atomicfile"
 )
 
 // schedule is one of Puppet's schedule resources: when a resource naming
@@ -226,13 +222,5 @@ func (s *schedules) save(log *slog.Logger) {
 	if s.file == "" || !s.changed {
 		return
 	}
-	data, err := json.Marshal(s.last)
-	if err == nil {
-		if err = os.MkdirAll(filepath.Dir(s.file), 0o750); err == nil {
-			err = atomicfile.Write(context.Background(), s.file, data, atomicfile.Options{Mode: 0o600, UID: -1, GID: -1})
-		}
-	}
-	if err != nil {
-		log.Warn(fmt.Sprintf("could not save the schedule state %s: %v", s.file, err))
-	}
+	saveState(s.file, "schedule state", s.last, log)
 }

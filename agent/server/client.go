@@ -65,6 +65,7 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/catalog"
 )
 
@@ -415,9 +416,6 @@ func (r *watchedReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// maxRedirects is Puppet's redirect_limit.
-const maxRedirects = 10
-
 // HTTPClient is an HTTP client for the agent's requests, set up as
 // Puppet's agent sets up its connections: cfg is the TLS configuration
 // (the agent's certificate, the CA and the CRL); connectTimeout bounds
@@ -443,22 +441,7 @@ func HTTPClient(cfg *tls.Config, connectTimeout, readTimeout time.Duration) *htt
 		IdleConnTimeout:       90 * time.Second,
 	}
 	return &http.Client{
-		Transport: tr,
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if req.Response != nil {
-				switch req.Response.StatusCode {
-				case http.StatusMovedPermanently, http.StatusFound, http.StatusTemporaryRedirect:
-				default:
-					return http.ErrUseLastResponse
-				}
-			}
-			if len(via) > maxRedirects {
-				return fmt.Errorf("too many HTTP redirections for %s", via[0].URL.Redacted())
-			}
-			if req.URL.Scheme != "https" {
-				return fmt.Errorf("redirected to %s: a Puppet Server is only reached over https", req.URL.Redacted())
-			}
-			return nil
-		},
+		Transport:     tr,
+		CheckRedirect: source.PuppetRedirects,
 	}
 }

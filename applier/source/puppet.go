@@ -85,6 +85,27 @@ func NewPuppet(opts PuppetOptions, o Options) *Puppet {
 // Environment is the environment requests name.
 func (p *Puppet) Environment() string { return p.opts.Environment }
 
+// PuppetRedirects is the redirect policy of every request the agent makes
+// to a Puppet Server (an http.Client's CheckRedirect): 301, 302 and 307
+// are followed, at most redirect_limit (10) times; any other redirect is
+// an answer of its own; never to plain http.
+func PuppetRedirects(req *http.Request, via []*http.Request) error {
+	if req.Response != nil {
+		switch req.Response.StatusCode {
+		case http.StatusMovedPermanently, http.StatusFound, http.StatusTemporaryRedirect:
+		default:
+			return http.ErrUseLastResponse
+		}
+	}
+	if len(via) > maxPuppetRedirects {
+		return fmt.Errorf("too many HTTP redirections for %s", via[0].URL.Redacted())
+	}
+	if req.URL.Scheme != "https" {
+		return fmt.Errorf("redirected to %s: a Puppet Server is only reached over https", req.URL.Redacted())
+	}
+	return nil
+}
+
 // maxPuppetRedirects is the agent's redirect_limit.
 const maxPuppetRedirects = 10
 
@@ -114,25 +135,8 @@ func (p *Puppet) httpClient() (*http.Client, error) {
 		ForceAttemptHTTP2:     false,
 	}
 	p.client = &http.Client{
-		Transport: tr,
-		// As the agent: 301, 302 and 307 are followed (at most 10), any
-		// other redirect is an error answer; never to plain http.
-		CheckRedirect: func(req *http.Request, via []*http.Request) error {
-			if req.Response != nil {
-				switch req.Response.StatusCode {
-				case http.StatusMovedPermanently, http.StatusFound, http.StatusTemporaryRedirect:
-				default:
-					return http.ErrUseLastResponse
-				}
-			}
-			if len(via) > maxPuppetRedirects {
-				return fmt.Errorf("too many HTTP redirections for %s", via[0].URL.Redacted())
-			}
-			if req.URL.Scheme != "https" {
-				return fmt.Errorf("redirected to %s: a Puppet Server is only reached over https", req.URL.Redacted())
-			}
-			return nil
-		},
+		Transport:     tr,
+		CheckRedirect: PuppetRedirects,
 	}
 	return p.client, nil
 }
