@@ -46,8 +46,12 @@ const aioRuby = "/opt/puppetlabs/puppet/bin/ruby"
 
 // customScript loads Facter, evaluates the custom facts of the directories
 // given as arguments, and prints {"facts": {NAME: {"value": V, "weight":
-// W}}, "errors": [...]}. Exit status 3: Facter cannot be loaded.
+// W}}, "errors": [...]}. Exit status 3: Facter cannot be loaded. What a
+// fact prints goes to stderr ($stdout is pointed there), not into the
+// answer.
 const customScript = `
+answer = $stdout.dup
+$stdout.reopen($stderr)
 begin
   require 'facter'
 rescue LoadError => e
@@ -72,7 +76,7 @@ LegacyFacter.collection.custom_facts.each do |name, fact|
   end
   out[name.to_s] = { 'value' => v, 'weight' => fact.used_resolution_weight }
 end
-$stdout.write(JSON.generate({ 'facts' => out, 'errors' => errors }))
+answer.write(JSON.generate({ 'facts' => out, 'errors' => errors }))
 `
 
 // SkippedError says custom facts were found but not evaluated, because

@@ -144,6 +144,8 @@ func checkCustomFacts(t *testing.T, eval facts.Evaluator) {
 	writeFile(t, custom, "pippet_custom.rb", customFacts, 0o644)
 	writeFile(t, custom, "pippet_raises.rb", "Facter.add(:pippet_raises) { setcode { raise 'boom in setcode' } }\n", 0o644)
 	writeFile(t, custom, "pippet_broken.rb", "raise 'boom at load'\n", 0o644)
+	// A fact that prints (JSON, even) cannot break Facter's answer.
+	writeFile(t, custom, "pippet_chatty.rb", "Facter.add(:pippet_chatty) { setcode { puts '{\"facts\":{}}'; 'said' } }\n", 0o644)
 	writeFile(t, ext, "shared.txt", "pippet_shared=from external\npippet_heavy=from external\n", 0o644)
 
 	f, errs := facts.Gather(context.Background(), facts.Options{ExternalDirs: []string{ext}, CustomDirs: []string{custom}, Evaluate: eval})
@@ -156,6 +158,7 @@ func checkCustomFacts(t *testing.T, eval facts.Evaluator) {
 	assert.Len(t, msgs, 2, "%v", msgs)
 
 	assert.Equal(t, "on Linux", f["pippet_custom"])
+	assert.Equal(t, "said", f["pippet_chatty"])
 	assert.Equal(t, int64(42), f["pippet_count"])
 	assert.Equal(t, map[string]any{"list": []any{int64(1), 2.5, true, nil, "x"}, "nested": map[string]any{"a": "b"}}, f["pippet_struct"])
 	assert.Equal(t, "Linux", f["kernel"])
