@@ -6,9 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/pippet/pippet/agent/facts"
+	"github.com/pippet/pippet/agent/pluginsync"
 	"github.com/pippet/pippet/delegate"
+	"github.com/pippet/pippet/internal/applyrun"
 )
 
 // Custom facts and the run's Puppet.
@@ -35,10 +38,8 @@ type ahead struct {
 
 // customFactDirs are the run's custom fact directories that exist.
 func (r *run) customFactDirs() []string {
-	var o facts.Options
-	o.UseVardir(r.s.Vardir)
 	var dirs []string
-	for _, d := range o.CustomDirs {
+	for _, d := range r.factDirs() {
 		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
 			dirs = append(dirs, d)
 		}
@@ -64,7 +65,8 @@ func (r *run) evaluateAhead(ctx context.Context, fb *delegate.Fallback) {
 	if fb == nil || !hasCustomFacts(dirs) {
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, facts.DefaultCustomTimeout)
+	// Puppet's start, then the facts.
+	ctx, cancel := context.WithTimeout(ctx, delegate.DefaultStartTimeout+facts.DefaultCustomTimeout)
 	a := &ahead{dirs: dirs, cancel: cancel, done: make(chan struct{})}
 	r.ahead = a
 	go func() {
@@ -74,14 +76,57 @@ func (r *run) evaluateAhead(ctx context.Context, fb *delegate.Fallback) {
 	}()
 }
 
+// synced is what a pluginsync did, as the custom facts care.
+type synced struct {
+	// changed: it changed or removed files (or failed half way): the
+	// facts evaluated before it are not this run's.
+	changed bool
+	// code: among them Ruby that the custom facts may have required
+	// (anything but the fact files Facter loads itself, which it reads
+	// anew each time): a Puppet that evaluated them holds the old code.
+	code bool
+}
+
+// syncedOf reads a pluginsync's result (res, err); factDirs are the
+// custom fact directories.
+func syncedOf(res *pluginsync.Result, err error, factDirs []string) synced {
+	if err != nil || res == nil {
+		return synced{changed: true, code: true}
+	}
+	var s synced
+	for _, p := range slices.Concat(res.Changed, res.Removed) {
+		s.changed = true
+		if strings.HasSuffix(p, ".rb") && !slices.Contains(factDirs, filepath.Dir(p)) {
+			s.code = true
+		}
+	}
+	return s
+}
+
+// factDirs are the run's custom fact directories, whether they exist or
+// not.
+func (r *run) factDirs() []string {
+	var o facts.Options
+	o.UseVardir(r.s.Vardir)
+	return o.CustomDirs
+}
+
 // evaluator is the custom facts' evaluator of the facts gathered now,
-// after pluginsync (changed: it changed or removed files): the result of
-// the evaluation started ahead when it still holds, else the run's
-// Puppet, started now if it is not running yet; nil (a Facter process)
-// without one.
-func (r *run) evaluator(ctx context.Context, changed bool) facts.Evaluator {
+// after pluginsync (sy): the result of the evaluation started ahead when
+// it still holds, else the run's Puppet, started now if it is not
+// running yet (or again, when it loaded code pluginsync then changed);
+// nil (a Facter process) without one.
+func (r *run) evaluator(ctx context.Context, sy synced) facts.Evaluator {
 	a := r.ahead
 	r.ahead = nil
+	if a != nil && sy.code && r.fallback != nil {
+		// Ruby does not load a required file twice: a new Puppet.
+		a.cancel()
+		<-a.done
+		r.log.Debug("Starting Puppet again: pluginsync changed code its custom facts may have loaded")
+		applyrun.CloseFallback(ctx, r.fallback, r.log)
+		r.fallback, a = nil, nil
+	}
 	if r.fallback == nil && r.o.Fallback != delegate.ModeNone && hasCustomFacts(r.customFactDirs()) {
 		r.log.Debug("Starting Puppet for the custom facts")
 		r.fallback = r.startPuppet(ctx)
@@ -97,7 +142,7 @@ func (r *run) evaluator(ctx context.Context, changed bool) facts.Evaluator {
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
-			if !changed && a.err == nil && slices.Equal(a.dirs, dirs) {
+			if !sy.changed && a.err == nil && slices.Equal(a.dirs, dirs) {
 				r.log.Debug(fmt.Sprintf("Custom facts evaluated by Puppet (pid %d) during pluginsync", fb.Pid()))
 				return a.out, nil
 			}

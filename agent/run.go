@@ -531,16 +531,16 @@ func (r *run) prepare(ctx context.Context, hc *http.Client, base, env string, ch
 			sync = false
 		}
 	}
-	// Files pluginsync changed: custom facts evaluated before it are
-	// evaluated again.
-	changed := false
+	// What pluginsync changed: custom facts evaluated before it are
+	// evaluated again (synced.changed).
+	var synced synced
 	if sync {
 		start := time.Now()
 		res, err := pluginsync.Sync(ctx, pluginsync.Options{
 			Client: hc, Server: base, Environment: env, Vardir: r.s.Vardir, Log: r.log,
 		})
 		r.timings[TimePluginSync] += time.Since(start)
-		changed = err != nil || res == nil || len(res.Changed) > 0 || len(res.Removed) > 0
+		synced = syncedOf(res, err, r.factDirs())
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
@@ -551,7 +551,7 @@ func (r *run) prepare(ctx context.Context, hc *http.Client, base, env string, ch
 	start := time.Now()
 	fo := facts.Options{}
 	fo.UseVardir(r.s.Vardir)
-	fo.Evaluate = r.evaluator(ctx, changed)
+	fo.Evaluate = r.evaluator(ctx, synced)
 	for _, dir := range fo.CustomDirs {
 		// Puppet says so for each fact directory there is.
 		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {

@@ -248,7 +248,8 @@ def custom_facts(req)
     end
   ensure
     Facter::Options[:no_external_facts] = !external
-    Facter.on_message
+    # Facter's messages go to Puppet's log again, as Puppet set them up.
+    facter.respond_to?(:setup_logging, true) ? facter.send(:setup_logging) : Facter.on_message
   end
   { 'resource' => 'Facts[custom]', 'failed' => false, 'changed' => false, 'noop' => false,
     'error' => false, 'exception' => nil, 'facts' => out, 'errors' => errors }
