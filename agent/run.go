@@ -565,7 +565,11 @@ func (r *run) prepare(ctx context.Context, hc *http.Client, base, env string, ch
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	b, err := server.FactsJSON(r.s.Certname, f, server.FactsOptions{Noop: r.s.Noop, TTL: r.s.Runinterval})
+	fopts := server.FactsOptions{Noop: r.s.Noop, TTL: r.s.Runinterval}
+	if r.s.EnvironmentSet {
+		fopts.AgentSpecifiedEnvironment = r.s.Environment
+	}
+	b, err := server.FactsJSON(r.s.Certname, f, fopts)
 	r.timings[TimeFactGeneration] += time.Since(start)
 	return b, err
 }

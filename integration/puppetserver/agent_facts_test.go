@@ -23,7 +23,7 @@ func init() {
 		if err := write(filepath.Join(dir, "manifests", "site.pp"), `node default {
   file { "${facts['acore_root']}/facts.txt":
     ensure  => file,
-    content => "probe=${facts['afacts_probe']} vardir=${facts['puppet_vardir']}\n",
+    content => "probe=${facts['afacts_probe']} vardir=${facts['puppet_vardir']} env=${facts['agent_specified_environment']}\n",
   }
 }
 `); err != nil {
@@ -52,14 +52,14 @@ func TestAgentCustomFactsInTheRunsPuppet(t *testing.T) {
 		rvar := filepath.Join(n.dir, "puppet-var")
 		code, out := runPuppetAgent(t, n, n.puppetConf(t, s, "puppet", rvar))
 		require.Equal(t, 2, code, out)
-		assert.Equal(t, "probe=puppet server=localhost vardir="+rvar+"\n", read(t, facts), "Puppet's agent")
+		assert.Equal(t, "probe=puppet server=localhost vardir="+rvar+" env="+afactsEnv+"\n", read(t, facts), "Puppet's agent")
 	}
 
 	pvar := filepath.Join(n.dir, "pippet-var")
 	pconf := n.puppetConf(t, s, "pippet", pvar)
 	code, out, errs := runReceiverAgent(t, n, pconf, "-t", "--debug")
 	require.Equal(t, 2, code, "%s%s", out, errs)
-	assert.Equal(t, "probe=puppet server=localhost vardir="+pvar+"\n", read(t, facts), "the same facts from receiver agent")
+	assert.Equal(t, "probe=puppet server=localhost vardir="+pvar+" env="+afactsEnv+"\n", read(t, facts), "the same facts from receiver agent")
 	assert.Contains(t, out, "Debug: Starting Puppet for the custom facts", "a first run: Puppet starts once pluginsync brought them")
 	assert.Contains(t, out, "Debug: Custom facts evaluated by Puppet (pid ")
 
@@ -79,5 +79,5 @@ func TestAgentCustomFactsInTheRunsPuppet(t *testing.T) {
 	// puppet_vardir is missing there.
 	got := read(t, facts)
 	assert.Regexp(t, `^probe=\S`, got, "the custom facts are evaluated")
-	assert.NotEqual(t, "probe=puppet server=localhost vardir="+pvar+"\n", got)
+	assert.NotEqual(t, "probe=puppet server=localhost vardir="+pvar+" env="+afactsEnv+"\n", got)
 }
