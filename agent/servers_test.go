@@ -425,3 +425,33 @@ func TestResubmitFacts(t *testing.T) {
 	assert.Equal(t, 0, code, out)
 	assert.Contains(t, out, "Error: Failed to submit facts: Error 403 on SERVER: Forbidden request\n")
 }
+
+// TestServerListCAAndReportAddr: the certificate and report requests
+// follow the server chosen from server_list unless ca_server and
+// report_server are set (puppet.conf or command line); without
+// server_list they are ca_server's and report_server's ($server).
+func TestServerListCAAndReportAddr(t *testing.T) {
+	e := newAgentEnv(t, "servers-addr.test")
+	chosen := func(s *config.Settings) *run {
+		r := newRun(s, Options{})
+		r.host, r.port = "b.example", 8150
+		return r
+	}
+	r := chosen(e.settings(t, "server_list=a.example,b.example:8150"))
+	h, p := r.caAddr()
+	assert.Equal(t, "b.example:8150", fmt.Sprintf("%s:%d", h, p))
+	h, p = r.reportAddr()
+	assert.Equal(t, "b.example:8150", fmt.Sprintf("%s:%d", h, p))
+
+	r = chosen(e.settings(t, "server_list=a.example,b.example:8150", "ca_server=ca.example", "report_server=reports.example", "report_port=9000"))
+	h, p = r.caAddr()
+	assert.Equal(t, "ca.example:8140", fmt.Sprintf("%s:%d", h, p))
+	h, p = r.reportAddr()
+	assert.Equal(t, "reports.example:9000", fmt.Sprintf("%s:%d", h, p))
+
+	r = newRun(e.settings(t, "server=main.example"), Options{})
+	h, _ = r.caAddr()
+	assert.Equal(t, "main.example", h)
+	h, _ = r.reportAddr()
+	assert.Equal(t, "main.example", h)
+}

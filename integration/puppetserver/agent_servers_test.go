@@ -1,6 +1,7 @@
 package puppetserver
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"gopkg.in/yaml.v3"
 )
 
 // TestAgentServerListAndResubmitFacts: server_list's first entry is a
@@ -41,7 +41,7 @@ func TestAgentServerListAndResubmitFacts(t *testing.T) {
 	vardir := filepath.Join(n.dir, "var")
 	factsd := filepath.Join(vardir, "facts.d")
 	conf := n.puppetConf(t, s, "pippet", vardir, "server_list = "+list, "resubmit_facts = true",
-		fmt.Sprintf("prerun_command = /bin/sh -c 'mkdir -p %[1]s && echo servers2_resubmitted=after_the_catalog > %[1]s/servers2.txt'", factsd))
+		fmt.Sprintf("prerun_command = mkdir -p %[1]s && echo servers2_resubmitted=after_the_catalog > %[1]s/servers2.txt", factsd))
 	code, out, errs := runReceiverAgent(t, n, conf, "-t")
 	require.Equal(t, 0, code, "%s%s", out, errs)
 	m := warn.FindStringSubmatch(out + errs)
@@ -53,11 +53,12 @@ func TestAgentServerListAndResubmitFacts(t *testing.T) {
 	rep := stored(t, s, n.certname, lastUUID(t, vardir))
 	assert.Equal(t, fmt.Sprintf("localhost:%d", s.port), rep["server_used"])
 
-	b, err := os.ReadFile(filepath.Join(s.dir, "var", "yaml", "facts", n.certname+".yaml"))
+	// Puppet Server's facts terminus is json: server_datadir/facts.
+	b, err := os.ReadFile(filepath.Join(s.dir, "var", "server_data", "facts", n.certname+".json"))
 	require.NoError(t, err)
 	var doc struct {
-		Values map[string]any `yaml:"values"`
+		Values map[string]any `json:"values"`
 	}
-	require.NoError(t, yaml.Unmarshal(stripRubyTags(b), &doc))
+	require.NoError(t, json.Unmarshal(b, &doc))
 	assert.Equal(t, "after_the_catalog", doc.Values["servers2_resubmitted"], "the facts sent after the apply")
 }
