@@ -197,6 +197,18 @@ func Load(confFile string, overrides map[string]string) (*Settings, error) {
 	return load(currentEnv(), confFile, overrides)
 }
 
+// LoadMode is Load for another of Puppet's run modes: "user" is puppet
+// apply's (and receiver apply's), which reads [user] over [main] and
+// never [agent]; "agent" is Load. `puppet config print --section MODE`
+// prints what it resolves ($run_mode is the mode: pidfile is
+// $rundir/user.pid).
+func LoadMode(mode, confFile string, overrides map[string]string) (*Settings, error) {
+	if mode != "agent" && mode != "user" {
+		return nil, fmt.Errorf("run mode %q: pippet reads puppet.conf for the agent and user run modes", mode)
+	}
+	return loadMode(currentEnv(), mode, confFile, overrides)
+}
+
 // source is where a setting's raw value came from.
 type source struct {
 	raw   string
@@ -205,6 +217,7 @@ type source struct {
 
 type resolver struct {
 	env    env
+	mode   string // the run mode: agent or user, the section over [main]
 	conf   *confFile
 	cli    map[string]string
 	app    map[string]string
@@ -213,6 +226,10 @@ type resolver struct {
 }
 
 func load(e env, confFile string, overrides map[string]string) (*Settings, error) {
+	return loadMode(e, "agent", confFile, overrides)
+}
+
+func loadMode(e env, mode, confFile string, overrides map[string]string) (*Settings, error) {
 	cli := map[string]string{}
 	var names []string
 	for k := range overrides {
@@ -249,7 +266,7 @@ func load(e env, confFile string, overrides map[string]string) (*Settings, error
 	if err != nil {
 		return nil, err
 	}
-	r := &resolver{env: e, conf: conf, cli: cli, app: app, values: map[string]string{}}
+	r := &resolver{env: e, mode: mode, conf: conf, cli: cli, app: app, values: map[string]string{}}
 	// Dynamic defaults: the host's FQDN for certname (Facter's hostname
 	// and domain facts), its domain for srv_domain.
 	hostname, domain := e.fqdn()
@@ -270,7 +287,7 @@ func load(e env, confFile string, overrides map[string]string) (*Settings, error
 	for k, v := range r.values {
 		s.Values[k] = v
 	}
-	for _, sec := range []string{"main", "agent"} {
+	for _, sec := range []string{"main", mode} {
 		var unknown []string
 		for k := range conf.sections[sec] {
 			if byName[k] == nil {
@@ -288,7 +305,8 @@ func load(e env, confFile string, overrides map[string]string) (*Settings, error
 	return s, nil
 }
 
-// lookup finds a setting's raw value: the command line, [agent], [main];
+// lookup finds a setting's raw value: the command line, [agent] (the run
+// mode's section), [main];
 // set says one of them had it (not a default).
 func (r *resolver) lookup(name string) (source, bool) {
 	if src, ok := r.lookupOwn(name); ok {
@@ -310,7 +328,7 @@ func (r *resolver) lookupOwn(name string) (source, bool) {
 	if v, ok := r.cli[name]; ok {
 		return source{raw: v, where: "--" + name}, true
 	}
-	for _, sec := range []string{"agent", "main"} {
+	for _, sec := range []string{r.mode, "main"} {
 		if e, ok := r.conf.sections[sec][name]; ok {
 			return source{raw: e.value, where: r.conf.where(e)}, true
 		}
@@ -379,7 +397,7 @@ func (r *resolver) get(name string) (string, error) {
 		case vn == "environment" && name != "config_version":
 			return m // Puppet leaves $environment alone outside config_version
 		case vn == "run_mode":
-			return "agent"
+			return r.mode
 		case byName[vn] == nil:
 			if ierr == nil {
 				ierr = fmt.Errorf("%s: could not find a value for %s", src.describe(name), m)
