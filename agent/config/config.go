@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -152,26 +151,13 @@ func currentEnv() env {
 
 const systemSSLDir = "/var/lib/puppet/ssl"
 
-// hostFQDN is Facter 4's hostname and domain facts: the host name cut at
-// its first dot; without a dot, the domain of the host name's canonical
-// name (getaddrinfo's AI_CANONNAME: /etc/hosts, then DNS, bounded to 2 s
-// here) when that is HOSTNAME.DOMAIN, else resolv.conf's domain or first
-// search entry.
+// hostFQDN is Facter 4's hostname and domain facts (facts.HostNames:
+// the host name cut at its first dot; without a dot, the domain of its
+// canonical name, getaddrinfo's AI_CANONNAME, when that is
+// HOSTNAME.DOMAIN; else resolv.conf's domain or first search entry).
+// Puppet's default certname is hostname.domain, not Facter's fqdn.
 func hostFQDN() (string, string) {
-	host, _ := os.Hostname()
-	hostname, domain, _ := strings.Cut(host, ".")
-	if domain == "" && hostname != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		cname, err := net.DefaultResolver.LookupCNAME(ctx, hostname)
-		cancel()
-		if cname = strings.TrimSuffix(cname, "."); err == nil && strings.HasPrefix(cname, hostname+".") {
-			domain = cname[len(hostname)+1:]
-		}
-	}
-	if domain == "" {
-		b, _ := os.ReadFile("/etc/resolv.conf")
-		domain = facts.ResolvDomain(b)
-	}
+	hostname, domain, _ := facts.HostNames(context.Background(), facts.SystemNames())
 	return hostname, domain
 }
 
