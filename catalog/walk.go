@@ -132,6 +132,7 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 		rep.Statuses = append(rep.Statuses, status)
 		if ctx.Err() != nil {
 			status.Skipped = true
+			status.Provider = skippedProvider(app, v, status.Provider)
 			rep.Incomplete = true
 			store.record(status, v)
 			continue
@@ -159,6 +160,7 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 		}
 		if skip != "" {
 			status.Skipped = true
+			status.Provider = skippedProvider(app, v, status.Provider)
 			s.queued = nil
 			o.Log.current(nil)
 			store.record(status, v)
@@ -299,6 +301,30 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 	}
 	rep.finish()
 	return rep
+}
+
+// providerNamer is an Applier that names the provider a request would
+// use without applying it (engine.Session, delegate.Applier).
+type providerNamer interface {
+	ProviderName(*protocol.Request) string
+}
+
+// skippedProvider is a skipped resource's provider_used: known is the
+// type's only provider, else the one app would choose (Puppet's report
+// names the provider of a resource it skips: a package's default apt,
+// the provider parameter when given).
+func skippedProvider(app protocol.Applier, v *vertex, known string) string {
+	n, ok := app.(providerNamer)
+	if known != "" || !ok {
+		return known
+	}
+	params := make(map[string]any, len(v.res.Params))
+	for k, x := range v.res.Params {
+		if !walkOnly[k] {
+			params[k] = x
+		}
+	}
+	return n.ProviderName(&protocol.Request{Type: strings.ToLower(v.res.Type), Title: v.res.Title, Params: params, Op: protocol.OpApply})
 }
 
 // prestarter is an Applier that delegates some types to a process it can

@@ -555,6 +555,23 @@ func (a *Applier) Delegates(req *protocol.Request) bool {
 	return a.Fallback != nil && req.Op == protocol.OpApply && !a.NativeKnow(req.Type) && a.Fallback.Knows(req.Type)
 }
 
+// ProviderName names the provider an apply of req would use, without
+// applying it (for a skipped resource's report): Native's for a type it
+// applies; for a delegated one, the provider parameter when given (only
+// Puppet knows its default: an applied resource's answer names it).
+func (a *Applier) ProviderName(req *protocol.Request) string {
+	if a.Delegates(req) {
+		p, _ := req.Params["provider"].(string)
+		return p
+	}
+	if n, ok := a.Native.(interface {
+		ProviderName(*protocol.Request) string
+	}); ok {
+		return n.ProviderName(req)
+	}
+	return ""
+}
+
 // ApplyNative applies a request Delegates refused: Apply without asking
 // again (the loop asks Delegates first to know whether to send ahead).
 func (a *Applier) ApplyNative(ctx context.Context, req *protocol.Request) protocol.Result {

@@ -202,6 +202,8 @@ def apply_one(env, req, errors)
   h = { 'resource' => ref, 'failed' => failed, 'changed' => changed, 'noop' => noop,
         'error' => false, 'exception' => exception }
   h['events'] = events unless events.empty?
+  # The provider Puppet chose, for the run's report (provider_used).
+  h['provider'] = ral.provider.class.name.to_s if ral.respond_to?(:provider) && ral.provider
   h
 end
 

@@ -39,6 +39,9 @@ type wireResult struct {
 	Params    *string         `json:"params"`
 	Instances []Instance      `json:"instances"`
 	Decl      json.RawMessage `json:"declaration"`
+	// Provider: pippet-bridge names the provider Puppet applied the
+	// resource with (Result.Provider, for the run's report).
+	Provider string `json:"provider"`
 }
 
 // DecodeResult reads one answer line, as AppendResult writes it or as
@@ -75,6 +78,7 @@ func decodeResultJSON(line []byte, r *Result) error {
 		Events:    w.Events,
 		State:     w.State,
 		Instances: w.Instances,
+		Provider:  w.Provider,
 	}
 	if w.Params != nil {
 		r.Params = *w.Params

@@ -193,7 +193,8 @@ type Result struct {
 	Events []Event
 	// Provider names the provider that applied the resource, for a
 	// run's report (Puppet's provider_used); it is not part of the
-	// answer line. Set by engine.Session's Apply.
+	// answer line pippet writes. Set by engine.Session's Apply, and read
+	// from pippet-bridge's answers (an optional "provider" member).
 	Provider string
 
 	// The read verbs' members, each left out of the answer when nil.

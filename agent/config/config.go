@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -158,26 +157,13 @@ func currentEnv() env {
 
 const systemSSLDir = "/var/lib/puppet/ssl"
 
-// hostFQDN is Facter 4's hostname and domain facts: the host name cut at
-// its first dot; without a dot, the domain of the host name's canonical
-// name (getaddrinfo's AI_CANONNAME: /etc/hosts, then DNS, bounded to 2 s
-// here) when that is HOSTNAME.DOMAIN, else resolv.conf's domain or first
-// search entry.
+// hostFQDN is Facter 4's hostname and domain facts (facts.HostNames:
+// the host name cut at its first dot; without a dot, the domain of its
+// canonical name, getaddrinfo's AI_CANONNAME, when that is
+// HOSTNAME.DOMAIN; else resolv.conf's domain or first search entry).
+// Puppet's default certname is hostname.domain, not Facter's fqdn.
 func hostFQDN() (string, string) {
-	host, _ := os.Hostname()
-	hostname, domain, _ := strings.Cut(host, ".")
-	if domain == "" && hostname != "" {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		cname, err := net.DefaultResolver.LookupCNAME(ctx, hostname)
-		cancel()
-		if cname = strings.TrimSuffix(cname, "."); err == nil && strings.HasPrefix(cname, hostname+".") {
-			domain = cname[len(hostname)+1:]
-		}
-	}
-	if domain == "" {
-		b, _ := os.ReadFile("/etc/resolv.conf")
-		domain = facts.ResolvDomain(b)
-	}
+	hostname, domain, _ := facts.HostNames(context.Background(), facts.SystemNames())
 	return hostname, domain
 }
 
@@ -203,6 +189,18 @@ func Load(confFile string, overrides map[string]string) (*Settings, error) {
 	return load(currentEnv(), confFile, overrides)
 }
 
+// LoadMode is Load for another of Puppet's run modes: "user" is puppet
+// apply's (and receiver apply's), which reads [user] over [main] and
+// never [agent]; "agent" is Load. `puppet config print --section MODE`
+// prints what it resolves ($run_mode is the mode: pidfile is
+// $rundir/user.pid).
+func LoadMode(mode, confFile string, overrides map[string]string) (*Settings, error) {
+	if mode != "agent" && mode != "user" {
+		return nil, fmt.Errorf("run mode %q: pippet reads puppet.conf for the agent and user run modes", mode)
+	}
+	return loadMode(currentEnv(), mode, confFile, overrides)
+}
+
 // source is where a setting's raw value came from.
 type source struct {
 	raw   string
@@ -211,6 +209,7 @@ type source struct {
 
 type resolver struct {
 	env    env
+	mode   string // the run mode: agent or user, the section over [main]
 	conf   *confFile
 	cli    map[string]string
 	app    map[string]string
@@ -219,6 +218,10 @@ type resolver struct {
 }
 
 func load(e env, confFile string, overrides map[string]string) (*Settings, error) {
+	return loadMode(e, "agent", confFile, overrides)
+}
+
+func loadMode(e env, mode, confFile string, overrides map[string]string) (*Settings, error) {
 	cli := map[string]string{}
 	var names []string
 	for k := range overrides {
@@ -255,7 +258,7 @@ func load(e env, confFile string, overrides map[string]string) (*Settings, error
 	if err != nil {
 		return nil, err
 	}
-	r := &resolver{env: e, conf: conf, cli: cli, app: app, values: map[string]string{}}
+	r := &resolver{env: e, mode: mode, conf: conf, cli: cli, app: app, values: map[string]string{}}
 	// Dynamic defaults: the host's FQDN for certname (Facter's hostname
 	// and domain facts), its domain for srv_domain.
 	hostname, domain := e.fqdn()
@@ -276,7 +279,7 @@ func load(e env, confFile string, overrides map[string]string) (*Settings, error
 	for k, v := range r.values {
 		s.Values[k] = v
 	}
-	for _, sec := range []string{"main", "agent"} {
+	for _, sec := range []string{"main", mode} {
 		var unknown []string
 		for k := range conf.sections[sec] {
 			if byName[k] == nil {
@@ -294,7 +297,8 @@ func load(e env, confFile string, overrides map[string]string) (*Settings, error
 	return s, nil
 }
 
-// lookup finds a setting's raw value: the command line, [agent], [main];
+// lookup finds a setting's raw value: the command line, [agent] (the run
+// mode's section), [main];
 // set says one of them had it (not a default).
 func (r *resolver) lookup(name string) (source, bool) {
 	if src, ok := r.lookupOwn(name); ok {
@@ -316,7 +320,7 @@ func (r *resolver) lookupOwn(name string) (source, bool) {
 	if v, ok := r.cli[name]; ok {
 		return source{raw: v, where: "--" + name}, true
 	}
-	for _, sec := range []string{"agent", "main"} {
+	for _, sec := range []string{r.mode, "main"} {
 		if e, ok := r.conf.sections[sec][name]; ok {
 			return source{raw: e.value, where: r.conf.where(e)}, true
 		}
@@ -385,7 +389,7 @@ func (r *resolver) get(name string) (string, error) {
 		case vn == "environment" && name != "config_version":
 			return m // Puppet leaves $environment alone outside config_version
 		case vn == "run_mode":
-			return "agent"
+			return r.mode
 		case byName[vn] == nil:
 			if ierr == nil {
 				ierr = fmt.Errorf("%s: could not find a value for %s", src.describe(name), m)

@@ -38,7 +38,14 @@ func isExec(p string) bool {
 // with HOME home, and parses its "name = value" lines.
 func configPrint(t *testing.T, pre []string, args []string, dir, home string) map[string]string {
 	t.Helper()
-	argv := append(append(pre, puppetBin(t), "config", "print", "all", "--section", "agent"), args...)
+	return configPrintSection(t, "agent", pre, args, dir, home)
+}
+
+// configPrintSection is configPrint for a run mode's section (user:
+// what puppet apply reads).
+func configPrintSection(t *testing.T, section string, pre []string, args []string, dir, home string) map[string]string {
+	t.Helper()
+	argv := append(append(pre, puppetBin(t), "config", "print", "all", "--section", section), args...)
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Dir = dir
 	cmd.Env = []string{"PATH=" + debianPATH, "HOME=" + home, "LANG=C.UTF-8"}
@@ -140,6 +147,28 @@ environment = srv
 keylength = 2048
 `
 
+// userConf is where receiver apply's old puppet.conf reader (the agent's
+// [main] and [agent], a " #" cutting the value, no quotes removed,
+// $vardir always /var/cache/puppet) and Puppet's user run mode differed.
+const userConf = `[main]
+server = main.example.org
+vardir = VARDIR
+ssldir = $vardir/ssl # part of the value
+ca_server = "quoted.example.org"
+environment = 'production'
+pidfile = $rundir/$run_mode-x.pid
+[agent]
+server = agent.example.org
+serverport = 8141
+certificate_revocation = false
+[user]
+serverport = 8142
+certname = user.example.org
+statedir = $vardir/userstate
+[main]
+server = later.example.org
+`
+
 // TestPuppetConfigPrint compares every setting Load resolves with what
 // `puppet config print all --section agent` prints for the same
 // puppet.conf and command line, as root (defaults, then richConf with
@@ -152,9 +181,15 @@ func TestPuppetConfigPrint(t *testing.T) {
 	cases := []struct {
 		name, conf string
 		args       []string
+		mode       string // "": agent
 	}{
-		{"defaults", "", nil},
-		{"rich", richConf, []string{"--noop", "--runinterval", "2h", "--no-splay", "--http_connect_timeout=30s", "--ca_server", "'cli-ca.example.org'", "--usecacheonfailure", "--environment=cli_env"}},
+		{"defaults", "", nil, ""},
+		{"rich", richConf, []string{"--noop", "--runinterval", "2h", "--no-splay", "--http_connect_timeout=30s", "--ca_server", "'cli-ca.example.org'", "--usecacheonfailure", "--environment=cli_env"}, ""},
+		// puppet apply's run mode (receiver apply's settings): [user]
+		// over [main], [agent] never read, $run_mode user.
+		{"user defaults", "", nil, "user"},
+		{"user rich", richConf, nil, "user"},
+		{"user sections", userConf, []string{"--certname", "cli.example.org"}, "user"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -165,14 +200,18 @@ func TestPuppetConfigPrint(t *testing.T) {
 				t.Fatal(err)
 			}
 			args := append([]string{"--confdir", confdir}, c.args...)
-			want := configPrint(t, nil, args, cwd, home)
+			mode := c.mode
+			if mode == "" {
+				mode = "agent"
+			}
+			want := configPrintSection(t, mode, nil, args, cwd, home)
 			a, err := ParseArgs(args)
 			if err != nil {
 				t.Fatal(err)
 			}
 			e := currentEnv()
 			e.cwd, e.home = cwd, home
-			got, err := load(e, "", a.Settings)
+			got, err := loadMode(e, mode, "", a.Settings)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -65,6 +66,10 @@ type Options struct {
 	// when it fails, the error is one of Gather's and the process
 	// evaluates them after all.
 	Evaluate Evaluator
+	// Names is how hostname, domain and fqdn are learnt (HostNames);
+	// nil: SystemNames. With Root set, Root's /etc/hostname and
+	// resolv.conf, without a lookup.
+	Names *Names
 }
 
 // UseVardir adds what the agent's pluginsync brought into vardir, as
@@ -102,7 +107,10 @@ func (f Facts) Get(path string) (any, bool) {
 // single facts or external fact files (each names what it is about); the
 // facts gathered despite them are returned.
 func Gather(ctx context.Context, o Options) (Facts, []error) {
-	g := &gatherer{root: strings.TrimSuffix(o.Root, "/"), f: Facts{}}
+	g := &gatherer{ctx: ctx, names: SystemNames(), root: strings.TrimSuffix(o.Root, "/"), f: Facts{}}
+	if o.Names != nil {
+		g.names = *o.Names
+	}
 	env := o.Env
 	if env == nil {
 		env = os.Environ()
@@ -164,9 +172,11 @@ func Gather(ctx context.Context, o Options) (Facts, []error) {
 }
 
 type gatherer struct {
-	root string
-	f    Facts
-	errs []error
+	ctx   context.Context
+	names Names
+	root  string
+	f     Facts
+	errs  []error
 }
 
 func (g *gatherer) read(p string) []byte {
@@ -383,28 +393,6 @@ func HardwareModel(goarch string) string {
 	default:
 		return goarch
 	}
-}
-
-// ResolvDomain is the domain resolv.conf names: its domain line, else the
-// first search entry.
-func ResolvDomain(b []byte) string {
-	var search string
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) < 2 {
-			continue
-		}
-		switch fs[0] {
-		case "domain":
-			return strings.TrimSuffix(fs[1], ".")
-		case "search":
-			if search == "" {
-				search = strings.TrimSuffix(fs[1], ".")
-			}
-		}
-	}
-	return search
 }
 
 // Meminfo is what ParseMeminfo reads, in bytes.
@@ -776,17 +764,17 @@ func ignoredIP(a string) bool {
 
 func (g *gatherer) networkFacts() {
 	n := map[string]any{}
-	host, _ := os.Hostname()
+	nn := g.names
 	if g.root != "" {
-		host = g.readString("/etc/hostname")
+		// Another system's files: its /etc/hostname, no lookup.
+		nn = Names{
+			Hostname:   func() (string, error) { return g.readString("/etc/hostname"), nil },
+			CanonName:  func(context.Context, string) (string, error) { return "", errors.New("no lookup in another root") },
+			ResolvConf: func() ([]byte, error) { return g.read("/etc/resolv.conf"), nil },
+		}
 	}
-	hostname, domain, _ := strings.Cut(host, ".")
-	if domain == "" {
-		domain = ResolvDomain(g.read("/etc/resolv.conf"))
-	}
-	fqdn := hostname
+	hostname, domain, fqdn := HostNames(g.ctx, nn)
 	if domain != "" {
-		fqdn = hostname + "." + domain
 		n["domain"] = domain
 		g.f["domain"] = domain
 	}

@@ -503,7 +503,13 @@ var errNotModified = errors.New("not modified")
 func (m *machine) downloadCRL(ctx context.Context, s *ssldir, cas []*x509.Certificate, since time.Time) ([]*x509.RevocationList, error) {
 	var hdr http.Header
 	if !since.IsZero() {
-		hdr = http.Header{"If-Modified-Since": {since.UTC().Format(http.TimeFormat)}}
+		// HTTP dates have whole seconds, and the CA answers 304 unless
+		// its CRL's second is later than ours: a CRL the CA changed in
+		// the second our copy was fetched (or our last refresh was
+		// answered) would never come. Ask from the second before: at
+		// worst a CRL is fetched once more. (Puppet sends its copy's
+		// mtime and keeps the stale CRL.)
+		hdr = http.Header{"If-Modified-Since": {since.Add(-time.Second).UTC().Format(http.TimeFormat)}}
 	}
 	status, body, err := m.do(ctx, clientConfig(cas, nil, RevocationOff, tls.Certificate{}), http.MethodGet, "/certificate_revocation_list/ca", hdr, nil)
 	if err != nil {

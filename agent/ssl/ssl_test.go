@@ -300,6 +300,35 @@ func TestBootstrapRevokedAndExpired(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(ssldir2, "certs", "expired.pem"))
 }
 
+// TestCRLRefreshSameSecond: the CA's CRL changed in the very second our
+// copy was fetched, after it (a sysadmin revoking a certificate just as
+// an agent ran). HTTP dates have whole seconds: asking If-Modified-Since
+// our copy's second, the CA answers 304 and the revoked certificate
+// would pass forever (what made TestBootstrapRevokedAndExpired flaky
+// under load: its revoke() fell in the second of the first download).
+func TestCRLRefreshSameSecond(t *testing.T) {
+	ca := newTestCA(t)
+	ca.autosign = true
+	ca.start()
+	ssldir := t.TempDir()
+	_, err := Bootstrap(context.Background(), options(ca, ssldir, "samesecond", nil))
+	require.NoError(t, err)
+
+	ca.mu.Lock()
+	ca.revoked = append(ca.revoked, x509.RevocationListEntry{SerialNumber: ca.signed["samesecond"].SerialNumber, RevocationTime: time.Now().Add(-time.Minute)})
+	ca.makeCRL()
+	ca.crlTime = ca.crlTime.Add(-10 * time.Second) // the CA's Last-Modified second
+	fetched := ca.crlTime.Add(300 * time.Millisecond)
+	ca.mu.Unlock()
+	// Our copy was fetched 300 ms into that second, before the change.
+	require.NoError(t, os.Chtimes(filepath.Join(ssldir, "crl.pem"), fetched, fetched))
+
+	o := options(ca, ssldir, "samesecond", nil)
+	o.CRLRefreshInterval = time.Second
+	_, err = Bootstrap(context.Background(), o)
+	assert.EqualError(t, err, "Certificate 'CN=samesecond' is revoked")
+}
+
 func TestBootstrapCRLRefresh(t *testing.T) {
 	ca := newTestCA(t)
 	ca.autosign = true
@@ -326,7 +355,7 @@ func TestBootstrapCRLRefresh(t *testing.T) {
 	ca.mu.Lock()
 	ims := ca.headers[n].Get("If-Modified-Since")
 	ca.mu.Unlock()
-	assert.Equal(t, old.UTC().Format(http.TimeFormat), ims)
+	assert.Equal(t, old.Add(-time.Second).UTC().Format(http.TimeFormat), ims, "the second before our copy's")
 	assert.Contains(t, log.String(), `msg="CRL is unmodified, using existing CRL"`)
 	assert.WithinDuration(t, time.Now(), mtime(t, crl), 5*time.Second)
 

@@ -150,6 +150,25 @@ func (e *Engine) lookup(req *protocol.Request, typeOnly bool) (*applier.Type, *p
 	return t, nil
 }
 
+// ProviderName names the provider an apply of req would use, without
+// applying it (SelectProvider on the request's resource); "" when the
+// type is unknown, the request invalid, or no provider suitable.
+func (e *Engine) ProviderName(req *protocol.Request) string {
+	t, bad := e.lookup(req, false)
+	if bad != nil || len(t.Providers) == 0 {
+		return ""
+	}
+	r, err := build(t, nil, req.Title, req.Params, e.env.Options.Noop, false)
+	if err != nil {
+		return ""
+	}
+	spec, err := e.SelectProvider(r)
+	if err != nil {
+		return ""
+	}
+	return spec.Name
+}
+
 // notKept marks a kept slot whose resource is not to be kept (see build).
 var notKept any = struct{}{}
 

@@ -75,6 +75,11 @@ func (s *Session) Apply(ctx context.Context, req *protocol.Request) protocol.Res
 	return res
 }
 
+// ProviderName names the provider an apply of req would use, without
+// applying it: Puppet names it in a skipped resource's status too. ""
+// when the type is unknown, the request invalid, or no provider suitable.
+func (s *Session) ProviderName(req *protocol.Request) string { return s.e.ProviderName(req) }
+
 // Declare makes a declaration's resources into the run the requests that
 // follow are applied in (the request loop puts it in their context): an
 // applier.RunSet knowing the namevars of the engine's types. A resource

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/pippet/pippet/agent/config"
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/catalog"
@@ -94,7 +95,7 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		fmt.Fprintf(stderr, "receiver apply: %v\n", err)
 		return exitFailed
 	}
-	puppetOpts, ok := resolvePuppet("receiver apply", pf, stderr)
+	puppetOpts, settings, ok := resolvePuppet("receiver apply", "user", pf, stderr)
 	if !ok {
 		return exitUsage
 	}
@@ -111,7 +112,7 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		StateDir: *stateDir, Fallback: fallback, ModulePath: modulePath, Delegate: cli.SplitList(forced),
 		Level: level, Log: logh,
 		Source:  source.Options{Puppet: puppetOpts, Static: static},
-		Sources: localSources(pf, modulePath),
+		Sources: localSources(pf, settings, modulePath),
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "receiver apply: %v\n", err)
@@ -179,13 +180,10 @@ func writeVia(name string, write func(io.Writer) error) error {
 }
 
 // localSources: without a Puppet Server configured (--server, or server
-// in puppet.conf), puppet:///modules/ sources are read from the
-// modulepath, as puppet apply reads them.
-func localSources(pf source.PuppetOptions, modulePath string) func(string) (string, bool) {
-	if pf.Server != "" {
-		return nil
-	}
-	if conf, err := source.ReadPuppetConf(filepath.Join(source.PuppetConfDir(), "puppet.conf")); err == nil && (conf["server"] != "" || conf["server_list"] != "") {
+// or server_list in puppet.conf's [user] or [main]), puppet:///modules/
+// sources are read from the modulepath, as puppet apply reads them.
+func localSources(pf source.PuppetOptions, s *config.Settings, modulePath string) func(string) (string, bool) {
+	if pf.Server != "" || s.SetByConfig("server") || s.SetByConfig("server_list") {
 		return nil
 	}
 	mp := delegate.DefaultModulePath()

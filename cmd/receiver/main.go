@@ -24,7 +24,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -104,7 +103,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 
 // addPuppetFlags declares the agent's settings that puppet:// sources use,
 // named as the agent's; those left empty come from puppet.conf, else
-// Puppet's defaults (source.ResolvePuppet).
+// Puppet's defaults (resolvePuppet).
 func addPuppetFlags(fs *flag.FlagSet, p *source.PuppetOptions) {
 	fs.StringVar(&p.Server, "server", "", "the Puppet Server `host` of puppet:/// sources (default: puppet.conf's server, else puppet)")
 	fs.IntVar(&p.Port, "serverport", 0, "the Puppet Server's `port` (default: puppet.conf's serverport, else 8140)")
@@ -136,7 +135,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		defer pprof.StopCPUProfile()
 	}
-	puppetOpts, ok := resolvePuppet("receiver", o.puppet, stderr)
+	puppetOpts, _, ok := resolvePuppet("receiver", "agent", o.puppet, stderr)
 	if !ok {
 		return exitUsage
 	}
@@ -281,19 +280,4 @@ func subcommandNames() string {
 	}
 	sortStrings(names)
 	return strings.Join(names, ", ")
-}
-
-// resolvePuppet completes the Puppet Server settings of puppet:// sources
-// from puppet.conf, as the agent reads them; a doubtful setting is
-// warned about on stderr, a broken one refused (ok false).
-func resolvePuppet(cmd string, pf source.PuppetOptions, stderr io.Writer) (opts *source.PuppetOptions, ok bool) {
-	opts, err := source.ResolvePuppet(pf, source.PuppetConfDir(), func() string { return applier.LoadFacts()["fqdn"] })
-	var warn *source.ConfWarning
-	if errors.As(err, &warn) {
-		fmt.Fprintf(stderr, "%s: warning: %v\n", cmd, err)
-	} else if err != nil {
-		fmt.Fprintf(stderr, "%s: %v\n", cmd, err)
-		return opts, false
-	}
-	return opts, true
 }
