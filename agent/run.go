@@ -121,6 +121,7 @@ const (
 	TimeConfigRetrieval    = "config_retrieval"
 	TimeCatalogApplication = "catalog_application"
 	TimeTotal              = "total"
+	TimeResubmitFacts      = "resubmit_facts"
 )
 
 // run is one run's state.
@@ -138,6 +139,13 @@ type run struct {
 	// Puppet's running failure (the cached catalog runs, when there is
 	// one).
 	pluginFailure bool
+	// host and port: the server chosen from server_list (servers.go);
+	// serverUsed is the report's server_used; serverFailed: none
+	// answered, the run goes on without pluginsync for the cache.
+	host         string
+	port         int
+	serverUsed   string
+	serverFailed bool
 }
 
 func newRun(s *config.Settings, o Options) *run {
@@ -179,9 +187,13 @@ func (r *run) run(ctx context.Context) int {
 			return ExitFailed
 		}
 	}
+	if len(r.s.ServerList) > 0 && !r.selectServer(ctx) {
+		return ExitFailed
+	}
+	caServer, caPort := r.caAddr()
 	tlsCfg, err := ssl.Bootstrap(ctx, ssl.Options{
 		SSLDir: r.s.SSLDir, Certname: r.s.Certname,
-		CAServer: r.s.CAServer, CAPort: r.s.CAPort,
+		CAServer: caServer, CAPort: caPort,
 		Waitforcert: r.s.Waitforcert, Keylength: r.s.Keylength,
 		CertificateRevocation: r.s.CertificateRevocation,
 		CSRAttributes:         r.s.CSRAttributes, DNSAltNames: r.s.DNSAltNames,
@@ -192,12 +204,18 @@ func (r *run) run(ctx context.Context) int {
 		r.log.Error(err.Error())
 		return ExitFailed
 	}
-	unlock, err := config.Lock(r.s.CatalogRunLockfile)
+	unlock, err := config.LockWait(ctx, r.s.CatalogRunLockfile, r.s.Waitforlock, r.s.Maxwaitforlock, func(*config.LockedError) {
+		r.log.Info(msgWaitingForLock)
+		r.log.Info(fmt.Sprintf("Will try again in %d seconds.", int64(r.s.Waitforlock/time.Second)))
+	})
 	if err != nil {
 		var locked *config.LockedError
-		if errors.As(err, &locked) {
+		switch {
+		case errors.As(err, &locked) && locked.TimedOut:
+			r.notice(ctx, msgLockTimedOut)
+		case errors.As(err, &locked):
 			r.notice(ctx, fmt.Sprintf("Run of %s already in progress; skipping  (%s exists)", client, r.s.CatalogRunLockfile))
-		} else {
+		default:
 			r.log.Error(fmt.Sprintf("Could not run %s: %v", client, err))
 		}
 		return ExitFailed
@@ -206,7 +224,19 @@ func (r *run) run(ctx context.Context) int {
 	if r.disabled(ctx) {
 		return ExitFailed
 	}
-	return r.configure(ctx, tlsCfg)
+	if r.s.Runtimeout <= 0 {
+		return r.configure(ctx, tlsCfg)
+	}
+	// runtimeout bounds the run as Puppet's agent: what is under way
+	// stops, the report still goes out (finish), and the run fails.
+	rctx, cancel := context.WithTimeout(ctx, r.s.Runtimeout)
+	defer cancel()
+	code := r.configure(rctx, tlsCfg)
+	if ctx.Err() == nil && errors.Is(rctx.Err(), context.DeadlineExceeded) {
+		r.log.Error(fmt.Sprintf(msgRuntimeExceeded, client, int64(r.s.Runtimeout/time.Second)))
+		return ExitFailed
+	}
+	return code
 }
 
 // MakeDirs makes the agent's directories that are missing, with Puppet's
@@ -268,9 +298,12 @@ func (r *run) splay(ctx context.Context) error {
 	}
 }
 
-// serverAddr is the server of the run: the first of server_list when
-// set, else server and serverport.
+// serverAddr is the server of the run: the one chosen from server_list
+// (selectServer), else server and serverport.
 func (r *run) serverAddr() (string, int) {
+	if r.host != "" {
+		return r.host, r.port
+	}
 	if len(r.s.ServerList) > 0 {
 		hp := r.s.ServerList[0]
 		port := hp.Port
@@ -309,7 +342,7 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 		CacheDir:              r.s.ClientDataDir,
 		Noop:                  r.s.Noop,
 		TransactionUUID:       r.uuid,
-		RunningFailure:        func() bool { return r.pluginFailure },
+		RunningFailure:        func() bool { return r.pluginFailure || r.serverFailed },
 		Log:                   r.log,
 		Prepare: func(ctx context.Context, env string) ([]byte, error) {
 			// As Puppet, only the first environment is checked before its
@@ -451,6 +484,13 @@ func (r *run) command(ctx context.Context, setting string) bool {
 	if line == "" {
 		return true
 	}
+	if ctx.Err() != nil {
+		// The run was cut short (runtimeout): postrun_command still
+		// runs, as in Puppet, bounded as the report.
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(context.WithoutCancel(ctx), r.reportTimeout())
+		defer cancel()
+	}
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", line)
 	cmd.Dir = "/"
 	out := &capped{max: 64 << 10}
@@ -490,7 +530,7 @@ func (c *capped) String() string { return string(c.buf) }
 // the facts (a failure ends the run). check: first ask whether the
 // server has env, as Puppet's agent does before its first pluginsync.
 func (r *run) prepare(ctx context.Context, hc *http.Client, base, env string, check bool) ([]byte, error) {
-	sync := r.s.Pluginsync
+	sync := r.s.Pluginsync && !r.serverFailed
 	if sync && check {
 		ok, err := environmentExists(ctx, hc, base, env)
 		switch {
@@ -562,6 +602,13 @@ func (r *run) prepare(ctx context.Context, hc *http.Client, base, env string, ch
 // sent to the server (when report is on), the report kept locally. rep
 // nil: the run applied no catalog; its report says it failed.
 func (r *run) finish(ctx context.Context, hc *http.Client, rep *catalog.Report, env, cacheStatus string) {
+	if r.s.ResubmitFacts {
+		// As Puppet, after the apply whatever came of it, before the
+		// report; bounded as the report (the run's time may be up).
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.reportTimeout())
+		r.resubmitFacts(rctx, hc, env)
+		cancel()
+	}
 	if rep == nil {
 		rep = &catalog.Report{Time: r.start, Incomplete: true, Logs: r.logh.Take()}
 	}
@@ -575,6 +622,7 @@ func (r *run) finish(ctx context.Context, hc *http.Client, rep *catalog.Report, 
 	meta := report.Meta{
 		TransactionUUID: r.uuid, CachedCatalogStatus: cacheStatus, JobID: r.o.JobID,
 		CodeID: r.codeID, InitialEnvironment: r.s.Environment, Timings: r.timings,
+		ServerUsed: r.serverUsed,
 	}
 	// The report goes out even when the run was interrupted: a bounded
 	// context of its own.
@@ -586,10 +634,7 @@ func (r *run) finish(ctx context.Context, hc *http.Client, rep *catalog.Report, 
 		r.log.Error(fmt.Sprintf("Could not save last run local report: %v", err))
 	}
 	if r.s.Report {
-		host, port := r.s.ReportServer, r.s.ReportPort
-		if host == "" {
-			host, port = r.serverAddr()
-		}
+		host, port := r.reportAddr()
 		body, err := report.JSON(rep, meta)
 		if err == nil {
 			err = report.Submit(ctx, hc, baseURL(host, port), r.s.Certname, env, body)

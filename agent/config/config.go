@@ -70,6 +70,12 @@ type Settings struct {
 	// for another run's lock (0: it does not wait; Maxwaitforlock
 	// Unlimited: no limit). See LockWait.
 	Waitforlock, Maxwaitforlock time.Duration
+	// Runtimeout bounds a run from the run lock to the report (1h; 0: no
+	// bound), as Puppet's agent.
+	Runtimeout time.Duration
+	// ResubmitFacts: send the facts again after the apply
+	// (resubmit_facts).
+	ResubmitFacts bool
 
 	CertificateRevocation string // chain, leaf or false
 	Keylength             int    // 4096
@@ -641,6 +647,7 @@ func (r *resolver) fill(s *Settings) error {
 		return dur(name)
 	}
 	s.Waitforlock, s.Maxwaitforlock, s.Maxwaitforcert = dur("waitforlock"), ttl("maxwaitforlock"), ttl("maxwaitforcert")
+	s.Runtimeout, s.ResubmitFacts = dur("runtimeout"), b("resubmit_facts")
 	s.CertificateRevocation = v["certificate_revocation"]
 	s.Keylength, _ = strconv.Atoi(v["keylength"])
 	if s.Keylength < 1024 || s.Keylength > 16384 {

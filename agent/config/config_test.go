@@ -125,7 +125,7 @@ func TestDefaults(t *testing.T) {
 		Report: true, Pluginsync: true, UseCacheOnFailure: true, Daemonize: true,
 		Runinterval: 30 * time.Minute, Splaylimit: 30 * time.Minute, Waitforcert: 2 * time.Minute,
 		HTTPConnectTimeout: 2 * time.Minute, HTTPReadTimeout: 10 * time.Minute,
-		Maxwaitforcert: Unlimited, Waitforlock: 0, Maxwaitforlock: time.Minute,
+		Maxwaitforcert: Unlimited, Waitforlock: 0, Maxwaitforlock: time.Minute, Runtimeout: time.Hour,
 		CertificateRevocation: "chain", Keylength: 4096,
 		LastRunFile:        "/var/cache/puppet/public/last_run_summary.yaml",
 		LastRunReport:      "/var/cache/puppet/state/last_run_report.yaml",
@@ -275,6 +275,26 @@ certificate_revocation = leaf
 	o, _, err := loadText(t, testEnv(t, true), "", map[string]string{"environment": "production"})
 	if err != nil || !o.EnvironmentSet {
 		t.Errorf("--environment production: EnvironmentSet %v, %v", o != nil && o.EnvironmentSet, err)
+	}
+}
+
+// TestLoadRunSettings: runtimeout, resubmit_facts, waitforlock and
+// maxwaitforlock from puppet.conf, the command line winning.
+func TestLoadRunSettings(t *testing.T) {
+	conf := "[agent]\nruntimeout = 10m\nresubmit_facts = true\nwaitforlock = 5\nmaxwaitforlock = unlimited\n"
+	s, _, err := loadText(t, testEnv(t, true), conf, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Runtimeout != 10*time.Minute || !s.ResubmitFacts || s.Waitforlock != 5*time.Second || s.Maxwaitforlock != Unlimited {
+		t.Errorf("runtimeout %v resubmit_facts %v waitforlock %v maxwaitforlock %v", s.Runtimeout, s.ResubmitFacts, s.Waitforlock, s.Maxwaitforlock)
+	}
+	s, _, err = loadText(t, testEnv(t, true), conf, map[string]string{"runtimeout": "0", "resubmit_facts": "false", "maxwaitforlock": "2m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Runtimeout != 0 || s.ResubmitFacts || s.Maxwaitforlock != 2*time.Minute {
+		t.Errorf("overridden: runtimeout %v resubmit_facts %v maxwaitforlock %v", s.Runtimeout, s.ResubmitFacts, s.Maxwaitforlock)
 	}
 }
 

@@ -477,6 +477,18 @@ func KillAll() {
 	}
 }
 
+// KillRunning sends SIGKILL to the process group of every command still
+// running, as KillAll, but new commands may still start: the end of one
+// apply in a process that goes on (the agent's daemon runs one apply
+// after another).
+func KillRunning() {
+	live.Lock()
+	defer live.Unlock()
+	for pgid := range live.groups {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
+
 // Running is how many commands are running now (for tests).
 func Running() int {
 	live.Lock()

@@ -106,7 +106,9 @@ func Apply(ctx context.Context, cat *catalog.Catalog, o Options) (*catalog.Repor
 		return nil, err
 	}
 	defer CloseFallback(ctx, fb, logger)
-	defer command.KillAll()
+	// No command outlives the apply; the process may apply again (the
+	// agent's daemon): KillAll, which refuses new ones, is main's.
+	defer command.KillRunning()
 	var schedules, audits string
 	if o.StateDir != "" {
 		schedules = filepath.Join(o.StateDir, "schedules.json")
