@@ -139,6 +139,10 @@ type run struct {
 	// started; ahead, the custom facts it evaluates during pluginsync.
 	fallback *delegate.Fallback
 	ahead    *ahead
+	// pluginFailure: pluginsync failed and usecacheonfailure is on:
+	// Puppet's running failure (the cached catalog runs, when there is
+	// one).
+	pluginFailure bool
 	// host and port: the server chosen from server_list (servers.go);
 	// serverUsed is the report's server_used; serverFailed: none
 	// answered, the run goes on without pluginsync for the cache.
@@ -349,6 +353,7 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 		CacheDir:              r.s.ClientDataDir,
 		Noop:                  r.s.Noop,
 		TransactionUUID:       r.uuid,
+		RunningFailure:        func() bool { return r.pluginFailure || r.serverFailed },
 		Log:                   r.log,
 		Prepare: func(ctx context.Context, env string) ([]byte, error) {
 			// As Puppet, only the first environment is checked before its
@@ -576,16 +581,25 @@ func (r *run) prepare(ctx context.Context, hc *http.Client, base, env string, ch
 	var synced synced
 	if sync {
 		start := time.Now()
+		ignore := r.s.Values["ignore_plugin_errors"] == "true"
 		res, err := pluginsync.Sync(ctx, pluginsync.Options{
 			Client: hc, Server: base, Environment: env, Vardir: r.s.Vardir, Log: r.log,
+			IgnoreErrors: ignore,
 		})
 		r.timings[TimePluginSync] += time.Since(start)
 		synced = syncedOf(res, err, r.factDirs())
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			r.log.Error(err.Error())
+		switch {
+		case err == nil:
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case r.s.UseCacheOnFailure:
+			// Puppet's running failure: the entries' errors are logged;
+			// the run goes on with the cached catalog, if any.
+			r.pluginFailure = true
+		default:
+			// Without usecacheonfailure (--test) the run ends, as
+			// Puppet's (ignore_plugin_errors false, its default).
+			return nil, fmt.Errorf("Failed to apply catalog: %w", err)
 		}
 	}
 	start := time.Now()
@@ -600,6 +614,14 @@ func (r *run) prepare(ctx context.Context, hc *http.Client, base, env string, ch
 	}
 	f, errs := facts.Gather(ctx, fo)
 	for _, err := range errs {
+		var skipped *facts.SkippedError
+		if errors.As(err, &skipped) {
+			// The run goes on without them: a warning, in the words of
+			// Facter's own for what it cannot load.
+			r.log.Warn(fmt.Sprintf("Facter: Could not evaluate the custom facts %s: %s; the catalog is compiled without them",
+				strings.Join(skipped.Facts, ", "), skipped.Reason))
+			continue
+		}
 		r.log.Error("Facter: " + err.Error())
 	}
 	if ctx.Err() != nil {

@@ -136,6 +136,18 @@ func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
 	if h.next == nil || !h.next.Enabled(ctx, rec.Level) {
 		return nil
 	}
+	{
+		// The handler next may want the line as the report has it (its
+		// source, tags, file and line): EntryOf.
+		e := LogEntry{Level: rec.Level, Message: msg, Source: source, Time: rec.Time}
+		if source != "Puppet" {
+			e.Message = msg[len(source)+2:]
+			if r := st.resNow(); r != nil {
+				e.Tags, e.File, e.Line = r.Tags, r.File, r.Line
+			}
+		}
+		ctx = context.WithValue(ctx, entryKey{}, e)
+	}
 	out := slog.NewRecord(rec.Time, rec.Level, msg, rec.PC)
 	rec.Attrs(func(a slog.Attr) bool {
 		if a.Value.Kind() == slog.KindString {
@@ -145,6 +157,23 @@ func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
 		return true
 	})
 	return h.next.Handle(ctx, out)
+}
+
+type entryKey struct{}
+
+// EntryOf is the line a Log passes to the handler after it, as the
+// report keeps it (Source the resource's containment path or "Puppet",
+// Message without the source, the resource's Tags, File and Line): log
+// destinations that write Puppet's structured records read it.
+func EntryOf(ctx context.Context) (LogEntry, bool) {
+	e, ok := ctx.Value(entryKey{}).(LogEntry)
+	return e, ok
+}
+
+func (st *logState) resNow() *Resource {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.res
 }
 
 func (st *logState) secretsCopy() []string {

@@ -77,6 +77,11 @@ type Options struct {
 	// Checksum is the digest compared with the server's (Puppet's
 	// digest_algorithm; default sha256).
 	Checksum string
+	// IgnoreErrors is Puppet's ignore_plugin_errors: a mount that fails
+	// (an entry that could not be written) is logged and the next one is
+	// synced, and Sync returns no error. Without it (Puppet's default)
+	// the first failing mount ends the sync with the error.
+	IgnoreErrors bool
 }
 
 // Result lists what a sync changed: the entries written or created
@@ -154,7 +159,7 @@ func Sync(ctx context.Context, o Options) (*Result, error) {
 
 	res := &Result{}
 	for _, m := range mounts {
-		if err := syncMount(ctx, eng, m, log, res); err != nil {
+		if err := syncMount(ctx, eng, m, log, res); err != nil && (!o.IgnoreErrors || ctx.Err() != nil) {
 			return res, err
 		}
 	}
@@ -167,6 +172,9 @@ func syncMount(ctx context.Context, eng *engine.Engine, m mount, log *slog.Logge
 	// The destination itself is never followed: a link there (made by
 	// whoever could write the vardir) would send the plugins elsewhere.
 	if fi, err := os.Lstat(m.dest); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		// Logged as the resource's failure is, whatever the caller does
+		// with the error.
+		log.Error("/File[" + m.dest + "]: Could not evaluate: " + m.dest + " is a symbolic link; not syncing through it")
 		return fmt.Errorf("Failed to retrieve %s: %s is a symbolic link; not syncing through it", m.name, m.dest)
 	}
 	ignore := make([]any, len(m.ignore))
@@ -198,7 +206,14 @@ func syncMount(ctx context.Context, eng *engine.Engine, m mount, log *slog.Logge
 	var lines []line
 	var changed []string
 	var firstErr string
+	var listErr error
 	ctx = file.WithTreeObserver(ctx, func(c file.TreeChange) {
+		if c.Listing {
+			if listErr == nil {
+				listErr = c.Err
+			}
+			return
+		}
 		text := "/File[" + c.Path + "]/" + c.Property + ": " + c.Message
 		if c.Err != nil {
 			text += ": " + c.Err.Error()
@@ -240,6 +255,14 @@ func syncMount(ctx context.Context, eng *engine.Engine, m mount, log *slog.Logge
 	res.Changed = append(res.Changed, changed...)
 	for _, l := range lines {
 		log.Log(ctx, l.level, l.text)
+	}
+	if listErr != nil && firstErr == "" {
+		// The server could not list the mount (an error answer, no
+		// answer): Puppet's File fails to generate its children, which
+		// its transaction logs without failing the resource; the sync goes
+		// on with the next mount.
+		log.Error("/File[" + m.dest + "]: Failed to generate additional resources using 'eval_generate': " + listErr.Error())
+		return nil
 	}
 	if r.Failed || r.Error {
 		detail := firstErr

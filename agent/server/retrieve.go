@@ -57,6 +57,11 @@ type Options struct {
 	CacheDir string
 	// Noop: a run that changes nothing does not replace the cache.
 	Noop bool
+	// RunningFailure, when it says true before a catalog request, is
+	// Puppet's running failure (pluginsync failed, usecacheonfailure on):
+	// the cached catalog is run instead of asking the server, when there
+	// is one (cached_catalog_status on_failure); else the server is asked.
+	RunningFailure func() bool
 	// TransactionUUID is sent with the node and catalog requests.
 	TransactionUUID string
 	// Prepare readies the run for env (pluginsync, then the facts) and
@@ -211,6 +216,17 @@ func (c *Client) Retrieve(ctx context.Context, o Options) (*Result, error) {
 // fetch is one catalog request with Puppet's fallback to the cache
 // (configurer.rb retrieve_catalog).
 func (c *Client) fetch(ctx context.Context, o Options, env string, facts []byte, res *Result, logf func(slog.Level, string, ...any)) (*catalog.Catalog, []byte, error) {
+	if o.RunningFailure != nil && o.CacheDir != "" && o.RunningFailure() {
+		cached, cachedRaw, cerr := LoadCache(o.CacheDir, c.certname)
+		if cerr == nil {
+			logf(levelInfo, "Using cached catalog from environment '%s'", cached.Environment)
+			res.Cached, res.CachedCatalogStatus = true, CacheOnFailure
+			return cached, cachedRaw, nil
+		}
+		if !errors.Is(cerr, ErrNoCache) {
+			logf(levelErr, "Could not retrieve catalog from cache: %v", cerr)
+		}
+	}
 	start := time.Now()
 	res.Tries++
 	cat, raw, err := c.Catalog(ctx, env, facts, o.TransactionUUID)

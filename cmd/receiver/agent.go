@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/pippet/pippet/agent"
 	"github.com/pippet/pippet/agent/config"
+	"github.com/pippet/pippet/agent/logdest"
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/internal/cli"
@@ -29,32 +31,74 @@ func init() {
 	subcommands["agent"] = agentMain
 }
 
-const agentUsage = `usage: receiver agent [--test|-t] [--onetime] [--[no-]daemonize] [--noop]
-         [--tags TAGS] [--detailed-exitcodes] [--waitforcert SECONDS]
+const agentUsage = `usage: receiver agent [--test|-t] [--onetime|-o] [--[no-]daemonize|-D] [--noop]
+         [--tags TAGS] [--detailed-exitcodes] [--waitforcert SECONDS|-w SECONDS]
          [--disable [MESSAGE]|--enable] [--verbose|-v] [--debug|-d]
-         [--server HOST] [--environment ENV] [--certname NAME] [--SETTING VALUE ...]
-         [--state-dir DIR] [--fallback MODE] [--delegate TYPES]
+         [--logdest DEST|-l DEST ...] [--fingerprint [--digest ALG]] [--job-id ID]
+         [--server HOST] [--environment ENV|-E ENV] [--certname NAME|--fqdn NAME|-f NAME]
+         [--SETTING VALUE ...] [--state-dir DIR] [--fallback MODE] [--delegate TYPES]
 
 Does what 'puppet agent' does against a Puppet Server (certificates,
 pluginsync, facts, the node and catalog requests, the report), with the
 catalog applied by pippet's engine; types pippet lacks go to Puppet, which
-loads the plugins pluginsync brought. Settings come from puppet.conf
-(/etc/puppet/puppet.conf for root; --confdir or --config to choose) and
-from the command line: every Puppet setting as --name VALUE, a boolean
-one as --name or --no-name.
+loads the plugins pluginsync brought.
+
+Settings are Puppet's, read as Puppet reads them: from puppet.conf
+([main], then [agent]; /etc/puppet/puppet.conf for root, ~/.puppet for
+others; --confdir or --config to choose), then from the command line,
+which wins: any setting as --SETTING VALUE or --SETTING=VALUE (dashes or
+underscores), a boolean one as --SETTING or --no-SETTING. For instance
+--server puppet.example.com --serverport 8140 --environment staging
+--runinterval 30m --no-usecacheonfailure --ignore_plugin_errors.
 
   receiver agent -t                     one run in the foreground, verbose,
                                         exit 0, 2 (changes), 4 (failures), 6 (both)
   receiver agent --onetime --no-daemonize --detailed-exitcodes
+                                        one run, logged to syslog only
   receiver agent --no-daemonize         a run every runinterval, in the foreground
   receiver agent                        the same, detached (daemonize)
   receiver agent --disable 'MESSAGE'    no runs until --enable
+  receiver agent --fingerprint          the certificate's (or request's) digest
+
+The agent's own options:
+  --test, -t
+      one run now: --onetime --no-daemonize --verbose --detailed-exitcodes
+      --show_diff --no-usecacheonfailure --no-splay
+  --onetime, -o / --[no-]daemonize, -D
+      one run, or a run every runinterval; detached (the default) or not.
+      A detached agent logs to syslog unless --logdest names files
+  --noop, --tags TAGS, --skip_tags TAGS
+      settings: change nothing / apply only (or not) what is tagged so
+  --detailed-exitcodes
+      exit 2 when changes were made, 4 on failures, 6 both
+  --verbose, -v / --debug, -d
+      log info (debug) lines too, on the console besides the destinations
+  --logdest DEST, -l DEST
+      where the log goes: console, syslog (the syslogfacility setting's
+      facility, default daemon; program puppet-agent), or a file's absolute
+      path (appended to; a .json file gets a JSON array of records, a .jsonl
+      file one record a line). Given several times or comma-separated, every
+      destination gets every line. Default: syslog, and the console with
+      --verbose or --debug
+  --disable [MESSAGE] / --enable
+      stop (with a reason) or allow runs, as Puppet's agent_disabled.lock
+  --waitforcert SECONDS, -w SECONDS
+      with no signed certificate yet, ask the CA again this often (0: do not wait)
+  --certname NAME, --fqdn NAME, -f NAME
+      the node's certificate name
+  --fingerprint [--digest ALG]
+      print the certificate's digest, or the pending request's, and exit
+      (ALG: SHA256 by default, SHA1, SHA384, SHA512, SHA3-256, MD5 ...)
+  --job-id ID
+      recorded in the report (orchestration)
+  --help, -h / --version, -V
 
 Exit status: 1 when the run could not happen (disabled, already running,
-no certificate, no catalog); otherwise 0, or with --detailed-exitcodes
-2, 4 or 6. Signals: TERM or INT stop (a run in progress stops after the
-resource being applied, and its report is sent); USR1 starts a run now;
-HUP restarts the daemon. See docs/agent.md.
+no certificate, no catalog, a pluginsync failure without usecacheonfailure);
+otherwise 0, or with --detailed-exitcodes 2, 4 or 6. Signals: TERM or INT
+stop (a run in progress stops after the resource being applied, and its
+report is sent); USR1 starts a run now; HUP restarts the daemon. See
+docs/agent.md.
 
 pippet's own flags:
 `
@@ -63,6 +107,10 @@ pippet's own flags:
 // command line before agent/config reads it.
 type agentFlags struct {
 	stateDir, fallback, delegate string
+	// daemonized: this process is the detached daemon (--daemonize
+	// re-executes the command with --daemonized --no-daemonize): it logs
+	// as Puppet's daemon does, never to the console.
+	daemonized bool
 }
 
 var agentOwnFlags = map[string]func(f *agentFlags, v string){
@@ -81,6 +129,10 @@ func splitAgentFlags(args []string) (agentFlags, []string, error) {
 		if a == "--" {
 			rest = append(rest, args[i:]...)
 			break
+		}
+		if a == "--daemonized" {
+			f.daemonized = true
+			continue
 		}
 		name, val, hasVal := strings.Cut(strings.TrimPrefix(a, "--"), "=")
 		set, ok := agentOwnFlags[name]
@@ -147,14 +199,39 @@ func agentMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		level = slog.LevelDebug
 	}
 	console := newConsole(stdout, stderr, level)
-	logger := slog.New(console)
+	dests := agentLogdests(a, s, own.daemonized)
+	if a.Fingerprint {
+		// As Puppet: the fingerprint's errors go to the console too.
+		dests = append(dests, "console")
+	}
+	logs, err := logdest.Open(dests, logdest.Options{
+		Console: console, Level: level, Facility: s.Values["syslogfacility"],
+		SyslogNetwork: syslogNetwork, SyslogAddr: syslogAddr,
+	})
+	if err != nil {
+		slog.New(console).Error(err.Error())
+		return exitFailed
+	}
+	defer logs.Close()
+	logger := slog.New(logs)
+	for _, dir := range logs.Created {
+		logger.Info("Creating log directory " + dir)
+	}
 	for _, w := range s.Warnings {
 		logger.Warn(w)
 	}
-	for _, d := range a.Logdest {
-		if d != "console" {
-			logger.Warn(fmt.Sprintf("--logdest %s: receiver agent logs to the console only (stdout and stderr); %s ignored", d, d))
+	if a.Fingerprint {
+		fp, err := agent.Fingerprint(s, a.Digest)
+		switch {
+		case errors.Is(err, agent.ErrNoFingerprint):
+			fmt.Fprintln(stderr, err.Error())
+			return exitFailed
+		case err != nil:
+			logger.Error("Failed to generate fingerprint: " + err.Error())
+			return exitFailed
 		}
+		fmt.Fprintln(stdout, fp)
+		return exitOK
 	}
 	if a.Enable || a.Disable {
 		if err := agent.MakeDirs(s); err != nil {
@@ -177,13 +254,15 @@ func agentMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			return exitFailed
 		}
 		return exitOK
-	case a.Fingerprint:
-		fmt.Fprintln(stderr, "receiver agent: --fingerprint is not implemented; use 'puppet agent --fingerprint' or 'openssl x509 -fingerprint -sha256 -in SSLDIR/certs/CERTNAME.pem'")
-		return exitUsage
 	}
 	_, envFromCLI := a.Settings["environment"]
+	if s.Daemonize && !own.daemonized {
+		// As Puppet, --daemonize detaches first, also for one run
+		// (--onetime): the run happens in the background.
+		return detach(s, args, stderr)
+	}
 	opts := agent.Options{
-		Log: console, Level: level,
+		Log: logs, Level: level,
 		DetailedExitcodes:  a.DetailedExitcodes,
 		EnvironmentFromCLI: envFromCLI,
 		StateDir:           own.stateDir,
@@ -204,9 +283,6 @@ func agentMain(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			stop()
 		}()
 		return agent.Run(ctx, s, opts)
-	}
-	if s.Daemonize {
-		return detach(s, args, stderr)
 	}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
@@ -268,9 +344,52 @@ func (c *console) WithGroup(name string) slog.Handler {
 	return &console{out: c.out.WithGroup(name), err: c.err.WithGroup(name)}
 }
 
+// syslogNetwork and syslogAddr are the syslog socket ("": the system's,
+// /dev/log); tests set them to a socket of their own.
+var syslogNetwork, syslogAddr string
+
+// agentLogdests are where the agent logs, as Puppet's setup_logs decides:
+// the --logdest destinations (several flags, or a comma-separated list),
+// else the logdest setting (puppet.conf), else syslog, and the console
+// too with --verbose or --debug (--test). The daemon (daemonized) has no
+// console: it is dropped, and syslog stands in when nothing else is left.
+func agentLogdests(a *config.Args, s *config.Settings, daemonized bool) []string {
+	var dests []string
+	if len(a.Logdest) > 0 {
+		dests = append(dests, a.Logdest...)
+	} else {
+		for _, d := range strings.Split(s.Values["logdest"], ",") {
+			if d = strings.TrimSpace(d); d != "" {
+				dests = append(dests, d)
+			}
+		}
+	}
+	if len(dests) == 0 {
+		if a.Verbose || a.Debug {
+			dests = append(dests, "console")
+		}
+		dests = append(dests, "syslog")
+	}
+	if !daemonized {
+		return dests
+	}
+	kept := dests[:0]
+	for _, d := range dests {
+		if !strings.EqualFold(d, "console") {
+			kept = append(kept, d)
+		}
+	}
+	if len(kept) == 0 {
+		kept = append(kept, "syslog")
+	}
+	return kept
+}
+
 // detach starts the agent again in the background (its own session, no
-// terminal, the log appended to LOGDIR/pippet-agent.log, its pid in the
-// pidfile setting's file), as `puppet agent` daemonizes, and returns.
+// terminal, its pid in the pidfile setting's file), as `puppet agent`
+// daemonizes, and returns. The daemon logs to syslog (or --logdest's
+// files) as Puppet's; its stdout is /dev/null and its stderr, which only
+// a crash writes to, is appended to LOGDIR/pippet-agent.log.
 func detach(s *config.Settings, args []string, stderr io.Writer) int {
 	self, err := os.Executable()
 	if err != nil {
@@ -288,8 +407,8 @@ func detach(s *config.Settings, args []string, stderr io.Writer) int {
 		return exitFailed
 	}
 	defer logf.Close()
-	cmd := exec.Command(self, append(append([]string{"agent"}, args...), "--no-daemonize")...)
-	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd := exec.Command(self, append(append([]string{"agent"}, args...), "--daemonized", "--no-daemonize")...)
+	cmd.Stdout, cmd.Stderr = nil, logf
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {

@@ -456,7 +456,7 @@ func TestAgentDisabledAndLocked(t *testing.T) {
 	vardir := filepath.Join(n.dir, "var")
 	conf := n.puppetConf(t, s, "pippet", vardir)
 
-	code, out, errs := runReceiverAgent(t, n, conf, "--disable", "maintenance window")
+	code, out, errs := runReceiverAgent(t, n, conf, "--disable", "maintenance window", "--logdest", "console")
 	require.Equal(t, 0, code, "%s%s", out, errs)
 	assert.Contains(t, out, "Notice: Disabling Puppet.")
 	lock := filepath.Join(vardir, "state", "agent_disabled.lock")
@@ -467,7 +467,7 @@ func TestAgentDisabledAndLocked(t *testing.T) {
 	assert.Contains(t, out, "Notice: Skipping run of Puppet configuration client; administratively disabled (Reason: 'maintenance window');\n")
 	assert.Contains(t, out, "Use 'puppet agent --enable' to re-enable.\n")
 	assert.NoDirExists(t, n.root, "nothing applied")
-	code, out, _ = runReceiverAgent(t, n, conf, "--enable")
+	code, out, _ = runReceiverAgent(t, n, conf, "--enable", "--logdest", "console")
 	require.Equal(t, 0, code)
 	assert.Contains(t, out, "Notice: Enabling Puppet.")
 	assert.NoFileExists(t, lock)
@@ -563,7 +563,8 @@ func TestAgentDaemonLoop(t *testing.T) {
 	vardir := filepath.Join(n.dir, "var")
 	conf := n.puppetConf(t, s, "pippet", vardir)
 	var out, errs syncBuffer
-	cmd := exec.Command(receiverBin, "agent", "--no-daemonize", "--runinterval", "1", "--confdir", conf,
+	// As Puppet's, the agent logs to the console only when told.
+	cmd := exec.Command(receiverBin, "agent", "--no-daemonize", "--logdest", "console", "--runinterval", "1", "--confdir", conf,
 		"--state-dir", filepath.Join(n.dir, "pippet-state"))
 	cmd.Env = append(os.Environ(), "FACTER_acore_root="+n.root, "HOME="+n.dir)
 	cmd.Stdout, cmd.Stderr = &out, &errs

@@ -62,6 +62,10 @@ type TreeChange struct {
 	Message string
 	// Err is why the change failed; nil when it was made.
 	Err error
+	// Listing: the source could not be listed, so no entry was
+	// considered (Puppet's failed eval_generate): Path is the directory,
+	// Err why.
+	Listing bool
 }
 
 type treeObserverKey struct{}
@@ -189,6 +193,9 @@ func (p *posix) sourceTree(ctx context.Context) (map[string]*source.Metadata, []
 			continue
 		}
 		if err != nil {
+			if fn, _ := ctx.Value(treeObserverKey{}).(func(TreeChange)); fn != nil {
+				fn(TreeChange{Path: p.path, Listing: true, Err: err})
+			}
 			return nil, nil, fmt.Errorf("could not walk source %s: %w", src, err)
 		}
 		if !isDir {
