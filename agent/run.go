@@ -485,14 +485,9 @@ func environmentExists(ctx context.Context, hc *http.Client, base, env string) (
 		return false, err
 	}
 	req.Header.Set("Accept", "application/json")
-	start := time.Now()
-	resp, err := hc.Do(req)
+	resp, err := server.Send(hc, req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return false, fmt.Errorf("Request to %s failed after %.3f seconds: %w", u, time.Since(start).Seconds(), err)
+		return false, err
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))

@@ -51,14 +51,9 @@ func simpleStatus(ctx context.Context, hc *http.Client, base string) error {
 			return err
 		}
 		req.Header.Set("Accept", "*/*")
-		start := time.Now()
-		resp, err := hc.Do(req)
+		resp, err := server.Send(hc, req)
 		if err != nil {
-			var ue *url.Error
-			if errors.As(err, &ue) {
-				err = ue.Err
-			}
-			return fmt.Errorf("Request to %s failed after %.3f seconds: %w", u, time.Since(start).Seconds(), err)
+			return err
 		}
 		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
@@ -204,14 +199,9 @@ func putFacts(ctx context.Context, hc *http.Client, base, certname, env string, 
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	start := time.Now()
-	resp, err := hc.Do(req)
+	resp, err := server.Send(hc, req)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return fmt.Errorf("Request to %s failed after %.3f seconds: %w", u, time.Since(start).Seconds(), err)
+		return err
 	}
 	defer resp.Body.Close()
 	msg, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))

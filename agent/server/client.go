@@ -130,6 +130,23 @@ func (e *ConnectionError) Error() string {
 
 func (e *ConnectionError) Unwrap() error { return e.Err }
 
+// Send sends req with hc: a request that got no answer is a
+// *ConnectionError, in Puppet's words ("Request to URL failed after N
+// seconds: ..."). For the agent's requests outside Client (the status of
+// server_list's entries, the environment check, the facts resubmitted).
+func Send(hc *http.Client, req *http.Request) (*http.Response, error) {
+	start := time.Now()
+	resp, err := hc.Do(req)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return nil, &ConnectionError{URL: req.URL.String(), Elapsed: time.Since(start), Err: err}
+	}
+	return resp, nil
+}
+
 // Timeout reports whether the request ended because the server was too
 // slow (http_connect_timeout, http_read_timeout).
 func (e *ConnectionError) Timeout() bool {
