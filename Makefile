@@ -49,7 +49,7 @@ vet:
 # naming the test files that a test backed up there.
 test: fmt-check vet
 	@tmp=$$(mktemp -d /tmp/pippet-test.XXXXXX) && chmod 755 $$tmp; \
-	TMPDIR=$$tmp $(GO) test -race -count=1 $(PKGS); rc=$$?; \
+	TMPDIR=$$tmp $(GO) test -race -count=1 -timeout 30m $(PKGS); rc=$$?; \
 	if ! internal/testutil/footprint $$tmp; then \
 	  echo "FAIL: the tests wrote to pippet's own state on this machine (a test must use its own state directory)"; rc=1; \
 	fi; rm -rf $$tmp; exit $$rc

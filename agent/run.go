@@ -135,6 +135,10 @@ type run struct {
 	timings map[string]time.Duration
 	// codeID is the applied catalog's code_id (static catalogs).
 	codeID string
+	// fallback is the run's Puppet (customfacts.go), nil while none was
+	// started; ahead, the custom facts it evaluates during pluginsync.
+	fallback *delegate.Fallback
+	ahead    *ahead
 	// pluginFailure: pluginsync failed and usecacheonfailure is on:
 	// Puppet's running failure (the cached catalog runs, when there is
 	// one).
@@ -327,10 +331,17 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 	host, port := r.serverAddr()
 	base := baseURL(host, port)
 	c := server.New(hc, base, r.s.Certname)
-	// Puppet for the types pippet lacks starts now, in the background of
-	// the requests and the facts, when the last catalog needed it.
-	started := r.startFallback(ctx)
-	defer func() { applyrun.CloseFallback(ctx, started, r.log) }()
+	// Puppet for the types pippet lacks and the custom facts starts now,
+	// in the background of the requests, when the last run needed it;
+	// it evaluates the custom facts while pluginsync runs.
+	r.fallback = r.startFallback(ctx)
+	r.evaluateAhead(ctx, r.fallback)
+	defer func() {
+		if r.ahead != nil {
+			r.ahead.cancel() // never asked for: the run ended before its facts
+		}
+		applyrun.CloseFallback(ctx, r.fallback, r.log)
+	}()
 	first := true
 	res, err := c.Retrieve(ctx, server.Options{
 		Environment:           r.s.Environment,
@@ -378,7 +389,7 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 	}
 	applyStart := time.Now()
 	ao := r.applyOptions()
-	ao.Started, started = started, nil
+	ao.Started, r.fallback = r.fallback, nil
 	ao.Source = source.Options{
 		Puppet: &source.PuppetOptions{Client: hc, Server: host, Port: port, Environment: env, Certname: r.s.Certname},
 		Static: static,
@@ -409,17 +420,29 @@ func (r *run) applyOptions() applyrun.Options {
 		StateDir: r.o.StateDir,
 		Fallback: r.o.Fallback, Delegate: r.o.Delegate,
 		LibDir: r.libdir(),
+		// What the custom facts Puppet evaluates, and its providers,
+		// may ask of the agent's settings (stdlib's puppet_vardir,
+		// puppet_server, puppet_environmentpath).
+		PuppetSettings: r.puppetSettings(),
 		// pippet's, not Puppet's transactionstore.yaml: its own format.
 		TransactionStore: filepath.Join(r.o.StateDir, "transactionstore.json"),
 		Level:            r.o.Level, Log: r.logh,
 	}
 }
 
-// startFallback starts Puppet ahead (applyrun.Start) when the cached
-// catalog, the last run's, has a resource pippet hands to Puppet: the
-// catalog to come most likely has it too. nil otherwise.
+// startFallback starts Puppet ahead (startPuppet) when the last
+// pluginsync left custom facts, or the cached catalog, the last run's,
+// has a resource pippet hands to Puppet: the run to come most likely
+// needs it too. nil otherwise.
 func (r *run) startFallback(ctx context.Context) *delegate.Fallback {
-	if r.o.Fallback == delegate.ModeNone || r.s.ClientDataDir == "" {
+	if r.o.Fallback == delegate.ModeNone {
+		return nil
+	}
+	if hasCustomFacts(r.customFactDirs()) {
+		r.log.Debug("Starting Puppet ahead for the custom facts")
+		return r.startPuppet(ctx)
+	}
+	if r.s.ClientDataDir == "" {
 		return nil
 	}
 	cat, _, err := server.LoadCache(r.s.ClientDataDir, r.s.Certname)
@@ -437,10 +460,16 @@ func (r *run) startFallback(ctx context.Context) *delegate.Fallback {
 		}
 		if _, native := applier.Default.Lookup(t); !native || forced[t] {
 			r.log.Debug("Starting Puppet ahead for " + res.Type + " (the last catalog had one)")
-			return applyrun.Start(ctx, r.applyOptions())
+			return r.startPuppet(ctx)
 		}
 	}
 	return nil
+}
+
+// startPuppet starts the run's Puppet in the background
+// (applyrun.Start): nil when there is none.
+func (r *run) startPuppet(ctx context.Context) *delegate.Fallback {
+	return applyrun.Start(ctx, r.applyOptions())
 }
 
 // environmentExists asks the server whether it has env, as Puppet's agent
@@ -547,14 +576,18 @@ func (r *run) prepare(ctx context.Context, hc *http.Client, base, env string, ch
 			sync = false
 		}
 	}
+	// What pluginsync changed: custom facts evaluated before it are
+	// evaluated again (synced.changed).
+	var synced synced
 	if sync {
 		start := time.Now()
 		ignore := r.s.Values["ignore_plugin_errors"] == "true"
-		_, err := pluginsync.Sync(ctx, pluginsync.Options{
+		res, err := pluginsync.Sync(ctx, pluginsync.Options{
 			Client: hc, Server: base, Environment: env, Vardir: r.s.Vardir, Log: r.log,
 			IgnoreErrors: ignore,
 		})
 		r.timings[TimePluginSync] += time.Since(start)
+		synced = syncedOf(res, err, r.factDirs())
 		switch {
 		case err == nil:
 		case ctx.Err() != nil:
@@ -572,6 +605,7 @@ func (r *run) prepare(ctx context.Context, hc *http.Client, base, env string, ch
 	start := time.Now()
 	fo := facts.Options{}
 	fo.UseVardir(r.s.Vardir)
+	fo.Evaluate = r.evaluator(ctx, synced)
 	for _, dir := range fo.CustomDirs {
 		// Puppet says so for each fact directory there is.
 		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
@@ -593,9 +627,18 @@ func (r *run) prepare(ctx context.Context, hc *http.Client, base, env string, ch
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	b, err := server.FactsJSON(r.s.Certname, f, server.FactsOptions{Noop: r.s.Noop, TTL: r.s.Runinterval})
+	b, err := server.FactsJSON(r.s.Certname, f, r.factsOptions())
 	r.timings[TimeFactGeneration] += time.Since(start)
 	return b, err
+}
+
+// factsOptions are what the run adds to the facts it sends.
+func (r *run) factsOptions() server.FactsOptions {
+	o := server.FactsOptions{Noop: r.s.Noop, TTL: r.s.Runinterval}
+	if r.s.EnvironmentSet {
+		o.AgentSpecifiedEnvironment = r.s.Environment
+	}
+	return o
 }
 
 // finish ends the run as Puppet's send_report: the summary, the report
@@ -678,6 +721,23 @@ func (r *run) lastEnvironment() string {
 	// Loaded, with no server-specified environment: Puppet asks no node
 	// and runs in the configured one.
 	return r.s.Environment
+}
+
+// puppetSettings are the agent's settings the run's Puppet is given:
+// its confdir (whose puppet.conf it then reads), vardir, server and
+// environmentpath, as the agent resolved them.
+func (r *run) puppetSettings() []string {
+	var out []string
+	host, _ := r.serverAddr()
+	for _, kv := range [][2]string{
+		{"confdir", r.s.Confdir}, {"vardir", r.s.Vardir}, {"server", host},
+		{"environmentpath", r.s.Values["environmentpath"]},
+	} {
+		if kv[1] != "" {
+			out = append(out, "--"+kv[0]+"="+kv[1])
+		}
+	}
+	return out
 }
 
 // libdir is where pluginsync put the plugins: Puppet's libdir.

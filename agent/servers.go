@@ -183,7 +183,7 @@ func (r *run) resubmitFacts(ctx context.Context, hc *http.Client, env string) {
 	for _, err := range errs {
 		r.log.Error("Facter: " + err.Error())
 	}
-	body, err := server.FactsJSON(r.s.Certname, f, server.FactsOptions{Noop: r.s.Noop, TTL: r.s.Runinterval})
+	body, err := server.FactsJSON(r.s.Certname, f, r.factsOptions())
 	if err == nil {
 		host, port := r.serverAddr()
 		r.log.Info(fmt.Sprintf("Uploading facts for %s to %s", r.s.Certname, host))

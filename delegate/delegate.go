@@ -173,6 +173,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Env is added to the child's environment.
 	Env []string
+	// Settings are more of Puppet's settings for the bridge, each
+	// "--name=value" (an agent's confdir, vardir and server, which the
+	// custom facts and providers it loads may read).
+	Settings []string
 	// Types are sent to the fallback even when pippet has them natively
 	// (the receiver's --delegate): a module on the modulepath whose
 	// version differs from the one pippet's type follows. New ignores
@@ -272,6 +276,7 @@ func New(o Options) (*Fallback, error) {
 		if f.libdir != "" {
 			ropts.Command = append(ropts.Command, "--libdir="+f.libdir)
 		}
+		ropts.Command = append(ropts.Command, o.Settings...)
 		ropts.Env = append([]string{EnvBridge + "=" + Bridge}, o.Env...)
 		f.desc = "Puppet (" + inst.LibDir + ")"
 	default:

@@ -207,6 +207,56 @@ def apply_one(env, req, errors)
   h
 end
 
+# The custom facts of an agent's run ({"op":"facts","dirs":[...]}): the
+# Ruby facts pluginsync brought, evaluated by the Facter this Puppet has
+# loaded, as Puppet's agent evaluates them in its own process (facts that
+# ask Puppet for its settings see them). Facter starts afresh (reset) for
+# each request, so a file pluginsync changed since is read again. External
+# facts are not loaded here: the caller reads them itself and applies
+# Facter's precedence; the facts Puppet adds of its own (puppetversion,
+# agent_specified_environment) are the caller's too. The answer is a
+# result line whose "facts" member maps each custom fact with a value to
+# its value and its resolution's weight, and whose "errors" lists what
+# Facter said at error level (a fact file that raised, a resolution that
+# failed).
+PUPPET_OWN_FACTS = %w[puppetversion agent_specified_environment].freeze
+
+def custom_facts(req)
+  dirs = req['dirs']
+  unless dirs.is_a?(Array) && dirs.all? { |d| d.is_a?(String) }
+    return error_answer('Facts[custom]', 'invalid facts request: dirs must be a list of strings')
+  end
+
+  errors = []
+  out = {}
+  facter = Puppet.runtime[:facter]
+  external = Facter::Options[:external_facts]
+  Facter.on_message { |level, message| errors << message.to_s if %i[error fatal].include?(level) }
+  begin
+    facter.reset
+    Puppet.initialize_facts
+    Facter::Options[:no_external_facts] = true
+    facter.search(*dirs) unless dirs.empty?
+    LegacyFacter.collection.custom_facts.each do |name, fact|
+      next if PUPPET_OWN_FACTS.include?(name.to_s)
+      begin
+        v = fact.value
+        JSON.generate([v])
+      rescue StandardError, ScriptError => e
+        errors << "Error while resolving custom fact fact='#{name}': #{e.message}"
+        next
+      end
+      out[name.to_s] = { 'value' => v, 'weight' => fact.used_resolution_weight }
+    end
+  ensure
+    Facter::Options[:no_external_facts] = !external
+    # Facter's messages go to Puppet's log again, as Puppet set them up.
+    facter.respond_to?(:setup_logging, true) ? facter.send(:setup_logging) : Facter.on_message
+  end
+  { 'resource' => 'Facts[custom]', 'failed' => false, 'changed' => false, 'noop' => false,
+    'error' => false, 'exception' => nil, 'facts' => out, 'errors' => errors }
+end
+
 Puppet.initialize_settings(ARGV)
 # Facts as Puppet's applications set them up: the core facts
 # (puppetversion, which providers test to pick their code path) and the
@@ -236,7 +286,7 @@ Puppet.override(current_environment: env, loaders: Puppet::Pops::Loaders.new(env
     h = begin
       req = JSON.parse(line)
       raise JSON::ParserError, 'not a JSON object' unless req.is_a?(Hash)
-      apply_one(env, req, errors)
+      req['op'] == 'facts' ? custom_facts(req) : apply_one(env, req, errors)
     rescue JSON::ParserError => e
       error_answer(nil, "invalid request: #{e.message}")
     rescue Exception => e # rubocop:disable Lint/RescueException

@@ -46,8 +46,12 @@ const aioRuby = "/opt/puppetlabs/puppet/bin/ruby"
 
 // customScript loads Facter, evaluates the custom facts of the directories
 // given as arguments, and prints {"facts": {NAME: {"value": V, "weight":
-// W}}, "errors": [...]}. Exit status 3: Facter cannot be loaded.
+// W}}, "errors": [...]}. Exit status 3: Facter cannot be loaded. What a
+// fact prints goes to stderr ($stdout is pointed there), not into the
+// answer.
 const customScript = `
+answer = $stdout.dup
+$stdout.reopen($stderr)
 begin
   require 'facter'
 rescue LoadError => e
@@ -72,7 +76,7 @@ LegacyFacter.collection.custom_facts.each do |name, fact|
   end
   out[name.to_s] = { 'value' => v, 'weight' => fact.used_resolution_weight }
 end
-$stdout.write(JSON.generate({ 'facts' => out, 'errors' => errors }))
+answer.write(JSON.generate({ 'facts' => out, 'errors' => errors }))
 `
 
 // SkippedError says custom facts were found but not evaluated, because
@@ -111,22 +115,59 @@ type customValue struct {
 	Weight int64 `json:"weight"`
 }
 
+// Evaluator evaluates the custom facts of dirs (those that exist) in a
+// Ruby process already running, and returns Facter's answer as the
+// Facter process prints it: {"facts": {NAME: {"value": V, "weight": W}},
+// "errors": [...]}. delegate.Fallback.CustomFacts is one: the Puppet an
+// agent's run starts for the types pippet lacks.
+type Evaluator func(ctx context.Context, dirs []string) ([]byte, error)
+
 // LoadCustom evaluates the custom facts of dirs with Facter, run by ruby
 // ("" for the all-in-one agent's Ruby, else ruby on PATH). It returns the
 // facts with a value and their resolutions' weights; nothing, and no
 // process, when dirs hold no *.rb file. A *SkippedError says Facter is
 // not installed; each fact file that raised is one error.
 func LoadCustom(ctx context.Context, dirs []string, ruby string, timeout time.Duration) (Facts, map[string]int64, []error) {
+	return loadCustom(ctx, dirs, nil, ruby, timeout)
+}
+
+// loadCustom is LoadCustom, asking eval first when it is not nil: its
+// answer is taken unless it fails, and the Facter process then
+// evaluates the facts, as without it.
+func loadCustom(ctx context.Context, dirs []string, eval Evaluator, ruby string, timeout time.Duration) (Facts, map[string]int64, []error) {
 	files := customFiles(dirs)
 	if len(files) == 0 {
 		return nil, nil, nil
+	}
+	if timeout <= 0 {
+		timeout = DefaultCustomTimeout
+	}
+	var existing []string
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			existing = append(existing, d)
+		}
+	}
+	var errs []error
+	if eval != nil {
+		ectx, cancel := context.WithTimeout(ctx, timeout)
+		out, err := eval(ectx, existing)
+		cancel()
+		if err == nil {
+			return parseCustom(out, existing)
+		}
+		if ctx.Err() != nil {
+			return nil, nil, []error{fmt.Errorf("custom facts (%s): %w", strings.Join(existing, ", "), ctx.Err())}
+		}
+		// Said, and evaluated again by a Facter of their own.
+		errs = append(errs, fmt.Errorf("custom facts (%s): %w; evaluating them with Facter instead", strings.Join(existing, ", "), err))
 	}
 	skipped := func(reason string) []error {
 		names := make([]string, len(files))
 		for i, f := range files {
 			names[i] = strings.TrimSuffix(filepath.Base(f), ".rb")
 		}
-		return []error{&SkippedError{Facts: names, Reason: reason}}
+		return append(errs, &SkippedError{Facts: names, Reason: reason})
 	}
 	if ruby == "" {
 		ruby = aioRuby
@@ -140,23 +181,20 @@ func LoadCustom(ctx context.Context, dirs []string, ruby string, timeout time.Du
 	} else {
 		ruby = p
 	}
-	if timeout <= 0 {
-		timeout = DefaultCustomTimeout
-	}
-	var existing []string
-	for _, d := range dirs {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			existing = append(existing, d)
-		}
-	}
 	out, err := runBounded(ctx, "/", timeout, maxCustomOutput, append([]string{ruby, "-e", customScript, "--"}, existing...)...)
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.ExitCode() == 3 {
 			return nil, nil, skipped("Facter is not installed for " + ruby)
 		}
-		return nil, nil, []error{fmt.Errorf("custom facts (%s): %w", strings.Join(existing, ", "), err)}
+		return nil, nil, append(errs, fmt.Errorf("custom facts (%s): %w", strings.Join(existing, ", "), err))
 	}
+	f, weights, perrs := parseCustom(out, existing)
+	return f, weights, append(errs, perrs...)
+}
+
+// parseCustom reads Facter's answer about the custom facts of dirs.
+func parseCustom(out []byte, dirs []string) (Facts, map[string]int64, []error) {
 	var answer struct {
 		Facts  map[string]customValue `json:"facts"`
 		Errors []string               `json:"errors"`
@@ -164,7 +202,7 @@ func LoadCustom(ctx context.Context, dirs []string, ruby string, timeout time.Du
 	dec := json.NewDecoder(bytes.NewReader(out))
 	dec.UseNumber()
 	if err := dec.Decode(&answer); err != nil {
-		return nil, nil, []error{fmt.Errorf("custom facts (%s): Facter's answer: %w", strings.Join(existing, ", "), err)}
+		return nil, nil, []error{fmt.Errorf("custom facts (%s): Facter's answer: %w", strings.Join(dirs, ", "), err)}
 	}
 	var errs []error
 	for _, e := range answer.Errors {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/agent/facts"
+	"github.com/pippet/pippet/delegate"
 )
 
 func writeFile(t *testing.T, dir, name, data string, mode os.FileMode) string {
@@ -108,13 +109,46 @@ end
 
 func TestCustomFactsEvaluatedByFacter(t *testing.T) {
 	needFacter(t)
+	checkCustomFacts(t, nil)
+}
+
+// needPuppet is the fallback of an agent's run (Puppet's bridge), where
+// Puppet is installed; it is stopped when the test ends.
+func needPuppet(t *testing.T) *delegate.Fallback {
+	t.Helper()
+	if _, ok := delegate.FindPuppet(); !ok {
+		t.Skip("Puppet is not installed")
+	}
+	fb, err := delegate.New(delegate.Options{Fallback: delegate.ModePuppet, LibDir: t.TempDir()})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = fb.Close(context.Background()) })
+	return fb
+}
+
+// The same facts, the same errors, when the Puppet an agent's run starts
+// for the types pippet lacks evaluates them (no Facter process).
+func TestCustomFactsEvaluatedByTheRunsPuppet(t *testing.T) {
+	needFacter(t)
+	fb := needPuppet(t)
+	calls := 0
+	checkCustomFacts(t, func(ctx context.Context, dirs []string) ([]byte, error) {
+		calls++
+		return fb.CustomFacts(ctx, dirs)
+	})
+	assert.Equal(t, 1, calls)
+	assert.NotZero(t, fb.Pid(), "Puppet is running, kept for the resources")
+}
+
+func checkCustomFacts(t *testing.T, eval facts.Evaluator) {
 	custom, ext := t.TempDir(), t.TempDir()
 	writeFile(t, custom, "pippet_custom.rb", customFacts, 0o644)
 	writeFile(t, custom, "pippet_raises.rb", "Facter.add(:pippet_raises) { setcode { raise 'boom in setcode' } }\n", 0o644)
 	writeFile(t, custom, "pippet_broken.rb", "raise 'boom at load'\n", 0o644)
+	// A fact that prints (JSON, even) cannot break Facter's answer.
+	writeFile(t, custom, "pippet_chatty.rb", "Facter.add(:pippet_chatty) { setcode { puts '{\"facts\":{}}'; 'said' } }\n", 0o644)
 	writeFile(t, ext, "shared.txt", "pippet_shared=from external\npippet_heavy=from external\n", 0o644)
 
-	f, errs := facts.Gather(context.Background(), facts.Options{ExternalDirs: []string{ext}, CustomDirs: []string{custom}})
+	f, errs := facts.Gather(context.Background(), facts.Options{ExternalDirs: []string{ext}, CustomDirs: []string{custom}, Evaluate: eval})
 	var msgs []string
 	for _, e := range errs {
 		msgs = append(msgs, e.Error())
@@ -124,6 +158,7 @@ func TestCustomFactsEvaluatedByFacter(t *testing.T) {
 	assert.Len(t, msgs, 2, "%v", msgs)
 
 	assert.Equal(t, "on Linux", f["pippet_custom"])
+	assert.Equal(t, "said", f["pippet_chatty"])
 	assert.Equal(t, int64(42), f["pippet_count"])
 	assert.Equal(t, map[string]any{"list": []any{int64(1), 2.5, true, nil, "x"}, "nested": map[string]any{"a": "b"}}, f["pippet_struct"])
 	assert.Equal(t, "Linux", f["kernel"])

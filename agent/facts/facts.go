@@ -61,6 +61,11 @@ type Options struct {
 	// CustomTimeout bounds Facter's evaluation of the custom facts
 	// (default DefaultCustomTimeout).
 	CustomTimeout time.Duration
+	// Evaluate, when not nil, evaluates the custom facts instead of a
+	// Facter process of their own (an agent's Puppet, already running);
+	// when it fails, the error is one of Gather's and the process
+	// evaluates them after all.
+	Evaluate Evaluator
 	// Names is how hostname, domain and fqdn are learnt (HostNames);
 	// nil: SystemNames. With Root set, Root's /etc/hostname and
 	// resolv.conf, without a lookup.
@@ -153,7 +158,7 @@ func Gather(ctx context.Context, o Options) (Facts, []error) {
 	for k, v := range ext {
 		g.f[k] = v
 	}
-	custom, weights, errs := LoadCustom(ctx, o.CustomDirs, o.Ruby, o.CustomTimeout)
+	custom, weights, errs := loadCustom(ctx, o.CustomDirs, o.Evaluate, o.Ruby, o.CustomTimeout)
 	g.errs = append(g.errs, errs...)
 	mergeCustom(g.f, custom, weights, ext)
 	// FACTER_name=value in the environment overrides everything, as in Facter.

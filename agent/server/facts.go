@@ -21,6 +21,11 @@ type FactsOptions struct {
 	TTL time.Duration
 	// Now is the facts' timestamp (default the current time).
 	Now time.Time
+	// AgentSpecifiedEnvironment is sent as agent_specified_environment
+	// when not empty: the environment the agent was given (command line,
+	// puppet.conf's [agent] or [main]), which Puppet adds as a fact of
+	// its own.
+	AgentSpecifiedEnvironment string
 }
 
 // DefaultClientVersion is the clientversion sent when neither the
@@ -43,7 +48,7 @@ func FactsJSON(certname string, values map[string]any, o FactsOptions) ([]byte, 
 	if ttl <= 0 {
 		ttl = 30 * time.Minute
 	}
-	v := make(map[string]any, len(values)+3)
+	v := make(map[string]any, len(values)+4)
 	for k, x := range values {
 		v[k] = x
 	}
@@ -57,6 +62,9 @@ func FactsJSON(certname string, values map[string]any, o FactsOptions) ([]byte, 
 	}
 	v["clientversion"] = cv
 	v["clientnoop"] = o.Noop
+	if o.AgentSpecifiedEnvironment != "" {
+		v["agent_specified_environment"] = o.AgentSpecifiedEnvironment
+	}
 	doc := struct {
 		Name       string         `json:"name"`
 		Values     map[string]any `json:"values"`

@@ -685,3 +685,21 @@ func TestRetrieveRefusedServerUsesCache(t *testing.T) {
 	_, err = c.Retrieve(ctx, o)
 	assert.True(t, errors.Is(err, context.Canceled), "%v", err)
 }
+
+func TestFactsJSONAgentSpecifiedEnvironment(t *testing.T) {
+	now := time.Date(2026, 11, 26, 19, 0, 0, 5, time.UTC)
+	for _, c := range []struct{ env, want string }{{"", "<absent>"}, {"staging", "staging"}} {
+		b, err := server.FactsJSON("agent.test", map[string]any{"kernel": "Linux"}, server.FactsOptions{Now: now, AgentSpecifiedEnvironment: c.env})
+		require.NoError(t, err)
+		var doc struct {
+			Values map[string]any `json:"values"`
+		}
+		require.NoError(t, json.Unmarshal(b, &doc))
+		got, ok := doc.Values["agent_specified_environment"]
+		if !ok {
+			got = "<absent>"
+		}
+		assert.Equal(t, c.want, got)
+		assert.Equal(t, "Linux", doc.Values["kernel"])
+	}
+}

@@ -21,7 +21,10 @@ import (
 // whole wall time (receiver-s/op, puppet-s/op, and their ratio), and its
 // phases as its own report's time metrics say (facts, pluginsync, node
 // and catalog requests, apply), plus what lies outside the run's total
-// (starting the process, sending the report, exiting). Slow (a Puppet
+// (starting the process, sending the report, exiting); and, timed
+// beside them, the Ruby floor (rubyfloor-s/op): starting Ruby, loading
+// Puppet and evaluating the custom facts pluginsync brought, which any
+// agent of these modules pays. Slow (a Puppet
 // run takes seconds): `go test -run '^$' -bench BenchmarkAgentConverged
 // -benchtime 5x ./integration/puppetserver/`, or `make bench-agent`.
 func BenchmarkAgentConverged(b *testing.B) {
@@ -72,9 +75,28 @@ func benchAgents(b *testing.B, s *server, env string) {
 		{"fact_generation", "facts"}, {"plugin_sync", "pluginsync"}, {"node_retrieval", "node"},
 		{"config_retrieval", "catalog"}, {"catalog_application", "apply"},
 	}
+	// The Ruby floor: what the modules' custom facts cost in any agent
+	// (start Ruby, load Puppet, evaluate them: bench/agentfacts/floor.rb
+	// on the facts pluginsync brought), timed beside the two agents.
+	floorScript, err := filepath.Abs("../../bench/agentfacts/floor.rb")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rubyFloor := func() time.Duration {
+		// With the libdir on Ruby's load path, as in Puppet's agent: the
+		// facts require the modules' Ruby (puppet_x, types) from it.
+		cmd := exec.Command("ruby", "-I", filepath.Join(pvar, "lib"), "-I", "/usr/lib/ruby/vendor_ruby", floorScript,
+			filepath.Join(pvar, "lib", "facter"), filepath.Join(pvar, "facts"))
+		start := time.Now()
+		if code, out, errs := runCmd(cmd); code != 0 {
+			b.Fatalf("floor.rb: exit %d\n%s%s", code, out, errs)
+		}
+		return time.Since(start)
+	}
 	sum := map[string]float64{}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
+		sum["rubyfloor-s"] += rubyFloor().Seconds()
 		for who, f := range map[string]func() (time.Duration, map[string]float64){"receiver": pippet, "puppet": puppet} {
 			wall, times := f()
 			sum[who+"-s"] += wall.Seconds()

@@ -61,6 +61,9 @@ type Options struct {
 	// reported corrective, as Puppet's agent does
 	// (catalog.Options.TransactionStore); "" keeps none, as puppet apply.
 	TransactionStore string
+	// PuppetSettings are more of Puppet's settings for the fallback's
+	// Puppet (delegate.Options.Settings).
+	PuppetSettings []string
 	// Started is a fallback made (and maybe being started) ahead by
 	// Start, for these same options: Apply uses it instead of making one,
 	// and stops it at the end.
@@ -127,7 +130,8 @@ func Apply(ctx context.Context, cat *catalog.Catalog, o Options) (*catalog.Repor
 func fallbackOptions(o Options, logh *catalog.Log) delegate.Options {
 	return delegate.Options{
 		Fallback: o.Fallback, ModulePath: o.ModulePath, LibDir: o.LibDir, Types: o.Delegate,
-		Noop: o.Noop, LogLevel: puppetlog.Name(o.Level),
+		Settings: o.PuppetSettings,
+		Noop:     o.Noop, LogLevel: puppetlog.Name(o.Level),
 		Logger: slog.New(delegate.RelayHandler(logh, applier.LevelNotice)),
 	}
 }

@@ -1,0 +1,156 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/pippet/pippet/agent/facts"
+	"github.com/pippet/pippet/agent/pluginsync"
+	"github.com/pippet/pippet/delegate"
+	"github.com/pippet/pippet/internal/applyrun"
+)
+
+// Custom facts and the run's Puppet.
+//
+// The modules' custom facts are Ruby, and so are the types pippet hands
+// to Puppet: a run starts one Puppet for both, as Puppet's agent is one
+// process. When the last pluginsync left custom facts (or the last
+// catalog had a delegated resource), that Puppet starts with the run,
+// and evaluates the custom facts as soon as it is ready, while the run
+// asks the server for its environment and syncs the plugins: on a
+// converged node the plugins do not change, and the facts are ready when
+// the run needs them. When pluginsync changed or removed a file, they are
+// evaluated again. With --fallback none, or no Puppet installed, a
+// Facter process of their own evaluates them (agent/facts).
+
+// ahead is a custom facts evaluation started before pluginsync.
+type ahead struct {
+	dirs   []string
+	cancel context.CancelFunc
+	done   chan struct{}
+	out    []byte
+	err    error
+}
+
+// customFactDirs are the run's custom fact directories that exist.
+func (r *run) customFactDirs() []string {
+	var dirs []string
+	for _, d := range r.factDirs() {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			dirs = append(dirs, d)
+		}
+	}
+	return dirs
+}
+
+// hasCustomFacts says whether dirs hold a custom fact file (*.rb), as
+// Facter loads them.
+func hasCustomFacts(dirs []string) bool {
+	for _, d := range dirs {
+		if m, _ := filepath.Glob(filepath.Join(d, "*.rb")); len(m) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// evaluateAhead starts evaluating the custom facts of the last
+// pluginsync with fb, in the background.
+func (r *run) evaluateAhead(ctx context.Context, fb *delegate.Fallback) {
+	dirs := r.customFactDirs()
+	if fb == nil || !hasCustomFacts(dirs) {
+		return
+	}
+	// Puppet's start, then the facts.
+	ctx, cancel := context.WithTimeout(ctx, delegate.DefaultStartTimeout+facts.DefaultCustomTimeout)
+	a := &ahead{dirs: dirs, cancel: cancel, done: make(chan struct{})}
+	r.ahead = a
+	go func() {
+		defer close(a.done)
+		defer cancel()
+		a.out, a.err = fb.CustomFacts(ctx, dirs)
+	}()
+}
+
+// synced is what a pluginsync did, as the custom facts care.
+type synced struct {
+	// changed: it changed or removed files (or failed half way): the
+	// facts evaluated before it are not this run's.
+	changed bool
+	// code: among them Ruby that the custom facts may have required
+	// (anything but the fact files Facter loads itself, which it reads
+	// anew each time): a Puppet that evaluated them holds the old code.
+	code bool
+}
+
+// syncedOf reads a pluginsync's result (res, err); factDirs are the
+// custom fact directories.
+func syncedOf(res *pluginsync.Result, err error, factDirs []string) synced {
+	if err != nil || res == nil {
+		return synced{changed: true, code: true}
+	}
+	var s synced
+	for _, p := range slices.Concat(res.Changed, res.Removed) {
+		s.changed = true
+		if strings.HasSuffix(p, ".rb") && !slices.Contains(factDirs, filepath.Dir(p)) {
+			s.code = true
+		}
+	}
+	return s
+}
+
+// factDirs are the run's custom fact directories, whether they exist or
+// not.
+func (r *run) factDirs() []string {
+	var o facts.Options
+	o.UseVardir(r.s.Vardir)
+	return o.CustomDirs
+}
+
+// evaluator is the custom facts' evaluator of the facts gathered now,
+// after pluginsync (sy): the result of the evaluation started ahead when
+// it still holds, else the run's Puppet, started now if it is not
+// running yet (or again, when it loaded code pluginsync then changed);
+// nil (a Facter process) without one.
+func (r *run) evaluator(ctx context.Context, sy synced) facts.Evaluator {
+	a := r.ahead
+	r.ahead = nil
+	if a != nil && sy.code && r.fallback != nil {
+		// Ruby does not load a required file twice: a new Puppet.
+		a.cancel()
+		<-a.done
+		r.log.Debug("Starting Puppet again: pluginsync changed code its custom facts may have loaded")
+		applyrun.CloseFallback(ctx, r.fallback, r.log)
+		r.fallback, a = nil, nil
+	}
+	if r.fallback == nil && r.o.Fallback != delegate.ModeNone && hasCustomFacts(r.customFactDirs()) {
+		r.log.Debug("Starting Puppet for the custom facts")
+		r.fallback = r.startPuppet(ctx)
+	}
+	fb := r.fallback
+	if fb == nil {
+		return nil
+	}
+	return func(ctx context.Context, dirs []string) ([]byte, error) {
+		if a != nil {
+			select {
+			case <-a.done:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			if !sy.changed && a.err == nil && slices.Equal(a.dirs, dirs) {
+				r.log.Debug(fmt.Sprintf("Custom facts evaluated by Puppet (pid %d) during pluginsync", fb.Pid()))
+				return a.out, nil
+			}
+		}
+		out, err := fb.CustomFacts(ctx, dirs)
+		if err == nil {
+			r.log.Debug(fmt.Sprintf("Custom facts evaluated by Puppet (pid %d)", fb.Pid()))
+		}
+		return out, err
+	}
+}
