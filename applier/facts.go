@@ -18,7 +18,9 @@ const factsRoot = "/"
 // /etc/resolv.conf. It does no DNS lookups and runs no commands, so it is
 // cheap; engine.New calls it once per process. The parsers are
 // agent/facts's, whose Gather is the agent's whole Facter-compatible set:
-// these flat names hold the same values as its dotted paths.
+// these flat names hold the same values as its dotted paths, except
+// domain and fqdn when the host name has no dot and a canonical name
+// (facts.HostNames, Facter's lookup, which this one does not do).
 func LoadFacts() Facts { return LoadFactsFrom(factsRoot) }
 
 // LoadFactsFrom is LoadFacts with the files read under root.
