@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -36,33 +35,11 @@ type ahead struct {
 	err    error
 }
 
-// customFactDirs are the run's custom fact directories that exist.
-func (r *run) customFactDirs() []string {
-	var dirs []string
-	for _, d := range r.factDirs() {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			dirs = append(dirs, d)
-		}
-	}
-	return dirs
-}
-
-// hasCustomFacts says whether dirs hold a custom fact file (*.rb), as
-// Facter loads them.
-func hasCustomFacts(dirs []string) bool {
-	for _, d := range dirs {
-		if m, _ := filepath.Glob(filepath.Join(d, "*.rb")); len(m) > 0 {
-			return true
-		}
-	}
-	return false
-}
-
 // evaluateAhead starts evaluating the custom facts of the last
 // pluginsync with fb, in the background.
 func (r *run) evaluateAhead(ctx context.Context, fb *delegate.Fallback) {
-	dirs := r.customFactDirs()
-	if fb == nil || !hasCustomFacts(dirs) {
+	dirs := facts.ExistingDirs(r.factDirs())
+	if fb == nil || !facts.HasCustom(dirs) {
 		return
 	}
 	// Puppet's start, then the facts.
@@ -127,7 +104,7 @@ func (r *run) evaluator(ctx context.Context, sy synced) facts.Evaluator {
 		applyrun.CloseFallback(ctx, r.fallback, r.log)
 		r.fallback, a = nil, nil
 	}
-	if r.fallback == nil && r.o.Fallback != delegate.ModeNone && hasCustomFacts(r.customFactDirs()) {
+	if r.fallback == nil && r.o.Fallback != delegate.ModeNone && facts.HasCustom(r.factDirs()) {
 		r.log.Debug("Starting Puppet for the custom facts")
 		r.fallback = r.startPuppet(ctx)
 	}

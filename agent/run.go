@@ -438,7 +438,7 @@ func (r *run) startFallback(ctx context.Context) *delegate.Fallback {
 	if r.o.Fallback == delegate.ModeNone {
 		return nil
 	}
-	if hasCustomFacts(r.customFactDirs()) {
+	if facts.HasCustom(r.factDirs()) {
 		r.log.Debug("Starting Puppet ahead for the custom facts")
 		return r.startPuppet(ctx)
 	}

@@ -109,6 +109,23 @@ func customFiles(dirs []string) []string {
 	return files
 }
 
+// HasCustom says whether dirs hold a custom fact file: whether there is
+// anything for Facter to evaluate (LoadCustom starts no process
+// otherwise).
+func HasCustom(dirs []string) bool { return len(customFiles(dirs)) > 0 }
+
+// ExistingDirs are those of dirs that are directories: the ones Facter
+// is given, and an Evaluator is called with.
+func ExistingDirs(dirs []string) []string {
+	var existing []string
+	for _, d := range dirs {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			existing = append(existing, d)
+		}
+	}
+	return existing
+}
+
 // customValue is one custom fact as Facter resolved it.
 type customValue struct {
 	Value  any   `json:"value"`
@@ -142,12 +159,7 @@ func loadCustom(ctx context.Context, dirs []string, eval Evaluator, ruby string,
 	if timeout <= 0 {
 		timeout = DefaultCustomTimeout
 	}
-	var existing []string
-	for _, d := range dirs {
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
-			existing = append(existing, d)
-		}
-	}
+	existing := ExistingDirs(dirs)
 	var errs []error
 	if eval != nil {
 		ectx, cancel := context.WithTimeout(ctx, timeout)
