@@ -26,9 +26,9 @@ var ErrNoFacts = errors.New("the fallback does not evaluate facts")
 var factsSeq atomic.Uint64
 
 // CustomFacts has the bridge's Facter evaluate the custom facts of dirs,
-// starting the bridge if it is not running, and returns its answer as
-// the JSON object {"facts": {NAME: {"value": V, "weight": W}},
-// "errors": [...]} (agent/facts reads it). The bridge starts Facter
+// starting the bridge if it is not running, and returns its answer: a
+// JSON object whose members facts ({NAME: {"value": V, "weight": W}})
+// and errors ([...]) agent/facts reads, as from its Facter process. The bridge starts Facter
 // afresh for each request, so files changed since an earlier one are
 // read again. ctx bounds the wait: when it ends first, or the bridge
 // dies or answers out of step, the bridge is replaced before its next
@@ -79,7 +79,6 @@ func (f *Fallback) CustomFacts(ctx context.Context, dirs []string) ([]byte, erro
 			Error     bool            `json:"error"`
 			Exception *string         `json:"exception"`
 			Facts     json.RawMessage `json:"facts"`
-			Errors    []string        `json:"errors"`
 		}
 		if err := json.Unmarshal(raw, &a); err != nil {
 			err = fmt.Errorf("malformed answer: %w", err)
@@ -104,12 +103,8 @@ func (f *Fallback) CustomFacts(ctx context.Context, dirs []string) ([]byte, erro
 		if len(a.Facts) == 0 || a.Facts[0] != '{' {
 			return nil, fmt.Errorf("custom facts through %s: the answer has no facts", f.desc)
 		}
-		if a.Errors == nil {
-			a.Errors = []string{}
-		}
-		return json.Marshal(struct {
-			Facts  json.RawMessage `json:"facts"`
-			Errors []string        `json:"errors"`
-		}{a.Facts, a.Errors})
+		// The answer line itself: its facts and errors members are the
+		// object the caller reads (the others it ignores).
+		return raw, nil
 	}
 }
