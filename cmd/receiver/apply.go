@@ -21,11 +21,8 @@ import (
 	"github.com/pippet/pippet/internal/puppetlog"
 )
 
-// apply wires `receiver apply CATALOG`: the logic is package catalog's.
-func init() {
-	subcommands["apply"] = applyMain
-}
-
+// apply wires `receiver apply CATALOG`: the logic is package catalog's,
+// the run's assembly internal/assemble's.
 const applyUsage = `usage: receiver apply [flags] CATALOG.json | - | MANIFEST.pp
        receiver apply [flags] -e CODE
 
