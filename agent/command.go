@@ -211,7 +211,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, o MainOp
 		level = slog.LevelDebug
 	}
 	console := logdest.Console(stdout, stderr, level)
-	dests := agentLogdests(a, s, own.daemonized)
+	dests := logDestinations(a, s, own.daemonized)
 	if a.Fingerprint {
 		// As Puppet: the fingerprint's errors go to the console too.
 		dests = append(dests, "console")
@@ -323,12 +323,12 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, o MainOp
 	})
 }
 
-// agentLogdests are where the agent logs, as Puppet's setup_logs decides:
+// logDestinations are where the agent logs, as Puppet's setup_logs decides:
 // the --logdest destinations (several flags, or a comma-separated list),
 // else the logdest setting (puppet.conf), else syslog, and the console
 // too with --verbose or --debug (--test). The daemon (daemonized) has no
 // console: it is dropped, and syslog stands in when nothing else is left.
-func agentLogdests(a *config.Args, s *config.Settings, daemonized bool) []string {
+func logDestinations(a *config.Args, s *config.Settings, daemonized bool) []string {
 	var dests []string
 	if len(a.Logdest) > 0 {
 		dests = append(dests, a.Logdest...)
