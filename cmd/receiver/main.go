@@ -2,12 +2,14 @@
 // receive`: it reads one resource request per line on stdin, applies it,
 // and answers with one JSON line on stdout.
 //
-// The loop (loop.go) depends only on protocol.Applier and a line
-// decoder; main wires in a session of the engine (applier/engine) over
-// every registered type, which decodes, remembers lines sent again and
-// applies. Subcommands (describe, facts, filebucket, ...) register
-// themselves in the subcommands map from their own files and are
-// dispatched on the first argument.
+// main is flags, signals and wiring. The request stream (internal/stream)
+// depends only on protocol.Applier and a line decoder; the run behind it
+// (the engine over every registered type, its session, which decodes and
+// remembers lines sent again, the run's Puppet in front of it for the
+// types pippet lacks, the directories' durability) is assembled by
+// internal/assemble, as for every other kind of run. Subcommands (apply,
+// agent, resource, describe, facts, filebucket) are registered in one map
+// (subcommands.go) and dispatched on the first argument.
 //
 // One goroutine reads a line (bufio.Reader.ReadSlice, so a line over
 // --max-line is read to its end without being held), decodes, applies and
@@ -17,9 +19,9 @@
 // first lets the resource in progress finish and be answered, the second
 // cancels its context. A panic while decoding, applying or encoding
 // becomes an error answer naming the resource. Logging is log/slog with a
-// handler that prints Puppet's format (log.go). Changes to directory
-// entries are made durable in groups after their answers, or one by one
-// before them with --sync (durability.go).
+// handler that prints Puppet's format (internal/puppetlog). Changes to
+// directory entries are made durable in groups after their answers, or one
+// by one before them with --sync (internal/stream/durability.go).
 package main
 
 import (
