@@ -5,6 +5,8 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/pippet/pippet/protocol"
 )
 
 // FactsOptions are what the agent adds to the facts it sends, as
@@ -31,7 +33,7 @@ type FactsOptions struct {
 // DefaultClientVersion is the clientversion sent when neither the
 // options nor the facts give one: the Puppet release pippet's agent
 // behaves as.
-const DefaultClientVersion = "7.23.0"
+const DefaultClientVersion = protocol.PuppetVersion
 
 // FactsJSON is the facts document the catalog request sends, in the form
 // Puppet 7 renders Puppet::Node::Facts as JSON: {"name": certname,

@@ -427,5 +427,5 @@ func detach(s *config.Settings, args []string, stderr io.Writer) int {
 // agentVersion is what "Starting Puppet client version" names: the
 // Puppet release the agent stands in for, and pippet's.
 func agentVersion() string {
-	return "7.23.0 (pippet receiver " + protocol.Version + ")"
+	return protocol.PuppetVersion + " (pippet receiver " + protocol.Version + ")"
 }
