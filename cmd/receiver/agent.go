@@ -164,7 +164,9 @@ func printAgentUsage(w io.Writer) {
 }
 
 func agentMain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	start := time.Now()
+	// The report's startup_time counts from the process's start, as
+	// Puppet's from its own.
+	start := agent.ProcessStart()
 	own, rest, err := splitAgentFlags(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "receiver agent: %v\nRun 'receiver agent --help' for usage.\n", err)

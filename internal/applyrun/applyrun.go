@@ -71,6 +71,10 @@ type Options struct {
 	// Sources maps a puppet:/// source to a local file, as puppet apply
 	// reads them from its modulepath (catalog.Options.Sources).
 	Sources func(url string) (string, bool)
+	// Timings, when not nil, receives the apply's phases by the names of
+	// Puppet's report metrics: convert_catalog (the catalog made into the
+	// graph of resources to apply) and transaction_evaluation (the walk).
+	Timings map[string]time.Duration
 }
 
 // Apply builds cat's graph and applies it. An error says the catalog
@@ -83,10 +87,14 @@ func Apply(ctx context.Context, cat *catalog.Catalog, o Options) (*catalog.Repor
 		logh = catalog.NewLog(nil)
 	}
 	logger := slog.New(logh)
+	convert := time.Now()
 	g, err := catalog.Build(cat, applier.Default)
 	if err != nil {
 		CloseFallback(ctx, o.Started, logger)
 		return nil, err
+	}
+	if o.Timings != nil {
+		o.Timings["convert_catalog"] = time.Since(convert)
 	}
 	dirs := stream.NewDirSync(logger, true)
 	defer dirs.Flush(context.WithoutCancel(ctx))
@@ -120,11 +128,15 @@ func Apply(ctx context.Context, cat *catalog.Catalog, o Options) (*catalog.Repor
 	if cat.Version != "" {
 		logger.Info(fmt.Sprintf("Applying configuration version '%s'", cat.Version))
 	}
-	return catalog.Apply(ctx, g, app, catalog.Options{
+	rep := catalog.Apply(ctx, g, app, catalog.Options{
 		Noop: o.Noop, Tags: o.Tags, SkipTags: o.SkipTags, Log: logh,
 		Schedules: schedules, Audits: audits, TransactionStore: o.TransactionStore,
 		Sources: o.Sources,
-	}), nil
+	})
+	if o.Timings != nil {
+		o.Timings["transaction_evaluation"] = rep.Duration
+	}
+	return rep, nil
 }
 
 func fallbackOptions(o Options, logh *catalog.Log) delegate.Options {
