@@ -374,7 +374,11 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 	status := server.CacheNotUsed
 	if res != nil {
 		env, status = res.Environment, res.CachedCatalogStatus
-		r.timings[TimeNodeRetrieval] = res.NodeRetrieval
+		if res.NodeRetrieval > 0 {
+			// Only when the node was asked for (not with the last run's
+			// environment, as Puppet's use_last_environment).
+			r.timings[TimeNodeRetrieval] = res.NodeRetrieval
+		}
 		r.timings[TimeConfigRetrieval] = res.CatalogRetrieval
 	}
 	if err != nil {

@@ -105,6 +105,12 @@ func (st *transactionStore) record(s *Status, v *vertex) {
 			continue
 		}
 		should, managed := v.res.Params[e.Property]
+		if !managed && e.Status == protocol.StatusSuccess && e.Desired != nil {
+			// A property the catalog leaves to its default (a file's
+			// ensure given content, a host's ensure): what the run
+			// wanted of it, as Puppet's store keeps its should.
+			should, managed = e.Desired, true
+		}
 		if o, ok := old[e.Property]; ok && !e.Redacted && !notIdempotent(s.Type, e.Property) {
 			switch {
 			case o.HasSystem:
