@@ -136,6 +136,16 @@ func (st *transactionStore) record(s *Status, v *vertex) {
 		}
 		keep[e.Property] = p
 	}
+	// A property left to its default and in sync this run (no event):
+	// what the run before wanted of it stands.
+	for name, p := range old {
+		if _, ok := keep[name]; ok || secret[name] {
+			continue
+		}
+		if _, given := v.res.Params[name]; !given {
+			keep[name] = p
+		}
+	}
 	if len(keep) > 0 {
 		st.new[ref] = keep
 	}

@@ -30,6 +30,10 @@ func TestCorrectiveChangeOfADefaultedProperty(t *testing.T) {
 	assert.Equal(t, "ensure", s.Events[0].Property)
 	assert.False(t, s.Events[0].CorrectiveChange, "created the first time: intentional")
 
+	// A run with nothing to do keeps what the first one wanted.
+	rep, _ = applied(t, data, o)
+	require.Empty(t, status(t, rep, "File["+f+"]").Events)
+
 	require.NoError(t, os.Remove(f))
 	rep, _ = applied(t, data, o)
 	s = status(t, rep, "File["+f+"]")
