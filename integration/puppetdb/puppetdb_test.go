@@ -223,12 +223,14 @@ func TestPuppetDBAgainstPuppet(t *testing.T) {
 	// corrective on both.
 	for _, n := range []*node{rn, pn, rn} {
 		code, out := n.run(t)
-		require.Equal(t, 2, code, "%s's run:\n%s", n.certname, out)
+		// (assert, not require: what differs later is worth seeing too)
+		assert.Equal(t, 2, code, "%s's run:\n%s", n.certname, out)
 		// The node's own export, collected by its own collector, reached
 		// it with exported: true and was applied (issue 38, item 2).
 		b, err := os.ReadFile(filepath.Join(n.root(s), "hosts"))
-		require.NoError(t, err, "%s's first run applied no collected host:\n%s", n.certname, out)
-		assert.Contains(t, string(b), n.certname, "%s's own exported host", n.certname)
+		if assert.NoError(t, err, "%s's run applied no collected host:\n%s", n.certname, out) {
+			assert.Contains(t, string(b), n.certname, "%s's own exported host", n.certname)
+		}
 	}
 	// Round two, from scratch: each node collects both hosts.
 	uuids := map[string]string{}
@@ -238,12 +240,13 @@ func TestPuppetDBAgainstPuppet(t *testing.T) {
 		before := time.Now()
 		code, out := n.run(t)
 		after := time.Now()
-		require.Equal(t, 2, code, "%s's second run:\n%s", n.certname, out)
+		assert.Equal(t, 2, code, "%s's second run:\n%s", n.certname, out)
 		outs[n.certname] = out
 		b, err := os.ReadFile(filepath.Join(n.root(s), "hosts"))
-		require.NoError(t, err)
-		for _, m := range []string{pippetNode, puppetNode} {
-			assert.Contains(t, string(b), m, "%s collected %s's host", n.certname, m)
+		if assert.NoError(t, err) {
+			for _, m := range []string{pippetNode, puppetNode} {
+				assert.Contains(t, string(b), m, "%s collected %s's host", n.certname, m)
+			}
 		}
 		uuids[n.certname] = n.lastUUID(t)
 		rep := s.latestReport(t, n.certname, uuids[n.certname])
