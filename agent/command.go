@@ -176,7 +176,9 @@ func printAgentUsage(w io.Writer) {
 // the runs: one (--onetime), or Loop's, in the foreground or detached
 // (--daemonize). It returns the process's exit status.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer, o MainOptions) int {
-	start := time.Now()
+	// The report's startup_time counts from the process's start, as
+	// Puppet's from its own.
+	start := ProcessStart()
 	own, rest, err := splitAgentFlags(args)
 	if err != nil {
 		fmt.Fprintf(stderr, "receiver agent: %v\nRun 'receiver agent --help' for usage.\n", err)
@@ -402,5 +404,5 @@ func detach(s *config.Settings, args []string, stderr io.Writer) int {
 // agentVersion is what "Starting Puppet client version" names: the
 // Puppet release the agent stands in for, and pippet's.
 func agentVersion() string {
-	return "7.23.0 (pippet receiver " + protocol.Version + ")"
+	return protocol.PuppetVersion + " (pippet receiver " + protocol.Version + ")"
 }

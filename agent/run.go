@@ -19,10 +19,13 @@
 //  6. the report (agent/report): last_run_summary.yaml, the report sent
 //     to the server, last_run_report.yaml.
 //
-// Each phase is timed for the report's time metrics (fact_generation,
-// plugin_sync, node_retrieval, config_retrieval, catalog_application,
-// total). A run that cannot get a catalog applies nothing and still
-// sends a failed report, as Puppet's agent does. Run's result is the
+// Each phase is timed for the report's time metrics, by Puppet's names
+// (startup_time, node_retrieval, plugin_sync, fact_generation,
+// convert_catalog, config_retrieval, transaction_evaluation,
+// catalog_application, total); the report's time is when the run began,
+// and total the time from then to the report. A run that cannot get a
+// catalog applies nothing and still sends a failed report, as Puppet's
+// agent does. Run's result is the
 // process's exit status: 1 when the run could not happen (disabled,
 // locked, no certificate, no catalog), else 0, or with detailed exit
 // codes 2 (changes), 4 (failures) or 6 (both).
@@ -97,8 +100,8 @@ type Options struct {
 	Delegate []string
 	// JobID is sent in the report (Puppet's --job-id).
 	JobID string
-	// Start is when the command started (the report's startup_time);
-	// zero: when Run is called.
+	// Start is when the process started (the report's startup_time, up
+	// to the run's beginning: ProcessStart); zero: when Run is called.
 	Start time.Time
 	// NoSplay: do not splay even when the settings say so (the daemon's
 	// runs after its first, `--test`).
@@ -119,8 +122,12 @@ const (
 	TimeNodeRetrieval      = "node_retrieval"
 	TimeConfigRetrieval    = "config_retrieval"
 	TimeCatalogApplication = "catalog_application"
-	TimeTotal              = "total"
-	TimeResubmitFacts      = "resubmit_facts"
+	// TimeConvertCatalog and TimeTransactionEvaluation are the apply's
+	// (assemble.Options.Timings).
+	TimeConvertCatalog        = "convert_catalog"
+	TimeTransactionEvaluation = "transaction_evaluation"
+	TimeTotal                 = "total"
+	TimeResubmitFacts         = "resubmit_facts"
 )
 
 // run is one run's state.
@@ -170,7 +177,7 @@ func newRun(s *config.Settings, o Options) *run {
 	}
 	return &run{
 		s: s, o: o, logh: logh, log: slog.New(logh),
-		uuid: newUUID(), start: o.Start,
+		uuid: newUUID(), start: start,
 		timings: map[string]time.Duration{TimeStartup: start.Sub(o.Start)},
 	}
 }
@@ -370,7 +377,11 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 	status := server.CacheNotUsed
 	if res != nil {
 		env, status = res.Environment, res.CachedCatalogStatus
-		r.timings[TimeNodeRetrieval] = res.NodeRetrieval
+		if res.NodeRetrieval > 0 {
+			// Only when the node was asked for (not with the last run's
+			// environment, as Puppet's use_last_environment).
+			r.timings[TimeNodeRetrieval] = res.NodeRetrieval
+		}
 		r.timings[TimeConfigRetrieval] = res.CatalogRetrieval
 	}
 	if err != nil {
@@ -395,7 +406,9 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 		Puppet: &source.PuppetOptions{Client: hc, Server: host, Port: port, Environment: env, Certname: r.s.Certname},
 		Static: static,
 	})
-	r.timings[TimeCatalogApplication] = time.Since(applyStart)
+	// As Puppet's, the catalog's conversion (convert_catalog) is a phase
+	// of its own, before the application.
+	r.timings[TimeCatalogApplication] = time.Since(applyStart) - r.timings[TimeConvertCatalog]
 	if err != nil {
 		r.log.Error(fmt.Sprintf("Failed to apply catalog: %v", err))
 		r.command(ctx, "postrun_command")
@@ -424,6 +437,7 @@ func (r *run) apply(ctx context.Context, cat *catalog.Catalog, src source.Option
 		// pippet's, not Puppet's transactionstore.yaml: its own format.
 		TransactionStore: filepath.Join(r.o.StateDir, "transactionstore.json"),
 		Log:              r.logh, Source: src, Puppet: r.puppet,
+		Timings: r.timings,
 	})
 }
 
@@ -646,8 +660,12 @@ func (r *run) finish(ctx context.Context, hc *http.Client, rep *catalog.Report, 
 		cancel()
 	}
 	if rep == nil {
-		rep = &catalog.Report{Time: r.start, Incomplete: true, Logs: r.logh.Take()}
+		rep = &catalog.Report{Incomplete: true, Logs: r.logh.Take()}
 	}
+	// The report's time is when the run began, as Puppet's (its report
+	// is made at the start of the run), not when the catalog arrived:
+	// PuppetDB takes time + the total time as the run's end.
+	rep.Time = r.start
 	rep.Host = r.s.Certname
 	rep.Environment = env
 	rep.TransactionUUID = r.uuid

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/command"
@@ -39,6 +40,10 @@ type Options struct {
 	// Sources maps a puppet:/// source to a local file, as puppet apply
 	// reads them from its modulepath (catalog.Options.Sources).
 	Sources func(url string) (string, bool)
+	// Timings, when not nil, receives the apply's phases by the names of
+	// Puppet's report metrics: convert_catalog (the catalog made into the
+	// graph of resources to apply) and transaction_evaluation (the walk).
+	Timings map[string]time.Duration
 }
 
 // Apply builds cat's graph and applies it. An error says the catalog
@@ -50,9 +55,13 @@ func Apply(ctx context.Context, cat *catalog.Catalog, o Options) (*catalog.Repor
 	if logh == nil {
 		logh = catalog.NewLog(nil)
 	}
+	convert := time.Now()
 	g, err := catalog.Build(cat, applier.Default)
 	if err != nil {
 		return nil, err
+	}
+	if o.Timings != nil {
+		o.Timings["convert_catalog"] = time.Since(convert)
 	}
 	r := New(Config{
 		Options:    applier.Options{Noop: o.Noop, StateDir: o.StateDir},
@@ -77,9 +86,13 @@ func Apply(ctx context.Context, cat *catalog.Catalog, o Options) (*catalog.Repor
 	if cat.Version != "" {
 		r.Log.Info(fmt.Sprintf("Applying configuration version '%s'", cat.Version))
 	}
-	return catalog.Apply(ctx, g, app, catalog.Options{
+	rep := catalog.Apply(ctx, g, app, catalog.Options{
 		Noop: o.Noop, Tags: o.Tags, SkipTags: o.SkipTags, Log: logh,
 		Schedules: schedules, Audits: audits, TransactionStore: o.TransactionStore,
 		Sources: o.Sources,
-	}), nil
+	})
+	if o.Timings != nil {
+		o.Timings["transaction_evaluation"] = rep.Duration
+	}
+	return rep, nil
 }
