@@ -300,3 +300,93 @@ func readMembers(t *testing.T, report string) puppetMembers {
 	require.NoError(t, json.Unmarshal(data, &norm))
 	return norm
 }
+
+// Issue 36.3: tidy never removes a file the run manages, in a catalog
+// (Puppet: "Tidying 1 files", keep.log kept and written once) and in a
+// controller's declared run; the second run changes nothing.
+func TestTidyKeepsManaged(t *testing.T) {
+	dir := t.TempDir()
+	keep := filepath.Join(dir, "keep.log")
+	reset := func() {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "a.log"), []byte("a\n"), 0o644))
+		require.NoError(t, os.WriteFile(keep, []byte("b\n"), 0o644))
+	}
+	t.Run("catalog", func(t *testing.T) {
+		reset()
+		cat := handCatalog(t,
+			[3]any{"File", keep, map[string]any{"content": "kept\n"}},
+			[3]any{"Tidy", dir, map[string]any{"recurse": true, "matches": "*.log"}})
+		st, stderr := applyHand(t, cat, "--fallback", "none")
+		assert.Contains(t, stderr, "Tidying 1 files")
+		assert.NoFileExists(t, filepath.Join(dir, "a.log"))
+		data, err := os.ReadFile(keep)
+		require.NoError(t, err, stderr)
+		assert.Equal(t, "kept\n", string(data))
+		assert.True(t, st["File["+filepath.Join(dir, "a.log")+"]"].Changed, "the tidied file reported as Puppet's generated File")
+		st, stderr = applyHand(t, cat, "--fallback", "none")
+		for ref, s := range st {
+			assert.False(t, s.Changed, "second run: %s changed\n%s", ref, stderr)
+		}
+		assert.FileExists(t, keep)
+	})
+	t.Run("declared run", func(t *testing.T) {
+		reset()
+		s := newSession(t)
+		line, err := json.Marshal(map[string]any{"op": "declare", "resources": []any{
+			map[string]any{"type": "file", "title": keep, "params": map[string]any{"content": "kept\n"}},
+			map[string]any{"type": "tidy", "title": dir, "params": map[string]any{"recurse": true, "matches": "*.log"}},
+		}})
+		require.NoError(t, err)
+		res, raw := s.sendLine(string(line))
+		require.False(t, res.Failed, raw)
+		res = s.apply("file", keep, "{content: \"kept\\n\"}")
+		require.False(t, res.Failed, res.Exception)
+		res = s.apply("tidy", dir, "{recurse: true, matches: '*.log'}")
+		require.True(t, res.Changed, "%+v", res)
+		require.Len(t, res.Events, 1, "a.log only: %+v", res.Events)
+		assert.FileExists(t, keep)
+		res = s.apply("file", keep, "{content: \"kept\\n\"}")
+		assert.False(t, res.Changed, "%+v", res.Events)
+		res = s.apply("tidy", dir, "{recurse: true, matches: '*.log'}")
+		assert.False(t, res.Changed, "%+v", res.Events)
+	})
+}
+
+// Issue 36.4: a user's purge_ssh_keys leaves the keys the catalog
+// manages with ssh_authorized_key alone, and purges the others; the
+// second run changes nothing (before: the managed key was purged and
+// written again every run).
+func TestPurgeSSHKeysKeepsManaged(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("creates an account: root only")
+	}
+	const name = "pipgen36"
+	base := t.TempDir()
+	for d := base; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		require.NoError(t, os.Chmod(d, 0o755)) // the user passes through to its home
+	}
+	home := filepath.Join(base, name)
+	t.Cleanup(func() { _ = exec.Command("userdel", name).Run() })
+	_ = exec.Command("userdel", name).Run()
+	cat := handCatalog(t,
+		[3]any{"User", name, map[string]any{"ensure": "present", "home": home, "managehome": true, "purge_ssh_keys": true}},
+		[3]any{"Ssh_authorized_key", "kept@host", map[string]any{"user": name, "type": "ssh-ed25519", "key": "AAAAC3NzaC1lZDI1NTE5AAAAIKept"}},
+	)
+	_, stderr := applyHand(t, cat, "--fallback", "none")
+	file := filepath.Join(home, ".ssh", "authorized_keys")
+	data, err := os.ReadFile(file)
+	require.NoError(t, err, stderr)
+	require.Contains(t, string(data), "kept@host")
+	// A stray key appears; the run purges it and keeps the managed one.
+	require.NoError(t, os.WriteFile(file, append(data, []byte("ssh-rsa AAAAB3NzaStray stray@host\n")...), 0o600))
+	st, stderr := applyHand(t, cat, "--fallback", "none")
+	data, err = os.ReadFile(file)
+	require.NoError(t, err)
+	assert.NotContains(t, string(data), "stray@host", stderr)
+	assert.Contains(t, string(data), "kept@host")
+	assert.False(t, st["Ssh_authorized_key[kept@host]"].Changed, "the managed key is not written again\n%s", stderr)
+	st, stderr = applyHand(t, cat, "--fallback", "none")
+	for ref, s := range st {
+		assert.False(t, s.Changed, "third run: %s changed\n%s", ref, stderr)
+	}
+}
