@@ -206,8 +206,10 @@ var Type = &applier.Type{
 			Doc: "Whether to remove the SSH keys of this user that no ssh_authorized_key resource " +
 				"manages: `false` (the default), `true` (the keys in ~/.ssh/authorized_keys), or " +
 				"an array of files, absolute or starting with `~/` or `%h/` (the home directory). " +
-				"The receiver sees one resource at a time, so every key line in those files is " +
-				"removed; comments, blank lines and other lines are kept.",
+				"The keys the run manages (an ssh_authorized_key of the catalog or of a declared " +
+				"run, by its name: the key's comment, or FILE:unnamed-N) are kept; a request alone " +
+				"knows no run, so there every key line is removed. Comments, blank lines and other " +
+				"lines are kept.",
 		},
 		{
 			Name: "forcelocal", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: false,
