@@ -696,6 +696,7 @@ func reportValues(typ, prop string, prev, desired any) (any, any) {
 	if prev == nil {
 		prev = "absent"
 	}
+	prev, desired = plainValue(prev), plainValue(desired)
 	if prop == "returns" && strings.EqualFold(typ, "exec") {
 		if list, ok := desired.([]any); ok {
 			out := make([]any, len(list))
@@ -706,6 +707,20 @@ func reportValues(typ, prop string, prev, desired any) (any, any) {
 		}
 	}
 	return prev, desired
+}
+
+// plainValue is a value as the report writes it: a type's own value (a
+// file's content as read: its digest) by its String form, not its
+// fields (which the report would write as {}).
+func plainValue(v any) any {
+	switch v.(type) {
+	case nil, string, bool, int, int64, float64, []any, map[string]any, []string:
+		return v
+	}
+	if s, ok := v.(fmt.Stringer); ok {
+		return s.String()
+	}
+	return v
 }
 
 // eventName is Puppet's name for a property's event: the name a type

@@ -204,7 +204,7 @@ func TestGeneratedReportedAsPuppet(t *testing.T) {
 				for i, we := range wevs {
 					we, ge := we.(map[string]any), gevs[i].(map[string]any)
 					for k, wv := range we {
-						if we["property"] == "content" && (k == "previous_value" || k == "desired_value") {
+						if we["property"] == "content" && k == "desired_value" {
 							// Puppet's desired value is the digest in base64
 							// (its binary string), not the digest; the
 							// message holds both digests.
