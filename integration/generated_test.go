@@ -109,6 +109,21 @@ var generatedCases = map[string]func(t *testing.T){
 			"src/x": "x\n", "src/y/z": "z\n", "dst/x": "old\n", "dst/w": "w\n"})
 		require.NoError(t, os.Chmod("/tmp/pippet-gen-cases/source/dst/x", 0o600))
 	},
+	"sshkeys": func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("creates the account pipgensk: root only")
+		}
+		_ = exec.Command("userdel", "-r", "pipgensk").Run()
+		t.Cleanup(func() { _ = exec.Command("userdel", "-r", "pipgensk").Run() })
+		out, err := exec.Command("useradd", "-m", "-d", "/home/pipgensk", "pipgensk").CombinedOutput()
+		require.NoError(t, err, string(out))
+		ssh := "/home/pipgensk/.ssh"
+		require.NoError(t, os.Mkdir(ssh, 0o700))
+		keys := filepath.Join(ssh, "authorized_keys")
+		require.NoError(t, os.WriteFile(keys, []byte("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKept kept@host\nssh-rsa AAAAB3NzaStray stray@host\n"), 0o600))
+		out, err = exec.Command("chown", "-R", "pipgensk:", ssh).CombinedOutput()
+		require.NoError(t, err, string(out))
+	},
 	"tidy": func(t *testing.T) {
 		writeTree(t, "/tmp/pippet-gen-cases/tidy", map[string]string{
 			"d/a.log": "a\n", "d/keep.log": "b\n", "d/t.txt": "t\n"})
@@ -141,7 +156,8 @@ type puppetMembers struct {
 
 // TestGeneratedReportedAsPuppet: the resources a run generates (a
 // recursion's and a purge's children, with and without a source, in
-// noop too, and tidy's) are reported as Puppet reports them, member by
+// noop too, tidy's, and the keys a user's purge_ssh_keys removes) are
+// reported as Puppet reports them, member by
 // member: each child a status of its own with its containment path, tags,
 // provider, flags and counts, and its events (property, values, message,
 // name, status); the directory and the tidy unchanged; the log lines
@@ -154,6 +170,7 @@ func TestGeneratedReportedAsPuppet(t *testing.T) {
 		{"purge", "run1"}, {"purge", "run2"}, {"purge", "noop"},
 		{"source", "run1"}, {"source", "run2"},
 		{"tidy", "run1"}, {"tidy", "run2"},
+		{"sshkeys", "run1"}, {"sshkeys", "run2"}, {"sshkeys", "noop"},
 	} {
 		t.Run(c.name+" "+c.run, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join("testdata/generated", c.name+"."+c.run+".json"))
