@@ -210,7 +210,9 @@ var Type = &applier.Type{
 				"The keys the run manages (an ssh_authorized_key of the catalog or of a declared " +
 				"run, by its name: the key's comment, or FILE:unnamed-N) are kept; a request alone " +
 				"knows no run, so there every key line is removed. Comments, blank lines and other " +
-				"lines are kept.",
+				"lines are kept. In a catalog each purged key is reported as Puppet reports the " +
+				"resource its purge generates, Ssh_authorized_key[NAME] with ensure: removed, and " +
+				"the user unchanged.",
 		},
 		{
 			Name: "forcelocal", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: false,
