@@ -266,7 +266,8 @@ func (w *walk) evaluate(v *vertex, status *Status, q []heard) evaluation {
 			}
 			ev.auditCur, ev.auditNames = cur, names
 		}
-		ctx := applier.WithGenerated(w.runCtx, func(gen applier.Generated) { addGenerated(status, v, gen) })
+		byRef := map[string]*Status{} // a large tree reports many children
+		ctx := applier.WithGenerated(w.runCtx, func(gen applier.Generated) { addGenerated(status, v, gen, byRef) })
 		ev.res = w.g.applyOne(ctx, w.app, v, q, w.o.Sources, w.log)
 	}
 	status.EvaluationTime = time.Since(t0)
@@ -648,6 +649,11 @@ func (s *Status) generated(ref string, v *vertex) *Status {
 			return g
 		}
 	}
+	return s.newGenerated(ref, v)
+}
+
+// newGenerated adds the status of a resource generated for v.
+func (s *Status) newGenerated(ref string, v *vertex) *Status {
 	typ, title, _ := parseRef(ref)
 	elems := append(append([]string{}, v.elems[:len(v.elems)-1]...), ref)
 	g := &Status{Resource: ref, Type: typ, Title: title, Path: "/" + strings.Join(elems, "/"), Containment: elems,
@@ -658,10 +664,16 @@ func (s *Status) generated(ref string, v *vertex) *Status {
 
 // addGenerated records what a provider reported of a resource it
 // generated for v (a recursive file's child): its status beside v's, as
-// Puppet reports it, and the event if any.
-func addGenerated(s *Status, v *vertex, gen applier.Generated) {
+// Puppet reports it, and the event if any. byRef finds the statuses
+// made so far.
+func addGenerated(s *Status, v *vertex, gen applier.Generated, byRef map[string]*Status) {
 	ref := protocol.Ref(gen.Type, gen.Title)
-	gs := s.generated(ref, v)
+	gs := byRef[ref]
+	if gs == nil {
+		// Every status made while v is applied is in byRef.
+		gs = s.newGenerated(ref, v)
+		byRef[ref] = gs
+	}
 	gs.Tags = generatedTags(gen.Type, v.res.Tags)
 	if gen.Provider != "" {
 		gs.Provider = gen.Provider
