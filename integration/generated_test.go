@@ -407,3 +407,25 @@ func TestPurgeSSHKeysKeepsManaged(t *testing.T) {
 		assert.False(t, s.Changed, "third run: %s changed\n%s", ref, stderr)
 	}
 }
+
+// A purge without force keeps a directory below it: its child File says
+// so on the log, as Puppet does, and is reported unchanged, where Puppet
+// reports `ensure: removed` for a directory it kept
+// (docs/compatibility.md); the files below it are children of their own,
+// removed.
+func TestPurgeWithoutForceIsTruthful(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "d")
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "s"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "s", "f"), []byte("x\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "g"), []byte("y\n"), 0o644))
+	cat := handCatalog(t, [3]any{"File", dir, map[string]any{"ensure": "directory", "recurse": true, "purge": true}})
+	st, stderr := applyHand(t, cat, "--fallback", "none")
+	assert.Contains(t, stderr, "/Stage[main]/Main/File["+filepath.Join(dir, "s")+"]: Not removing directory; use 'force' to override")
+	assert.DirExists(t, filepath.Join(dir, "s"))
+	kept, ok := st["File["+filepath.Join(dir, "s")+"]"]
+	require.True(t, ok, "the kept directory is a child of its own: %v", st)
+	assert.False(t, kept.Changed)
+	assert.True(t, st["File["+filepath.Join(dir, "g")+"]"].Changed)
+	assert.True(t, st["File["+filepath.Join(dir, "s", "f")+"]"].Changed)
+	assert.False(t, st["File["+dir+"]"].Changed)
+}

@@ -406,7 +406,14 @@ func (p *posix) treePlan(ctx context.Context) ([]treeAction, error) {
 					continue
 				}
 				if a.have.IsDir() && !p.r.Bool("force") {
-					continue // purge leaves directories without force
+					// Purge leaves directories without force; a walk that
+					// reports the children says so on the child, as Puppet
+					// does (and reports it unchanged, where Puppet reports
+					// it removed).
+					if applier.GeneratedObserver(ctx) != nil {
+						p.env.Logger().Log(ctx, applier.LevelNotice, "/File["+filepath.Join(p.path, rel)+"]: Not removing directory; use 'force' to override")
+					}
+					continue
 				}
 				a.purge, a.ops = true, []string{"purge"}
 			} else if err := p.planAttrs(&a); err != nil {
