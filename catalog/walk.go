@@ -98,10 +98,12 @@ func newWalk(ctx context.Context, g *Graph, app protocol.Applier, o Options) *wa
 		CatalogUUID: g.Catalog.UUID, CodeID: g.Catalog.CodeID, Time: w.start, Noop: o.Noop,
 	}
 	paths := make(map[string]string, len(g.leaves))
+	byPath := make(map[string]*Resource, len(g.leaves))
 	for _, v := range g.leaves {
 		paths[v.res.Ref()] = v.path
+		byPath[v.path] = v.res
 	}
-	o.Log.setPaths(paths)
+	o.Log.setPaths(paths, byPath)
 	w.sched = loadSchedules(g, o.Schedules, w.log)
 	w.store = loadStore(o.TransactionStore, w.log)
 	w.auds = loadAudits(o.Audits, w.log)
