@@ -269,6 +269,10 @@ type Change struct {
 	// error only when the change as a whole failed; a failed part alone
 	// fails the resource too.
 	Parts []Part
+	// Generated, when Set sets it, says the change was reported as the
+	// events of the resources the provider generated (GeneratedObserver):
+	// it makes no event or line of its own.
+	Generated bool
 }
 
 // Part is one action of a Change made of many.

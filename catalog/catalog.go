@@ -37,6 +37,20 @@
 // service) is applied with Refresh set, once, after its own sync, its
 // event naming how many events it heard.
 //
+// # Generated resources
+//
+// Puppet's types generate resources: a concat_file its File (generate,
+// before the walk), a recursive file a child per entry and a tidy a File
+// per path to remove (eval_generate and generate). What is generated
+// before the walk is part of the run the resources see (the run's
+// Managed), so a purge leaves it alone whatever order the walk takes.
+// What a provider generates while it is applied it reports to the walk
+// (applier.WithGenerated); the walk (walk.go: newWalk, visit, skipped,
+// evaluate, record, outgoing, finish) makes each a status of its own
+// beside the generating resource's, with its events, containment path
+// and tags, and sends its changes along the generating resource's
+// refresh edges.
+//
 // # Reports
 //
 // The Report holds Puppet's per-resource statuses and the log of the run

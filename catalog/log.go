@@ -100,6 +100,7 @@ func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
 	st.mu.Lock()
 	msg := rec.Message
 	source := "Puppet"
+	genType := "" // the type of a generated resource the line is about
 	// A line that starts with a containment path (/Stage[main]/...) has
 	// its path already.
 	if ref := leadingRef(msg); ref != "" && !st.isPath(msg) && !strings.HasPrefix(ref, "Stage[") {
@@ -112,6 +113,7 @@ func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
 			// A resource Puppet generated for the one being applied: its
 			// path is beside it.
 			msg = st.parent + msg
+			genType, _, _ = parseRef(ref)
 		}
 	}
 	if strings.HasPrefix(msg, "/") {
@@ -129,7 +131,7 @@ func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
 			e.Message = msg[len(source)+2:]
 		}
 		if r := st.resourceOf(source); r != nil {
-			e.Tags, e.File, e.Line = r.Tags, r.File, r.Line
+			e.Tags, e.File, e.Line = generatedTags(genType, r.Tags), r.File, r.Line
 		}
 		st.entries = append(st.entries, e)
 	}
@@ -144,7 +146,7 @@ func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
 		if source != "Puppet" {
 			e.Message = msg[len(source)+2:]
 			if r := st.resourceOfLocked(source); r != nil {
-				e.Tags, e.File, e.Line = r.Tags, r.File, r.Line
+				e.Tags, e.File, e.Line = generatedTags(genType, r.Tags), r.File, r.Line
 			}
 		}
 		ctx = context.WithValue(ctx, entryKey{}, e)
@@ -158,6 +160,18 @@ func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
 		return true
 	})
 	return h.next.Handle(ctx, out)
+}
+
+// generatedTags are the tags of a resource of type typ generated for a
+// resource tagged tags: its type's, then the generating resource's
+// (Puppet copies the metaparameters); tags alone when typ is "" or
+// already first.
+func generatedTags(typ string, tags []string) []string {
+	typ = strings.ToLower(typ)
+	if typ == "" || len(tags) > 0 && tags[0] == typ {
+		return tags
+	}
+	return append([]string{typ}, tags...)
 }
 
 type entryKey struct{}

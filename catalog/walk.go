@@ -55,17 +55,47 @@ type vstate struct {
 // the run's report. It stops early only when ctx is done: the resources
 // not reached are then reported skipped.
 func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Report {
+	w := newWalk(ctx, g, app, o)
+	g.prestart(ctx, app)
+	for _, v := range g.order {
+		w.visit(v)
+	}
+	return w.finish()
+}
+
+// walk is one Apply: the run's state as the walk goes.
+type walk struct {
+	ctx    context.Context
+	runCtx context.Context // ctx with the run (applier.WithRun)
+	g      *Graph
+	app    protocol.Applier
+	o      Options
+	log    *slog.Logger
+	start  time.Time
+	rep    *Report
+	sched  *schedules
+	store  *transactionStore
+	auds   *audits
+	// corrective: source and message of each corrective change's line.
+	corrective map[string]bool
+	st         map[*vertex]*vstate
+}
+
+// newWalk sets the run up: the log, the report, and the state kept
+// between runs (schedules, audits, the transaction store).
+func newWalk(ctx context.Context, g *Graph, app protocol.Applier, o Options) *walk {
 	if o.Log == nil {
 		o.Log = NewLog(nil)
 	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	log := slog.New(o.Log)
-	start := o.Now()
-	rep := &Report{
+	w := &walk{ctx: ctx, runCtx: applier.WithRun(ctx, g.run), g: g, app: app, o: o,
+		log: slog.New(o.Log), start: o.Now(), corrective: map[string]bool{},
+		st: make(map[*vertex]*vstate, len(g.order))}
+	w.rep = &Report{
 		Host: g.Catalog.Name, Environment: g.Catalog.Environment, ConfigurationVersion: g.Catalog.Version,
-		CatalogUUID: g.Catalog.UUID, CodeID: g.Catalog.CodeID, Time: start, Noop: o.Noop,
+		CatalogUUID: g.Catalog.UUID, CodeID: g.Catalog.CodeID, Time: w.start, Noop: o.Noop,
 	}
 	paths := make(map[string]string, len(g.leaves))
 	byPath := make(map[string]*Resource, len(g.leaves))
@@ -74,230 +104,304 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 		byPath[v.path] = v.res
 	}
 	o.Log.setPaths(paths, byPath)
-	sched := loadSchedules(g, o.Schedules, log)
-	store := loadStore(o.TransactionStore, log)
-	corrective := map[string]bool{} // source and message of each corrective change's line
-	auds := loadAudits(o.Audits, log)
-	st := make(map[*vertex]*vstate, len(g.order))
-	get := func(v *vertex) *vstate {
-		s := st[v]
-		if s == nil {
-			s = &vstate{}
-			st[v] = s
-		}
-		return s
+	w.sched = loadSchedules(g, o.Schedules, w.log)
+	w.store = loadStore(o.TransactionStore, w.log)
+	w.auds = loadAudits(o.Audits, w.log)
+	return w
+}
+
+func (w *walk) state(v *vertex) *vstate {
+	s := w.st[v]
+	if s == nil {
+		s = &vstate{}
+		w.st[v] = s
 	}
-	runCtx := applier.WithRun(ctx, g.run)
-	g.prestart(ctx, app)
-	for _, v := range g.order {
-		s := get(v)
-		// The failures of what v depends on, directly or through them.
-		var seen map[*vertex]bool
-		for _, e := range v.in {
-			ds := get(e.from)
-			add := func(d *vertex) {
-				if seen == nil {
-					seen = map[*vertex]bool{}
-				}
-				if !seen[d] {
-					seen[d] = true
-					s.failedDeps = append(s.failedDeps, d)
-				}
-			}
-			for _, d := range ds.failedDeps {
-				add(d)
-			}
-			if ds.failed {
-				add(e.from)
-			}
+	return s
+}
+
+// visit takes one vertex of the walk order: a container's sentinel
+// passes on what it heard; a resource is skipped or applied, recorded,
+// and sends its events on.
+func (w *walk) visit(v *vertex) {
+	s := w.state(v)
+	w.gatherFailures(v, s)
+	if v.kind != leaf {
+		w.pass(v, s)
+		return
+	}
+	status := w.newStatus(v)
+	if w.skipped(v, s, status) {
+		return
+	}
+	q := s.queued
+	s.queued = nil
+	ev := w.evaluate(v, status, q)
+	w.record(v, s, status, ev, len(q))
+	if out, ok := w.outgoing(v, s, status, q); ok {
+		w.g.send(w.st, w.state, v, out)
+	}
+}
+
+// gatherFailures collects the failed resources v depends on, directly or
+// through the vertices before it.
+func (w *walk) gatherFailures(v *vertex, s *vstate) {
+	var seen map[*vertex]bool
+	add := func(d *vertex) {
+		if seen == nil {
+			seen = map[*vertex]bool{}
 		}
-		if v.kind != leaf {
-			if len(s.failedDeps) > 0 || len(s.queued) == 0 {
-				s.queued = nil
-				continue
-			}
-			noop := true
-			for _, h := range s.queued {
-				noop = noop && h.noop
-			}
-			s.queued = nil
-			g.send(st, get, v, []heard{{noop: noop}})
-			continue
+		if !seen[d] {
+			seen[d] = true
+			s.failedDeps = append(s.failedDeps, d)
 		}
-		status := &Status{Resource: v.res.Ref(), Type: v.res.Type, Title: v.res.Title, Path: v.path, Containment: v.elems,
-			File: v.res.File, Line: v.res.Line, Tags: v.res.Tags, Time: o.Now()}
-		if v.typ != nil && len(v.typ.Providers) == 1 {
-			// Known before anything is applied (Puppet names it for a
-			// skipped resource too); else the answer names it.
-			status.Provider = v.typ.Providers[0].Name
+	}
+	for _, e := range v.in {
+		ds := w.state(e.from)
+		for _, d := range ds.failedDeps {
+			add(d)
 		}
-		rep.Statuses = append(rep.Statuses, status)
-		if ctx.Err() != nil {
-			status.Skipped = true
-			status.Provider = skippedProvider(app, v, status.Provider)
-			rep.Incomplete = true
-			store.record(status, v)
-			continue
+		if ds.failed {
+			add(e.from)
 		}
-		o.Log.current(v)
-		skip := ""
-		switch {
-		case len(o.SkipTags) > 0 && tagged(v.res, o.SkipTags):
-			log.Debug(v.path + ": Skipping with skip tags " + strings.Join(o.SkipTags, ", "))
-			skip = "tags"
-		case len(o.Tags) > 0 && !tagged(v.res, o.Tags):
-			log.Debug(v.path + ": Not tagged with " + strings.Join(o.Tags, ", "))
-			skip = "tags"
-		case !sched.allows(v, o.Now()):
-			log.Debug(v.path + ": Not scheduled")
-			skip = "schedule"
-		case len(s.failedDeps) > 0:
-			for _, d := range s.failedDeps {
-				if d.kind == leaf {
-					log.Log(ctx, applier.LevelNotice, v.path+": Dependency "+d.res.Ref()+" has failures: true")
-				}
-			}
-			log.Warn(v.path + ": Skipping because of failed dependencies")
-			skip = "failed"
-		}
-		if skip != "" {
-			status.Skipped = true
-			status.Provider = skippedProvider(app, v, status.Provider)
-			s.queued = nil
-			o.Log.current(nil)
-			store.record(status, v)
-			continue
-		}
-		status.Scheduled = true
-		q := s.queued
+	}
+}
+
+// pass is a container's sentinel: one event on for whatever it heard,
+// none when something it depends on failed (Puppet's whits).
+func (w *walk) pass(v *vertex, s *vstate) {
+	if len(s.failedDeps) > 0 || len(s.queued) == 0 {
 		s.queued = nil
-		t0 := time.Now()
-		o.Log.heard(len(q))
-		var auditNamesOf []string
-		var auditCur map[string]any
-		var res protocol.Result
-		if a, ok := v.res.Params["audit"]; ok {
-			auditNamesOf = auditNames(a)
-		}
-		if err := auditCheck(v, auditNamesOf); err != nil {
-			log.Error(v.path + ": " + err.Error())
-			res = protocol.Result{Resource: v.res.Ref(), Failed: true, Error: true, Exception: err.Error()}
-			auditNamesOf = nil
-		} else {
-			if len(auditNamesOf) > 0 {
-				cur, names, err := auditBefore(runCtx, app, v, auditNamesOf)
-				if err != nil {
-					log.Warn(v.path + ": not audited: " + err.Error())
-				}
-				auditCur, auditNamesOf = cur, names
+		return
+	}
+	noop := true
+	for _, h := range s.queued {
+		noop = noop && h.noop
+	}
+	s.queued = nil
+	w.g.send(w.st, w.state, v, []heard{{noop: noop}})
+}
+
+// newStatus is v's status, added to the report.
+func (w *walk) newStatus(v *vertex) *Status {
+	status := &Status{Resource: v.res.Ref(), Type: v.res.Type, Title: v.res.Title, Path: v.path, Containment: v.elems,
+		File: v.res.File, Line: v.res.Line, Tags: v.res.Tags, Time: w.o.Now()}
+	if v.typ != nil && len(v.typ.Providers) == 1 {
+		// Known before anything is applied (Puppet names it for a
+		// skipped resource too); else the answer names it.
+		status.Provider = v.typ.Providers[0].Name
+	}
+	w.rep.Statuses = append(w.rep.Statuses, status)
+	return status
+}
+
+// skipped reports whether v is not applied this run (the run was
+// stopped, --tags/--skip_tags, its schedule, a failed dependency), and
+// records it so.
+func (w *walk) skipped(v *vertex, s *vstate, status *Status) bool {
+	if w.ctx.Err() != nil {
+		status.Skipped = true
+		status.Provider = skippedProvider(w.app, v, status.Provider)
+		w.rep.Incomplete = true
+		w.store.record(status, v)
+		return true
+	}
+	o, log := w.o, w.log
+	o.Log.current(v)
+	skip := ""
+	switch {
+	case len(o.SkipTags) > 0 && tagged(v.res, o.SkipTags):
+		log.Debug(v.path + ": Skipping with skip tags " + strings.Join(o.SkipTags, ", "))
+		skip = "tags"
+	case len(o.Tags) > 0 && !tagged(v.res, o.Tags):
+		log.Debug(v.path + ": Not tagged with " + strings.Join(o.Tags, ", "))
+		skip = "tags"
+	case !w.sched.allows(v, o.Now()):
+		log.Debug(v.path + ": Not scheduled")
+		skip = "schedule"
+	case len(s.failedDeps) > 0:
+		for _, d := range s.failedDeps {
+			if d.kind == leaf {
+				log.Log(w.ctx, applier.LevelNotice, v.path+": Dependency "+d.res.Ref()+" has failures: true")
 			}
-			res = g.applyOne(runCtx, app, v, q, o.Sources, log)
 		}
-		status.EvaluationTime = time.Since(t0)
-		o.Log.current(nil)
-		if v.typ != nil && v.typ.ReportAs != nil {
-			// The events belong to the resource Puppet's type generates,
-			// reported even when it has none.
-			as := v.typ.ReportAs(v.res.Title, v.res.Params)
-			status.generated(as, v)
-			for i := range res.Events {
-				if _, _, gen := generatedEvent(res.Events[i].Property); !gen {
-					res.Events[i].Property = as + "/" + res.Events[i].Property
-				}
+		log.Warn(v.path + ": Skipping because of failed dependencies")
+		skip = "failed"
+	}
+	if skip == "" {
+		return false
+	}
+	status.Skipped = true
+	status.Provider = skippedProvider(w.app, v, status.Provider)
+	s.queued = nil
+	o.Log.current(nil)
+	w.store.record(status, v)
+	return true
+}
+
+// evaluation is what applying one resource gave: its answer, and the
+// audited properties' values read before (nil: none).
+type evaluation struct {
+	res        protocol.Result
+	auditNames []string
+	auditCur   map[string]any
+}
+
+// evaluate applies v (its audited values read first), the resources it
+// generates reported into status as statuses of their own.
+func (w *walk) evaluate(v *vertex, status *Status, q []heard) evaluation {
+	status.Scheduled = true
+	t0 := time.Now()
+	w.o.Log.heard(len(q))
+	var ev evaluation
+	if a, ok := v.res.Params["audit"]; ok {
+		ev.auditNames = auditNames(a)
+	}
+	if err := auditCheck(v, ev.auditNames); err != nil {
+		w.log.Error(v.path + ": " + err.Error())
+		ev.res = protocol.Result{Resource: v.res.Ref(), Failed: true, Error: true, Exception: err.Error()}
+		ev.auditNames = nil
+	} else {
+		if len(ev.auditNames) > 0 {
+			cur, names, err := auditBefore(w.runCtx, w.app, v, ev.auditNames)
+			if err != nil {
+				w.log.Warn(v.path + ": not audited: " + err.Error())
+			}
+			ev.auditCur, ev.auditNames = cur, names
+		}
+		byRef := map[string]*Status{} // a large tree reports many children
+		ctx := applier.WithGenerated(w.runCtx, func(gen applier.Generated) { addGenerated(status, v, gen, byRef) })
+		ev.res = w.g.applyOne(ctx, w.app, v, q, w.o.Sources, w.log)
+	}
+	status.EvaluationTime = time.Since(t0)
+	w.o.Log.current(nil)
+	return ev
+}
+
+// record fills v's status from its evaluation: the events (those of a
+// type reported as the resource it generates given to it), the audit,
+// the transaction store, the corrective changes; the generated
+// resources' statuses follow it in the report.
+func (w *walk) record(v *vertex, s *vstate, status *Status, ev evaluation, heardN int) {
+	res := ev.res
+	if v.typ != nil && v.typ.ReportAs != nil {
+		// The events belong to the resource Puppet's type generates,
+		// reported even when it has none.
+		as := v.typ.ReportAs(v.res.Title, v.res.Params)
+		status.generated(as, v)
+		for i := range res.Events {
+			if _, _, gen := generatedEvent(res.Events[i].Property); !gen {
+				res.Events[i].Property = as + "/" + res.Events[i].Property
 			}
 		}
-		s.failed = g.record(status, v, res, len(q))
-		if res.Provider != "" {
-			status.Provider = res.Provider
+	}
+	s.failed = w.g.record(status, v, res, heardN)
+	if res.Provider != "" {
+		status.Provider = res.Provider
+	}
+	for _, gs := range status.Generated {
+		if gs.Provider == "" && strings.EqualFold(gs.Type, status.Type) {
+			gs.Provider = status.Provider // a child of its own type: its provider
 		}
-		for i := range status.Events {
-			status.Events[i].Time = status.Time.Add(status.EvaluationTime)
+	}
+	for i := range status.Events {
+		status.Events[i].Time = status.Time.Add(status.EvaluationTime)
+	}
+	if ev.auditCur != nil && !res.Error {
+		w.auds.audit(status, v, ev.auditNames, ev.auditCur, w.log)
+	}
+	w.store.record(status, v)
+	for i := range status.Events {
+		if e := &status.Events[i]; e.CorrectiveChange {
+			w.corrective[v.path+"/"+e.Property+"\x00"+e.Message] = true
+			e.Message += " (corrective)"
 		}
-		if auditCur != nil && !res.Error {
-			auds.audit(status, v, auditNamesOf, auditCur, log)
+	}
+	w.rep.Statuses = append(w.rep.Statuses, status.Generated...)
+	if res.Failed && !loggedFailure(res) {
+		msg := res.Exception
+		if msg == "" {
+			msg = "failed"
 		}
-		store.record(status, v)
-		for i := range status.Events {
-			if e := &status.Events[i]; e.CorrectiveChange {
-				corrective[v.path+"/"+e.Property+"\x00"+e.Message] = true
-				e.Message += " (corrective)"
+		w.log.Error(v.path + ": " + redact(msg, secretStrings(v.res)))
+	}
+	w.sched.ran(v, w.o.Now())
+}
+
+// outgoing are the events v sends along its refresh edges: its changes,
+// its generated resources' changes, its refresh (passed on), audit
+// events; none (false) when it or a resource it generated failed.
+func (w *walk) outgoing(v *vertex, s *vstate, status *Status, q []heard) ([]heard, bool) {
+	var out []heard
+	ownFailed := s.failed && !status.FailedToRestart
+	for _, gs := range status.Generated {
+		if gs.Failed {
+			ownFailed = true
+		}
+		for _, ev := range gs.Events {
+			if ev.Status == protocol.StatusSuccess || ev.Status == protocol.StatusNoop {
+				out = append(out, heard{noop: ev.Status == protocol.StatusNoop})
 			}
 		}
-		rep.Statuses = append(rep.Statuses, status.Generated...)
-		if res.Failed && !loggedFailure(res) {
-			msg := res.Exception
-			if msg == "" {
-				msg = "failed"
-			}
-			log.Error(v.path + ": " + redact(msg, secretStrings(v.res)))
+	}
+	for _, ev := range status.Events {
+		switch {
+		case ev.Name == "refresh" || ev.Name == "noop_restart" || ev.Name == "resource_error":
+		case ev.Status == protocol.StatusFailure:
+			ownFailed = true
+		case ev.Status == protocol.StatusSuccess || ev.Status == protocol.StatusNoop:
+			out = append(out, heard{noop: ev.Status == protocol.StatusNoop})
+		case ev.Status == StatusAudit:
+			// Puppet queues audit events like changes: subscribers
+			// of an audited file hear that it changed behind its back.
+			out = append(out, heard{noop: w.o.Noop})
 		}
-		sched.ran(v, o.Now())
-		var out []heard
-		ownFailed := s.failed && !status.FailedToRestart
-		for _, gs := range status.Generated {
-			if gs.Failed {
-				ownFailed = true
-			}
-			for _, ev := range gs.Events {
-				if ev.Status == protocol.StatusSuccess || ev.Status == protocol.StatusNoop {
-					out = append(out, heard{noop: ev.Status == protocol.StatusNoop})
-				}
-			}
+	}
+	if ownFailed {
+		return nil, false
+	}
+	if !s.failed {
+		live := false
+		for _, h := range q {
+			live = live || !h.noop
 		}
 		for _, ev := range status.Events {
-			switch {
-			case ev.Name == "refresh" || ev.Name == "noop_restart" || ev.Name == "resource_error":
-			case ev.Status == protocol.StatusFailure:
-				ownFailed = true
-			case ev.Status == protocol.StatusSuccess || ev.Status == protocol.StatusNoop:
-				out = append(out, heard{noop: ev.Status == protocol.StatusNoop})
-			case ev.Status == StatusAudit:
-				// Puppet queues audit events like changes: subscribers
-				// of an audited file hear that it changed behind its back.
-				out = append(out, heard{noop: o.Noop})
+			if ev.Name == "refresh" || ev.Name == "noop_restart" {
+				out = append(out, heard{noop: ev.Name == "noop_restart"})
 			}
 		}
-		if ownFailed {
-			continue
+		if len(q) > 0 && !live && v.typ != nil && v.typ.Refreshes {
+			// Heard noop events only: Puppet says what it would have
+			// done and passes a noop event on.
+			w.log.Log(w.ctx, applier.LevelNotice, v.path+": "+refreshMessage("Would have triggered", len(q)))
+			out = append(out, heard{noop: true})
 		}
-		if !s.failed {
-			live := false
-			for _, h := range q {
-				live = live || !h.noop
-			}
-			for _, ev := range status.Events {
-				if ev.Name == "refresh" || ev.Name == "noop_restart" {
-					out = append(out, heard{noop: ev.Name == "noop_restart"})
-				}
-			}
-			if len(q) > 0 && !live && v.typ != nil && v.typ.Refreshes {
-				// Heard noop events only: Puppet says what it would have
-				// done and passes a noop event on.
-				log.Log(ctx, applier.LevelNotice, v.path+": "+refreshMessage("Would have triggered", len(q)))
-				out = append(out, heard{noop: true})
-			}
-		}
-		if len(out) > 0 {
-			for _, e := range v.out {
-				if t := e.to; e.refresh && t.kind == leaf && (t.typ == nil || t.typ.Refreshes) {
-					// Puppet's event manager says so on the resource that
-					// sends the event.
-					log.Info(v.path + ": Scheduling refresh of " + t.res.Ref())
-				}
-			}
-		}
-		g.send(st, get, v, out)
 	}
-	sched.save(log)
-	auds.save(log)
-	rep.Duration = o.Now().Sub(start)
-	log.Log(ctx, applier.LevelNotice, fmt.Sprintf("Applied catalog in %.2f seconds", rep.Duration.Seconds()))
-	store.save(log)
-	rep.Logs = o.Log.take()
+	if len(out) > 0 {
+		for _, e := range v.out {
+			if t := e.to; e.refresh && t.kind == leaf && (t.typ == nil || t.typ.Refreshes) {
+				// Puppet's event manager says so on the resource that
+				// sends the event.
+				w.log.Info(v.path + ": Scheduling refresh of " + t.res.Ref())
+			}
+		}
+	}
+	return out, true
+}
+
+// finish saves the state kept between runs, logs the run's last line and
+// completes the report.
+func (w *walk) finish() *Report {
+	w.sched.save(w.log)
+	w.auds.save(w.log)
+	rep := w.rep
+	rep.Duration = w.o.Now().Sub(w.start)
+	w.log.Log(w.ctx, applier.LevelNotice, fmt.Sprintf("Applied catalog in %.2f seconds", rep.Duration.Seconds()))
+	w.store.save(w.log)
+	rep.Logs = w.o.Log.take()
 	for i := range rep.Logs {
 		// Puppet's line of a corrective change says so.
-		if l := &rep.Logs[i]; len(corrective) > 0 && corrective[l.Source+"\x00"+l.Message] {
-			delete(corrective, l.Source+"\x00"+l.Message)
+		if l := &rep.Logs[i]; len(w.corrective) > 0 && w.corrective[l.Source+"\x00"+l.Message] {
+			delete(w.corrective, l.Source+"\x00"+l.Message)
 			l.Message += " (corrective)"
 		}
 	}
@@ -547,12 +651,49 @@ func (s *Status) generated(ref string, v *vertex) *Status {
 			return g
 		}
 	}
+	return s.newGenerated(ref, v)
+}
+
+// newGenerated adds the status of a resource generated for v.
+func (s *Status) newGenerated(ref string, v *vertex) *Status {
 	typ, title, _ := parseRef(ref)
 	elems := append(append([]string{}, v.elems[:len(v.elems)-1]...), ref)
 	g := &Status{Resource: ref, Type: typ, Title: title, Path: "/" + strings.Join(elems, "/"), Containment: elems,
 		Tags: v.res.Tags, Time: s.Time, Scheduled: true}
 	s.Generated = append(s.Generated, g)
 	return g
+}
+
+// addGenerated records what a provider reported of a resource it
+// generated for v (a recursive file's child): its status beside v's, as
+// Puppet reports it, and the event if any. byRef finds the statuses
+// made so far.
+func addGenerated(s *Status, v *vertex, gen applier.Generated, byRef map[string]*Status) {
+	ref := protocol.Ref(gen.Type, gen.Title)
+	gs := byRef[ref]
+	if gs == nil {
+		// Every status made while v is applied is in byRef.
+		gs = s.newGenerated(ref, v)
+		byRef[ref] = gs
+	}
+	gs.Tags = generatedTags(gen.Type, v.res.Tags)
+	if gen.Provider != "" {
+		gs.Provider = gen.Provider
+	}
+	e := gen.Event
+	if e == nil {
+		return
+	}
+	ev := Event{Property: e.Property, Previous: e.Previous, Desired: e.Desired, Message: redact(e.Message, secretStrings(v.res)),
+		Status: e.Status, Name: eventName(gen.Type, e.Property, e.Desired)}
+	gs.Events = append(gs.Events, ev)
+	gs.OutOfSync = true
+	switch e.Status {
+	case protocol.StatusSuccess:
+		gs.Changed = true
+	case protocol.StatusFailure:
+		gs.Failed = true
+	}
 }
 
 func refreshMessage(verb string, n int) string {
@@ -569,6 +710,7 @@ func reportValues(typ, prop string, prev, desired any) (any, any) {
 	if prev == nil {
 		prev = "absent"
 	}
+	prev, desired = plainValue(prev), plainValue(desired)
 	if prop == "returns" && strings.EqualFold(typ, "exec") {
 		if list, ok := desired.([]any); ok {
 			out := make([]any, len(list))
@@ -579,6 +721,20 @@ func reportValues(typ, prop string, prev, desired any) (any, any) {
 		}
 	}
 	return prev, desired
+}
+
+// plainValue is a value as the report writes it: a type's own value (a
+// file's content as read: its digest) by its String form, not its
+// fields (which the report would write as {}).
+func plainValue(v any) any {
+	switch v.(type) {
+	case nil, string, bool, int, int64, float64, []any, map[string]any, []string:
+		return v
+	}
+	if s, ok := v.(fmt.Stringer); ok {
+		return s.String()
+	}
+	return v
 }
 
 // eventName is Puppet's name for a property's event: the name a type

@@ -21,7 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// The six real catalogs of ../../shared/catalogs (kept in
+// The real catalogs of ../../shared/catalogs and apache (kept in
 // testdata/catalogs with Puppet's recorded outcomes), applied by `receiver
 // apply` on this machine as Puppet applied them: run 1 from the state
 // Puppet started from (the test puts the machine there where it can), run
@@ -41,6 +41,9 @@ type puppetOutcome struct {
 		Failed          bool `json:"failed"`
 		Skipped         bool `json:"skipped"`
 		FailedToRestart bool `json:"failed_to_restart"`
+		// ContainmentPath is recorded for the catalogs added with
+		// generated resources (apache): held to ours when given.
+		ContainmentPath []string `json:"containment_path"`
 		Events          []struct {
 			Property *string `json:"property"`
 			Message  string  `json:"message"`
@@ -51,10 +54,11 @@ type puppetOutcome struct {
 
 // ourStatus is a resource status of our report (the YAML).
 type ourStatus struct {
-	Changed         bool `yaml:"changed"`
-	Failed          bool `yaml:"failed"`
-	Skipped         bool `yaml:"skipped"`
-	FailedToRestart bool `yaml:"failed_to_restart"`
+	Changed         bool     `yaml:"changed"`
+	Failed          bool     `yaml:"failed"`
+	Skipped         bool     `yaml:"skipped"`
+	FailedToRestart bool     `yaml:"failed_to_restart"`
+	ContainmentPath []string `yaml:"containment_path"`
 	Events          []struct {
 		Property *string `yaml:"property"`
 		Message  string  `yaml:"message"`
@@ -73,7 +77,7 @@ func mayChangeMachine(t *testing.T) {
 		t.Skip("changes /etc, packages and services: make test-catalogs (PIPPET_CHANGE_MACHINE=1), which .ci/run runs after make test")
 	}
 	needPuppet(t)
-	for _, m := range []string{"ssh", "rsync", "concat", "postfix", "systemd", "sysctl", "stdlib"} {
+	for _, m := range []string{"ssh", "rsync", "concat", "postfix", "systemd", "sysctl", "stdlib", "apache"} {
 		if _, err := os.Stat(filepath.Join("/usr/share/puppet/modules", m)); err != nil {
 			t.Skipf("Puppet module %s not installed (.ci/run installs puppet-module-*)", m)
 		}
@@ -112,6 +116,16 @@ install -m 0644 /usr/share/openssh/sshd_config /etc/ssh/sshd_config
 printf 'Host *\n    SendEnv LANG LC_*\n    HashKnownHosts yes\n    GSSAPIAuthentication yes\n' > /etc/ssh/ssh_config
 rm -f /etc/ssh/ssh_known_hosts
 service ssh stop >/dev/null 2>&1 || true`) == nil
+	},
+	"apache": func(t *testing.T) bool {
+		// Puppet's run started without Apache (its config directory held
+		// only javascript-common's conf), so the purged directories and
+		// the recursion find what the package installs.
+		return sh(t, `set -e
+service apache2 stop >/dev/null 2>&1 || true
+apt-get purge -y -qq -o DPkg::Lock::Timeout=300 apache2 apache2-bin apache2-data apache2-utils mime-support >/dev/null
+find /etc/apache2 -mindepth 1 ! -path /etc/apache2/conf-available ! -path /etc/apache2/conf-available/javascript-common.conf -exec rm -rf {} + 2>/dev/null || true
+rm -rf /var/www/pippet`) == nil
 	},
 	"rsync_server": func(t *testing.T) bool {
 		return sh(t, `set -e
@@ -169,6 +183,9 @@ func compareRun(t *testing.T, name, run string, ours map[string]ourStatus, stric
 		}
 		assert.Equal(t, w.Failed, g.Failed, "%s %s %s failed", name, run, ref)
 		assert.Equal(t, w.FailedToRestart, g.FailedToRestart, "%s %s %s failed_to_restart", name, run, ref)
+		if w.ContainmentPath != nil {
+			assert.Equal(t, w.ContainmentPath, g.ContainmentPath, "%s %s %s containment_path", name, run, ref)
+		}
 		if !strict {
 			continue
 		}
@@ -290,11 +307,11 @@ func managedPaths(t *testing.T, name string) map[string]bool {
 // file_line and ini_setting are native (issue 25), and so are postfix's
 // augeas and mailalias. Only sysctl needs Puppet (its sysctl_runtime
 // type).
-var withoutPuppet = map[string]bool{"concat": true, "ssh": true, "rsync_server": true, "systemd": true, "postfix": true}
+var withoutPuppet = map[string]bool{"concat": true, "ssh": true, "rsync_server": true, "systemd": true, "postfix": true, "apache": true}
 
 func TestRealCatalogs(t *testing.T) {
 	mayChangeMachine(t)
-	for _, name := range []string{"concat", "sysctl", "systemd", "ssh", "rsync_server", "postfix"} {
+	for _, name := range []string{"concat", "sysctl", "systemd", "ssh", "rsync_server", "postfix", "apache"} {
 		t.Run(name, func(t *testing.T) {
 			strict := resets[name](t)
 			if !strict {

@@ -407,6 +407,10 @@ func (t *txn) sync(a *applier.Attr, is, should any) {
 	if len(c.Parts) > 0 {
 		t.parts(a, c.Parts)
 	}
+	if c.Generated && err == nil {
+		t.applied = true // the generated resources' events say what changed
+		return
+	}
 	if err != nil {
 		ev.Status = protocol.StatusFailure
 		ev.Message = "change from " + applier.QuoteValue(a, is) + " to " + applier.QuoteValue(a, should) + " failed: " + err.Error()

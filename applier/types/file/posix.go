@@ -78,6 +78,9 @@ type posix struct {
 	curSum  string // the current content's {kind}digest once computed
 	plan    []treeAction
 	planned bool
+	// shadowed are the entries below a directory the plan purges: gone
+	// with it, each a child Puppet reports (in noop, as to be removed).
+	shadowed []treeAction
 
 	// The current values Get reports for content, mode, owner and group:
 	// kept here so that reporting them allocates nothing.

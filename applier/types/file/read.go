@@ -146,6 +146,11 @@ func (p *posix) readContent(ctx context.Context, c *Content) error {
 			return err
 		}
 		d.tree, d.pending = true, int32(len(plan))
+		if fn := applier.GeneratedObserver(ctx); fn != nil && p.r.Noop {
+			// The children's noop events say it; the directory has none.
+			p.noopChildren(ctx, fn, plan)
+			d.pending = 0
+		}
 		return nil
 	}
 	if p.kind != "file" {

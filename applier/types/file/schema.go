@@ -168,7 +168,8 @@ var Type = &applier.Type{
 		{Name: "purge", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: false,
 			Doc: "With recurse: true, remove entries the source does not have (every " +
 				"entry when there is no source), except ignored ones; directories only " +
-				"with force."},
+				"with force. What the run manages is left alone: a File of the run and " +
+				"everything below it, and the File a concat_file of the run generates."},
 		{Name: "ignore", Behaviour: applier.Parameter, Kind: applier.KindString, Array: true, Accepts: applier.AcceptString,
 			Doc: "Glob patterns (on entry names) skipped by recursion and purge."},
 		{Name: "max_files", Behaviour: applier.Parameter, Kind: applier.KindInteger, Default: int64(0),

@@ -16,6 +16,7 @@ import (
 	"github.com/pippet/pippet/applier/atomicfile"
 	"github.com/pippet/pippet/applier/dirsync"
 	"github.com/pippet/pippet/applier/source"
+	"github.com/pippet/pippet/protocol"
 )
 
 // Recursion. Puppet makes one child resource per entry below a recursive
@@ -79,11 +80,22 @@ func WithTreeObserver(ctx context.Context, fn func(TreeChange)) context.Context 
 	return context.WithValue(ctx, treeObserverKey{}, fn)
 }
 
-// observe reports the changes of one carried-out (or failed) entry.
-func observe(ctx context.Context, full string, a *treeAction, err error) {
-	fn, _ := ctx.Value(treeObserverKey{}).(func(TreeChange))
-	if fn == nil {
+// observe reports the changes of one carried-out (or failed) entry: to
+// the tree observer, and as the events of the child File to the run's
+// generated observer, each line logged as Puppet logs the child's.
+func observe(ctx context.Context, p *posix, full string, a *treeAction, err error) {
+	tree, _ := ctx.Value(treeObserverKey{}).(func(TreeChange))
+	gen := applier.GeneratedObserver(ctx)
+	if tree == nil && gen == nil {
 		return
+	}
+	fn := func(c TreeChange) {
+		if tree != nil {
+			tree(c)
+		}
+		if gen != nil {
+			gen(childEvent(ctx, p, a, c))
+		}
 	}
 	if err != nil {
 		prop, msg := "ensure", "change failed"
@@ -129,6 +141,47 @@ func observe(ctx context.Context, full string, a *treeAction, err error) {
 	if a.chmodded {
 		fn(TreeChange{Path: full, Property: "mode", Message: fmt.Sprintf("mode changed '%s' to '%s'", formatMode(a.modeFrom), formatMode(a.modeTo))})
 	}
+}
+
+// childEvent is a tree change as the child File's event, logged as
+// Puppet logs it (/File[PATH]/PROPERTY: MESSAGE; a failure at error).
+func childEvent(ctx context.Context, p *posix, a *treeAction, c TreeChange) applier.Generated {
+	ev := &protocol.Event{Property: c.Property, Message: c.Message, Status: protocol.StatusSuccess}
+	switch c.Property {
+	case "ensure":
+		ev.Previous = "absent"
+		if a.have != nil {
+			ev.Previous = ftype(a.have)
+		}
+		if a.purge {
+			ev.Desired = "absent"
+		} else if a.want != nil {
+			ev.Desired = a.want.Type
+		}
+	case "content":
+		if a.want != nil {
+			ev.Previous, ev.Desired = "{"+a.want.ChecksumType+"}"+a.sum, "{"+a.want.ChecksumType+"}"+a.want.Checksum
+		}
+	case "target":
+		if a.want != nil {
+			ev.Previous, ev.Desired = a.sum, a.want.Target
+		}
+	case "owner":
+		ev.Previous, ev.Desired = int64(a.uidFrom), int64(a.uidTo)
+	case "group":
+		ev.Previous, ev.Desired = int64(a.gidFrom), int64(a.gidTo)
+	case "mode":
+		ev.Previous, ev.Desired = formatMode(a.modeFrom), formatMode(a.modeTo)
+	}
+	line := "/File[" + c.Path + "]/" + c.Property + ": "
+	if c.Err != nil {
+		ev.Status = protocol.StatusFailure
+		ev.Message = c.Message + ": " + c.Err.Error()
+		p.env.Logger().Error(line + ev.Message)
+	} else {
+		p.env.Logger().Log(ctx, p.r.LogLevel, line+ev.Message)
+	}
+	return applier.Generated{Type: "file", Title: c.Path, Event: ev}
 }
 
 // softMaxFiles is Puppet's soft limit: with max_files 0 a recursion over
@@ -304,7 +357,10 @@ func (p *posix) treePlan(ctx context.Context) ([]treeAction, error) {
 		}
 		return false
 	}
-	var plan []treeAction
+	var plan, shadowed []treeAction
+	// children are the entries Puppet makes a child File of (reported to
+	// the run's generated observer, changed or not).
+	var children []string
 	// blocked are the entries of the destination that stay something
 	// other than a real directory (a link, a file kept by replace: false):
 	// what the source has below one is not copied, never through it.
@@ -313,6 +369,7 @@ func (p *posix) treePlan(ctx context.Context) ([]treeAction, error) {
 		if isBelow(rel, blocked) || managed(rel) {
 			continue
 		}
+		children = append(children, rel)
 		a := treeAction{rel: rel, want: want[rel], have: have[rel]}
 		if err := p.planEntry(ctx, &a); err != nil {
 			if ctx.Err() != nil {
@@ -340,13 +397,23 @@ func (p *posix) treePlan(ctx context.Context) ([]treeAction, error) {
 			if _, ok := want[rel]; ok || managed(rel) {
 				continue
 			}
+			children = append(children, rel)
 			a := treeAction{rel: rel, have: have[rel]}
 			if p.r.Bool("purge") {
 				if under(rel, plan) {
-					continue // a purged directory takes its entries with it
+					// A purged directory takes its entries with it.
+					shadowed = append(shadowed, treeAction{rel: rel, have: a.have, purge: true, ops: []string{"purge"}})
+					continue
 				}
 				if a.have.IsDir() && !p.r.Bool("force") {
-					continue // purge leaves directories without force
+					// Purge leaves directories without force; a walk that
+					// reports the children says so on the child, as Puppet
+					// does (and reports it unchanged, where Puppet reports
+					// it removed).
+					if applier.GeneratedObserver(ctx) != nil {
+						p.env.Logger().Log(ctx, applier.LevelNotice, "/File["+filepath.Join(p.path, rel)+"]: Not removing directory; use 'force' to override")
+					}
+					continue
 				}
 				a.purge, a.ops = true, []string{"purge"}
 			} else if err := p.planAttrs(&a); err != nil {
@@ -357,8 +424,51 @@ func (p *posix) treePlan(ctx context.Context) ([]treeAction, error) {
 			}
 		}
 	}
-	p.plan, p.planned = plan, true
+	p.plan, p.planned, p.shadowed = plan, true, shadowed
+	if fn := applier.GeneratedObserver(ctx); fn != nil {
+		sort.Strings(children)
+		for _, rel := range children {
+			fn(applier.Generated{Type: "file", Title: filepath.Join(p.path, rel)})
+		}
+	}
 	return plan, nil
+}
+
+// noopChildren reports, in a noop run whose walk reports generated
+// resources, the events each child would have had: Puppet's noop events
+// of the child Files ("current_value 'file', should be 'absent' (noop)").
+func (p *posix) noopChildren(ctx context.Context, fn func(applier.Generated), plan []treeAction) {
+	all := append(append([]treeAction{}, plan...), p.shadowed...)
+	sort.SliceStable(all, func(i, j int) bool { return all[i].rel < all[j].rel })
+	for i := range all {
+		a := &all[i]
+		full := filepath.Join(p.path, a.rel)
+		ev := func(prop string, is, should any) {
+			msg := fmt.Sprintf("current_value '%v', should be '%v' (noop)", is, should)
+			fn(applier.Generated{Type: "file", Title: full, Event: &protocol.Event{Property: prop, Previous: is, Desired: should,
+				Status: protocol.StatusNoop, Message: msg}})
+			p.env.Logger().Log(ctx, p.r.LogLevel, "/File["+full+"]/"+prop+": "+msg)
+		}
+		if a.purge {
+			ev("ensure", ftype(a.have), "absent")
+			continue
+		}
+		if a.fail != nil || a.want == nil {
+			continue
+		}
+		for _, op := range a.ops {
+			switch op {
+			case "create":
+				ev("ensure", "absent", a.want.Type)
+			case "replace":
+				ev("ensure", ftype(a.have), a.want.Type)
+			case "content":
+				ev("content", "{"+a.want.ChecksumType+"}"+a.sum, "{"+a.want.ChecksumType+"}"+a.want.Checksum)
+			case "target":
+				ev("target", a.sum, a.want.Target)
+			}
+		}
+	}
 }
 
 // isBelow reports whether rel is below one of dirs.
@@ -566,7 +676,7 @@ func (p *posix) applyTree(ctx context.Context) (_ string, err error) {
 		if err == nil {
 			err = p.applyEntry(ctx, a, full, dirs)
 		}
-		observe(ctx, full, a, err)
+		observe(ctx, p, full, a, err)
 		if err != nil {
 			// One entry failing does not stop the others (Puppet fails
 			// that child and syncs the rest); the resource fails.
@@ -590,7 +700,9 @@ func (p *posix) applyTree(ctx context.Context) (_ string, err error) {
 	if len(done) > 0 {
 		msg += ": " + capList(done)
 	}
-	if len(failed) > 0 {
+	if len(failed) > 0 && applier.GeneratedObserver(ctx) == nil {
+		// Under a walk that reports the children, the failures are theirs
+		// (Puppet fails the child, not the directory).
 		return "", &treeError{msg: fmt.Sprintf("%s; %d failed: %s", msg, len(failed), capList(failed)), err: firstErr}
 	}
 	return msg, nil
@@ -720,7 +832,17 @@ func (p *posix) applyEntry(ctx context.Context, a *treeAction, full string, dirs
 			if err := chmod(full, bits, false); err != nil {
 				return err
 			}
-			a.chmodded, a.modeFrom, a.modeTo = a.have != nil && a.have.Mode().Type() == fi.Mode().Type(), cur, bits
+		}
+		// The change is from the mode the entry had before (a replaced
+		// file's new copy may have the new mode already), as Puppet
+		// reports the child's mode event.
+		sameType := a.have != nil && a.have.Mode().Type() == fi.Mode().Type()
+		from := cur
+		if sameType {
+			from = statMode(a.have)
+		}
+		if bits != from {
+			a.chmodded, a.modeFrom, a.modeTo = sameType, from, bits
 		}
 	}
 	return nil

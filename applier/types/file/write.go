@@ -439,6 +439,8 @@ func (p *posix) setContent(ctx context.Context, c *applier.Change) error {
 			return err
 		}
 		c.Message = n
+		// Reported as the children's events when the walk asks.
+		c.Generated = applier.GeneratedObserver(ctx) != nil
 		return nil
 	}
 	if ct == nil {

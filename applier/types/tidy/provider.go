@@ -7,6 +7,7 @@ import (
 	"syscall"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/protocol"
 )
 
 // Provider is tidy's one implementation.
@@ -82,8 +83,28 @@ func (p *provider) Get(ctx context.Context, cur *applier.State) error {
 	for i, s := range p.picked {
 		list[i] = s.path
 	}
+	if fn := applier.GeneratedObserver(ctx); fn != nil && p.r.Noop {
+		// A walk that reports generated resources: each path a File
+		// that would be removed, as Puppet's tidy generates it; the tidy
+		// itself has nothing to do.
+		p.tidying(ctx)
+		for _, s := range p.picked {
+			msg := "current_value '" + s.kind + "', should be 'absent' (noop)"
+			fn(applier.Generated{Type: "file", Title: s.path, Provider: "posix", Event: &protocol.Event{Property: "ensure", Previous: s.kind,
+				Desired: "absent", Message: msg, Status: protocol.StatusNoop}})
+			p.env.Logger().Log(ctx, p.r.LogLevel, "/File["+s.path+"]/ensure: "+msg)
+		}
+		list = list[:0]
+	}
 	cur.Set("tidied", list)
 	return nil
+}
+
+// tidying logs how many files the tidy removes, as Puppet does.
+func (p *provider) tidying(ctx context.Context) {
+	if len(p.picked) > 0 {
+		p.env.Logger().Log(ctx, applier.LevelNotice, fmt.Sprintf("/%s: Tidying %d files", p.r.Ref(), len(p.picked)))
+	}
 }
 
 // Set removes what Get selected: the tree is walked again and an entry is
@@ -94,12 +115,27 @@ func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 	for _, s := range p.picked {
 		want[[2]uint64{s.dev, s.ino}] = s
 	}
-	if len(p.picked) > 0 {
-		p.env.Logger().Log(ctx, applier.LevelNotice, fmt.Sprintf("%s: Tidying %d files", p.r.Ref(), len(p.picked)))
-	}
+	p.tidying(ctx)
 	log := p.env.Logger()
 	removed, failed := 0, 0
+	gen := applier.GeneratedObserver(ctx)
+	c.Generated = gen != nil
 	record := func(s selected, err error) {
+		if gen != nil {
+			// A walk that reports generated resources: the removal is
+			// the event of the File Puppet's tidy generates for the path.
+			ev := &protocol.Event{Property: "ensure", Previous: s.kind, Desired: "absent", Message: "removed", Status: protocol.StatusSuccess}
+			if err != nil {
+				ev.Status, ev.Message = protocol.StatusFailure, "change from '"+s.kind+"' to 'absent' failed: "+err.Error()
+				log.Error("/File[" + s.path + "]/ensure: " + ev.Message)
+				failed++
+			} else {
+				log.Log(ctx, p.r.LogLevel, "/File["+s.path+"]/ensure: removed")
+				removed++
+			}
+			gen(applier.Generated{Type: "file", Title: s.path, Provider: "posix", Event: ev})
+			return
+		}
 		msg := "removed " + s.path
 		if removed+failed < maxEvents {
 			c.Parts = append(c.Parts, applier.Part{Previous: s.kind, Desired: "absent", Message: msg, Err: err})
@@ -162,7 +198,7 @@ func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 	if err := w.run(); err != nil {
 		return err
 	}
-	if n := removed + failed; n > maxEvents {
+	if n := removed + failed; n > maxEvents && gen == nil {
 		c.Parts = append(c.Parts, applier.Part{Previous: "present", Desired: "absent",
 			Message: fmt.Sprintf("removed %d more entries (logged, not listed)", n-maxEvents)})
 	}

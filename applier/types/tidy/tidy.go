@@ -9,9 +9,16 @@
 // neither is given. Directories are candidates only with `rmdirs`. Nothing
 // is ever followed: a symbolic link is judged and removed as itself.
 //
+// A file the run manages (applier.RunFrom: the catalog's, or a
+// controller's declared run) is never a candidate, and so the directory
+// holding it is never emptied: Puppet's tidy makes no file resource for
+// a path its catalog holds.
+//
 // Puppet makes a file resource per path and answers the tidy itself as
-// unchanged; here the tidy answers changed, with one event per removed
-// path. Puppet removes a selected directory with everything still in it
+// unchanged. A catalog's walk asks for that (applier.WithGenerated): each
+// removal is then reported as the event of File[PATH] (`ensure: removed`),
+// the tidy unchanged. A request alone answers changed, with one event per
+// removed path. Puppet removes a selected directory with everything still in it
 // (its generated file resources use force); here a directory is removed
 // only once empty, which is what its documentation promises.
 //
@@ -38,7 +45,8 @@ var Type = &applier.Type{
 		"at least `size` big (either one sufficing; everything when neither is given), " +
 		"restricted to basenames matching `matches`, under `path` to `recurse` levels deep. " +
 		"Directories are removed only with `rmdirs`, and only once empty. Symbolic links " +
-		"are never followed.",
+		"are never followed. A file the run manages (a catalog's, or a declared run's) is " +
+		"never removed, nor the directory holding it.",
 	Attrs: []*applier.Attr{
 		{
 			Name: "path", Behaviour: applier.Namevar, Kind: applier.KindPath,

@@ -45,6 +45,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/types/internal/accounts"
+	"github.com/pippet/pippet/protocol"
 )
 
 // Secret is a password as the type holds it: it prints as [redacted]
@@ -206,8 +207,12 @@ var Type = &applier.Type{
 			Doc: "Whether to remove the SSH keys of this user that no ssh_authorized_key resource " +
 				"manages: `false` (the default), `true` (the keys in ~/.ssh/authorized_keys), or " +
 				"an array of files, absolute or starting with `~/` or `%h/` (the home directory). " +
-				"The receiver sees one resource at a time, so every key line in those files is " +
-				"removed; comments, blank lines and other lines are kept.",
+				"The keys the run manages (an ssh_authorized_key of the catalog or of a declared " +
+				"run, by its name: the key's comment, or FILE:unnamed-N) are kept; a request alone " +
+				"knows no run, so there every key line is removed. Comments, blank lines and other " +
+				"lines are kept. In a catalog each purged key is reported as Puppet reports the " +
+				"resource its purge generates, Ssh_authorized_key[NAME] with ensure: removed, and " +
+				"the user unchanged.",
 		},
 		{
 			Name: "forcelocal", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: false,
@@ -419,9 +424,29 @@ func (p *provider) Get(ctx context.Context, cur *applier.State) error {
 		if err != nil {
 			return err
 		}
+		if gen := applier.GeneratedObserver(ctx); gen != nil && r.Noop {
+			// A walk that reports generated resources: each key an
+			// Ssh_authorized_key Puppet's purge would remove; the user
+			// has nothing to do.
+			for _, name := range found {
+				keyEvent(ctx, p.env, r, gen, name.(string), protocol.StatusNoop)
+			}
+			found = nil
+		}
 		cur.Set("purge_ssh_keys", found)
 	}
 	return nil
+}
+
+// keyEvent reports a purged key as the event of the Ssh_authorized_key
+// Puppet's purge_ssh_keys generates for it, and logs it as Puppet does.
+func keyEvent(ctx context.Context, env *applier.Env, r *applier.Resource, gen func(applier.Generated), name, status string) {
+	ev := &protocol.Event{Property: "ensure", Previous: "present", Desired: "absent", Message: "removed", Status: status}
+	if status == protocol.StatusNoop {
+		ev.Message = "current_value 'present', should be 'absent' (noop)"
+	}
+	gen(applier.Generated{Type: "ssh_authorized_key", Title: name, Provider: "parsed", Event: ev})
+	env.Logger().Log(ctx, r.LogLevel, "/"+protocol.Ref("ssh_authorized_key", name)+"/ensure: "+ev.Message)
 }
 
 // report is a present user's state: its passwd entry, its shadow entry
@@ -548,6 +573,17 @@ func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 			return fmt.Errorf("Could not purge SSH keys of user %s: %w", name, err)
 		}
 		c.Message = msg
+		if gen := applier.GeneratedObserver(ctx); gen != nil {
+			// Reported as Puppet's generated Ssh_authorized_keys, each
+			// removed; the user itself unchanged.
+			keys, _ := c.Is.([]any)
+			for _, k := range keys {
+				if s, ok := k.(string); ok {
+					keyEvent(ctx, p.env, r, gen, s, protocol.StatusSuccess)
+				}
+			}
+			c.Generated = true
+		}
 		return nil
 	}
 	return fmt.Errorf("user: cannot manage %s", c.Property)

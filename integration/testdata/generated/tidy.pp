@@ -1,0 +1,7 @@
+file { '/tmp/pippet-gen-cases/tidy/d/keep.log':
+  content => "kept\n",
+}
+tidy { '/tmp/pippet-gen-cases/tidy/d':
+  recurse => true,
+  matches => '*.log',
+}
