@@ -417,6 +417,8 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 func (r *run) applyOptions() applyrun.Options {
 	return applyrun.Options{
 		Noop: r.s.Noop, Tags: r.s.Tags, SkipTags: r.s.SkipTags,
+		// Puppet's show_diff: puppet.conf's, --show_diff, or -t's.
+		ShowDiff: r.s.ShowDiff,
 		StateDir: r.o.StateDir,
 		Fallback: r.o.Fallback, Delegate: r.o.Delegate,
 		LibDir: r.libdir(),

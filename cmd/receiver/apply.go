@@ -56,6 +56,7 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	debug := fs.Bool("debug", false, "log everything")
 	stateDir := fs.String("state-dir", applier.DefaultStateDir(), "`directory` for pippet's state (the filebucket, the schedules' last runs)")
 	code := fs.String("e", "", "compile this manifest `code` with Puppet, then apply it")
+	showDiff := fs.Bool("show_diff", false, "log and report the diff of a file's content change (Puppet's show_diff setting; off by default, or as puppet.conf sets it)")
 	var forced string
 	cli.AddDelegateFlag(fs, &forced)
 	var pf source.PuppetOptions
@@ -109,6 +110,7 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	logh := catalog.NewLog(puppetlog.New(stderr, level))
 	rep, err := applyrun.Apply(ctx, cat, applyrun.Options{
 		Noop: *noop, Tags: cli.SplitList(*tags), SkipTags: cli.SplitList(*skipTags),
+		ShowDiff: *showDiff || settings.ShowDiff,
 		StateDir: *stateDir, Fallback: fallback, ModulePath: modulePath, Delegate: cli.SplitList(forced),
 		Level: level, Log: logh,
 		Source:  source.Options{Puppet: puppetOpts, Static: static},

@@ -58,6 +58,7 @@ func main() {
 // options are the apply loop's flags.
 type options struct {
 	noop          bool
+	showDiff      bool
 	noBanner      bool
 	compat        bool
 	maxLine       int
@@ -81,6 +82,7 @@ type options struct {
 func newFlagSet(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("receiver", flag.ContinueOnError)
 	fs.BoolVar(&o.noop, "noop", false, "evaluate every resource, change nothing; answers say \"noop\":true with the events that would have happened")
+	fs.BoolVar(&o.showDiff, "show_diff", false, "put the diff of a file's content change in its event and the log, where the request's show_diff allows (Puppet's show_diff setting; off by default)")
 	fs.BoolVar(&o.noBanner, "no-banner", false, "do not write the ready banner line before the first answer")
 	fs.BoolVar(&o.compat, "compat", false, "answer with exactly Puppet's six fields (no id, no events)")
 	fs.IntVar(&o.maxLine, "max-line", 16<<20, "longest request line in `bytes`; a longer one is skipped and answered with an error")
@@ -152,6 +154,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		ModulePath: o.modulePath,
 		Types:      cli.SplitList(o.delegate),
 		Noop:       o.noop,
+		Settings:   showDiffSetting(o.showDiff),
 		LogLevel:   puppetlog.Name(level),
 		MaxRequest: o.maxLine,
 		Logger:     slog.New(delegate.RelayHandler(handler, applier.LevelNotice)),
@@ -252,12 +255,20 @@ func parseOptions(args []string, stdout, stderr io.Writer) (o options, level slo
 	return o, level, 0, false
 }
 
+// showDiffSetting is Puppet's show_diff setting for the fallback's Puppet.
+func showDiffSetting(on bool) []string {
+	if on {
+		return []string{"--show_diff"}
+	}
+	return nil
+}
+
 // newEngine is the engine over every registered type with the options'
 // settings: the global noop and state directory for every type, where
 // sources come from for the file type.
 func newEngine(o *options, puppet *source.PuppetOptions, logger *slog.Logger, dirs *dirsync.Syncer) *engine.Engine {
 	env := &applier.Env{
-		Options: applier.Options{Noop: o.noop, StateDir: o.stateDir},
+		Options: applier.Options{Noop: o.noop, StateDir: o.stateDir, ShowDiff: o.showDiff},
 		Log:     logger,
 		Dirs:    dirs,
 	}

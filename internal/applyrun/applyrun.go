@@ -37,6 +37,9 @@ import (
 type Options struct {
 	// Noop: change nothing; the report says what would have changed.
 	Noop bool
+	// ShowDiff is Puppet's show_diff setting (applier.Options.ShowDiff),
+	// for the native types and the fallback's Puppet.
+	ShowDiff bool
 	// Tags and SkipTags select the resources applied (--tags, --skip_tags).
 	Tags, SkipTags []string
 	// StateDir is pippet's state (the filebucket, the schedules' last
@@ -91,7 +94,7 @@ func Apply(ctx context.Context, cat *catalog.Catalog, o Options) (*catalog.Repor
 	dirs := stream.NewDirSync(logger, true)
 	defer dirs.Flush(context.WithoutCancel(ctx))
 	env := &applier.Env{
-		Options: applier.Options{Noop: o.Noop, StateDir: o.StateDir},
+		Options: applier.Options{Noop: o.Noop, StateDir: o.StateDir, ShowDiff: o.ShowDiff},
 		Log:     logger,
 		Dirs:    dirs,
 	}
@@ -130,10 +133,19 @@ func Apply(ctx context.Context, cat *catalog.Catalog, o Options) (*catalog.Repor
 func fallbackOptions(o Options, logh *catalog.Log) delegate.Options {
 	return delegate.Options{
 		Fallback: o.Fallback, ModulePath: o.ModulePath, LibDir: o.LibDir, Types: o.Delegate,
-		Settings: o.PuppetSettings,
+		Settings: withShowDiff(o.PuppetSettings, o.ShowDiff),
 		Noop:     o.Noop, LogLevel: puppetlog.Name(o.Level),
 		Logger: slog.New(delegate.RelayHandler(logh, applier.LevelNotice)),
 	}
+}
+
+// withShowDiff adds Puppet's show_diff setting to the fallback's settings
+// when it is on (its default is off).
+func withShowDiff(settings []string, on bool) []string {
+	if !on {
+		return settings
+	}
+	return append(append([]string(nil), settings...), "--show_diff")
 }
 
 // Start makes the fallback o describes and starts its Puppet in the
