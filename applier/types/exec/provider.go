@@ -411,7 +411,7 @@ func (p *provider) runCommand(ctx context.Context) error {
 
 func (p *provider) logOutput(ctx context.Context, out []byte) {
 	log := p.env.Logger()
-	prefix := p.r.Ref() + "/returns: "
+	prefix := "/" + p.r.Ref() + "/returns: "
 	lvl := p.r.LogLevel
 	if lvl < slog.LevelDebug {
 		lvl = slog.LevelDebug

@@ -30,10 +30,10 @@ func TestSensitiveNeverShown(t *testing.T) {
 	}{
 		{name: "command", params: map[string]any{"command": "/bin/sh -c 'echo SECRET3; exit 3'", "logoutput": true,
 			"sensitive_parameters": []any{"command"}},
-			failed: true, want: "[command redacted] returned 3 instead of one of [0]", logged: "returns: [output redacted]"},
+			failed: true, want: "[command redacted] returned 3 instead of one of [0]", logged: "/Exec[e1]/returns: [output redacted]"},
 		{name: "command on failure", params: map[string]any{"command": "/bin/sh -c 'echo SECRET3; exit 3'",
 			"sensitive_parameters": "command"},
-			failed: true, want: "[command redacted] returned 3 instead of one of [0]", logged: "returns: [output redacted]"},
+			failed: true, want: "[command redacted] returned 3 instead of one of [0]", logged: "/Exec[e1]/returns: [output redacted]"},
 		{name: "unless makes the command secret", params: map[string]any{
 			"command": "/bin/sh -c 'echo SECRET3; touch " + mark + "; exit 3'",
 			"unless":  "/bin/sh -c 'echo SECRET3-check; exit 1'", "logoutput": true,
@@ -43,7 +43,7 @@ func TestSensitiveNeverShown(t *testing.T) {
 			"command": "/bin/sh -c 'echo SECRET3; exit 0'",
 			"onlyif":  "/bin/sh -c 'echo SECRET3-check; exit 0'", "logoutput": true,
 			"sensitive_parameters": []any{"onlyif"}},
-			logged: "returns: [output redacted]"},
+			logged: "/Exec[e1]/returns: [output redacted]"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
