@@ -60,6 +60,7 @@ import (
 	"github.com/pippet/pippet/agent/ssl"
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/source"
+	"github.com/pippet/pippet/applier/sysfile"
 	"github.com/pippet/pippet/catalog"
 	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/internal/applyrun"
@@ -697,7 +698,8 @@ func (r *run) lastEnvironment() string {
 	if r.s.Values["use_last_environment"] == "false" || r.s.LastRunFile == "" {
 		return ""
 	}
-	b, err := os.ReadFile(r.s.LastRunFile)
+	// A FIFO there would stall the agent before its run: never waited on.
+	b, err := sysfile.ReadRegular(r.s.LastRunFile, 0)
 	if err != nil {
 		return ""
 	}

@@ -11,6 +11,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/sysfile"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -30,7 +31,7 @@ func loadAudits(file string, log *slog.Logger) *audits {
 	if file == "" {
 		return a
 	}
-	data, err := os.ReadFile(file)
+	data, err := sysfile.ReadRegular(file, 0)
 	if err != nil {
 		if !os.IsNotExist(err) {
 			log.Warn(fmt.Sprintf("audit state %s is not readable (%v): starting afresh", file, err))

@@ -4,13 +4,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/pippet/pippet/applier/sysfile"
 )
 
 // schedule is one of Puppet's schedule resources: when a resource naming
@@ -65,7 +66,7 @@ func loadSchedules(g *Graph, file string, log *slog.Logger) *schedules {
 		s.defined[r.Title] = sc
 	}
 	if file != "" {
-		data, err := os.ReadFile(file)
+		data, err := sysfile.ReadRegular(file, 0)
 		if err == nil {
 			if err := json.Unmarshal(data, &s.last); err != nil {
 				log.Warn(fmt.Sprintf("schedule state %s is not readable (%v): starting afresh", file, err))

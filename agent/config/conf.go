@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pippet/pippet/applier/sysfile"
 )
 
 // allowedSections are the sections Puppet accepts in puppet.conf; any other
@@ -46,7 +48,8 @@ func readConf(path string) (*confFile, error) {
 	if path == "" {
 		return c, nil
 	}
-	b, err := os.ReadFile(path)
+	// A FIFO or device at puppet.conf is refused, never waited on.
+	b, err := sysfile.ReadRegular(path, 0)
 	if os.IsNotExist(err) {
 		return c, nil
 	}
