@@ -51,6 +51,17 @@ func leaks(t *testing.T, dir string, skip map[string]bool) []string {
 // summary, the state directory. The lines about the secrets are Puppet's
 // (testdata/secrets/puppet.txt, what `puppet apply --show_diff` printed).
 func TestSecretsNeverWritten(t *testing.T) {
+	t.Run("native", func(t *testing.T) { secretsNeverWritten(t) })
+	// The bridge hands sensitive_parameters to Puppet's own types.
+	t.Run("delegated", func(t *testing.T) {
+		if _, err := exec.LookPath("puppet"); err != nil {
+			t.Skip("no puppet")
+		}
+		secretsNeverWritten(t, "--delegate", "exec,notify")
+	})
+}
+
+func secretsNeverWritten(t *testing.T, extra ...string) {
 	dir := t.TempDir()
 	data, err := os.ReadFile(filepath.Join("testdata", "secrets", "catalog.json"))
 	require.NoError(t, err)
@@ -64,7 +75,7 @@ func TestSecretsNeverWritten(t *testing.T) {
 	report, summary := filepath.Join(dir, "report.yaml"), filepath.Join(dir, "summary.yaml")
 	var all strings.Builder
 	for _, noop := range []bool{true, false} {
-		args := []string{"apply", "--show_diff", "--state-dir", state, "--lastrunreport", report, "--lastrunfile", summary, "--detailed-exitcodes"}
+		args := append([]string{"apply", "--show_diff", "--state-dir", state, "--lastrunreport", report, "--lastrunfile", summary, "--detailed-exitcodes"}, extra...)
 		if noop {
 			args = append(args, "--noop")
 		}
