@@ -45,8 +45,8 @@ func (c *confFile) where(e entry) string { return fmt.Sprintf("%s:%d", c.path, e
 // runs on its defaults without puppet.conf).
 func readConf(path string) (*confFile, error) {
 	c := &confFile{path: path, sections: map[string]map[string]entry{}}
-	if path == "" {
-		return c, nil
+	if path == "" || path == os.DevNull {
+		return c, nil // no puppet.conf (the device is not read: see below)
 	}
 	// A FIFO or device at puppet.conf is refused, never waited on.
 	b, err := sysfile.ReadRegular(path, 0)
