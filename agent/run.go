@@ -63,6 +63,7 @@ import (
 	"github.com/pippet/pippet/agent/ssl"
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/source"
+	"github.com/pippet/pippet/applier/sysfile"
 	"github.com/pippet/pippet/catalog"
 	"github.com/pippet/pippet/internal/assemble"
 )
@@ -433,6 +434,8 @@ func (r *run) apply(ctx context.Context, cat *catalog.Catalog, src source.Option
 	}
 	return assemble.Apply(ctx, cat, assemble.Options{
 		Noop: r.s.Noop, Tags: r.s.Tags, SkipTags: r.s.SkipTags,
+		// Puppet's show_diff: puppet.conf's, --show_diff, or -t's.
+		ShowDiff: r.s.ShowDiff,
 		StateDir: r.o.StateDir,
 		// pippet's, not Puppet's transactionstore.yaml: its own format.
 		TransactionStore: filepath.Join(r.o.StateDir, "transactionstore.json"),
@@ -450,7 +453,8 @@ func (r *run) puppetConfig() assemble.PuppetConfig {
 		// What the custom facts Puppet evaluates, and its providers,
 		// may ask of the agent's settings (stdlib's puppet_vardir,
 		// puppet_server, puppet_environmentpath).
-		Settings: r.puppetSettings(),
+		// and Puppet's show_diff as the native types have it.
+		Settings: append(r.puppetSettings(), assemble.ShowDiffSetting(r.s.ShowDiff)...),
 		Noop:     r.s.Noop, Level: r.o.Level, Log: r.logh,
 	}
 }
@@ -711,7 +715,8 @@ func (r *run) lastEnvironment() string {
 	if r.s.Values["use_last_environment"] == "false" || r.s.LastRunFile == "" {
 		return ""
 	}
-	b, err := os.ReadFile(r.s.LastRunFile)
+	// A FIFO there would stall the agent before its run: never waited on.
+	b, err := sysfile.ReadRegular(r.s.LastRunFile, 0)
 	if err != nil {
 		return ""
 	}

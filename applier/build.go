@@ -91,6 +91,17 @@ func (t *Type) buildResource(reuse *Resource, title string, params map[string]an
 				return nil, &ParamError{Resource: r.Ref(), Param: name, Err: err}
 			}
 			r.LogLevel = logLevels[s.(string)]
+		case metaSensitive:
+			names, ok := sensitiveNames(raw)
+			if !ok {
+				return nil, &ParamError{Resource: r.Ref(), Param: name, Err: errors.New("must be a parameter name or a list of them")}
+			}
+			for _, n := range names {
+				r.addSensitive(n)
+				for _, m := range t.SensitiveWith[n] {
+					r.addSensitive(m)
+				}
+			}
 		case metaList, metaOrdering:
 			// Accepted; ordering belongs to the caller.
 			r.Ignored = append(r.Ignored, name)
@@ -241,3 +252,29 @@ var (
 	loglevelAttr = Attr{Name: "loglevel", Kind: KindEnum,
 		Values: []string{"debug", "info", "notice", "warning", "err", "alert", "emerg", "crit", "verbose"}}
 )
+
+// sensitiveNames reads sensitive_parameters: a name or a list of names.
+func sensitiveNames(raw any) ([]string, bool) {
+	switch x := raw.(type) {
+	case string:
+		return []string{x}, true
+	case []any:
+		out := make([]string, 0, len(x))
+		for _, e := range x {
+			s, ok := e.(string)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, s)
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// addSensitive adds name to the resource's secret attributes once.
+func (r *Resource) addSensitive(name string) {
+	if !r.IsSensitive(name) {
+		r.Sensitive = append(r.Sensitive, name)
+	}
+}

@@ -29,6 +29,12 @@ type Options struct {
 	// StateDir holds pippet's own state (the filebucket); engine.New sets
 	// DefaultStateDir() when empty.
 	StateDir string
+	// ShowDiff is Puppet's show_diff setting (off by default, as for
+	// puppet apply; on with the agent's --test or --show_diff): a type
+	// that can show what a change does to a file's content (a diff) shows
+	// it only when it is set and the resource's show_diff allows, never
+	// for a Sensitive value.
+	ShowDiff bool
 }
 
 // Env is what a provider may use besides its resource: facts, settings,

@@ -200,8 +200,9 @@ type metaKind int
 const (
 	metaNoop metaKind = iota
 	metaLoglevel
-	metaList     // alias, tag, audit: accepted and kept out of Values
-	metaOrdering // before, require, notify, subscribe, schedule, stage: ignored
+	metaList      // alias, tag, audit: accepted and kept out of Values
+	metaOrdering  // before, require, notify, subscribe, schedule, stage: ignored
+	metaSensitive // sensitive_parameters: the attributes holding secrets
 )
 
 // metaparams are accepted on every type.
@@ -217,6 +218,8 @@ var metaparams = map[string]metaKind{
 	"subscribe": metaOrdering,
 	"schedule":  metaOrdering,
 	"stage":     metaOrdering,
+
+	"sensitive_parameters": metaSensitive,
 }
 
 // logLevels maps Puppet's loglevel values to slog levels.
@@ -247,9 +250,14 @@ var metaparamDocs = map[string]string{
 	"subscribe": "Ordering and refresh: accepted and ignored (logged at debug); the caller sends the refresh itself, as the request's \"refresh\": true.",
 	"schedule":  "Accepted and ignored: the caller decides when to send a request.",
 	"stage":     "Accepted and ignored: the caller orders requests.",
+	"sensitive_parameters": "The attributes whose values are secrets (a name or a list), as a Puppet catalog lists " +
+		"the parameters given as Sensitive: their changes read `changed [redacted] to [redacted]`, and nothing derived " +
+		"from them is shown (a file's diff and checksums, an exec's command and output: `[output redacted]`, " +
+		"`[command redacted]`). A type may make more attributes secret with one (a file's content makes its ensure secret; " +
+		"an exec's command, unless and onlyif are secret together).",
 }
 
 // MetaparamNames lists the metaparameters every type accepts.
 func MetaparamNames() []string {
-	return []string{"alias", "audit", "before", "loglevel", "noop", "notify", "require", "schedule", "stage", "subscribe", "tag"}
+	return []string{"alias", "audit", "before", "loglevel", "noop", "notify", "require", "schedule", "sensitive_parameters", "stage", "subscribe", "tag"}
 }

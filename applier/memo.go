@@ -31,14 +31,15 @@ type Cloner interface {
 
 // built is what building a resource gave, kept.
 type built struct {
-	t        *Type
-	ix       *typeIndex
-	title    string
-	noop     bool
-	logLevel slog.Level
-	ignored  []string
-	vals     []any
-	flags    []uint8
+	t         *Type
+	ix        *typeIndex
+	title     string
+	noop      bool
+	logLevel  slog.Level
+	ignored   []string
+	sensitive []string
+	vals      []any
+	flags     []uint8
 	// deep lists the slots whose values are copied for each request.
 	deep []int
 	ref  string
@@ -74,6 +75,7 @@ func keep(r *Resource) any {
 	}
 	b.ix, b.title, b.noop, b.logLevel = r.ix, r.Title, r.Noop, r.LogLevel
 	b.ignored = r.Ignored
+	b.sensitive = r.Sensitive
 	b.vals = append([]any(nil), r.vals...)
 	b.flags = append([]uint8(nil), r.flags...)
 	for _, s := range b.deep {
@@ -102,6 +104,7 @@ func restore(k any, t *Type, reuse *Resource) *Resource {
 	}
 	r.LogLevel = b.logLevel
 	r.Ignored = b.ignored
+	r.Sensitive = b.sensitive
 	r.ref = b.ref
 	return r
 }

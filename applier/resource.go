@@ -28,6 +28,12 @@ type Resource struct {
 	// Ignored lists the metaparameters the request gave that the engine
 	// accepts and ignores (alias, tag, audit and the ordering ones).
 	Ignored []string
+	// Sensitive lists the attributes whose values are secrets (the
+	// request's sensitive_parameters, with the type's SensitiveWith):
+	// their changes say "changed [redacted] to [redacted]", and a type
+	// shows nothing derived from them (a diff, a checksum, a command's
+	// output). See IsSensitive.
+	Sensitive []string
 
 	ix    *typeIndex
 	vals  []any   // munged values by slot
@@ -63,6 +69,17 @@ func (r *Resource) reset(t *Type, ix *typeIndex, title string, noop bool) {
 		clear(flags)
 	}
 	*r = Resource{Type: t, Title: title, Noop: noop, LogLevel: LevelNotice, ix: ix, vals: vals, flags: flags, cur: cur}
+}
+
+// IsSensitive reports whether the attribute called name holds a secret
+// (see Resource.Sensitive).
+func (r *Resource) IsSensitive(name string) bool {
+	for _, n := range r.Sensitive {
+		if n == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Ref is the reference Puppet prints, e.g. File[/etc/motd] or Ssh_authorized_key[x].

@@ -178,6 +178,13 @@ type Type struct {
 	// resource itself is then reported unchanged. title and params are
 	// the catalog's, not validated.
 	ReportAs func(title string, params map[string]any) string
+	// SensitiveWith names, for a parameter given as Sensitive (the
+	// request's sensitive_parameters), the other attributes whose values
+	// and output are then secret too, as Puppet's type marks them: a
+	// file's content makes its ensure sensitive (an absent file is
+	// created by ensure), an exec's command, unless and onlyif are
+	// sensitive together.
+	SensitiveWith map[string][]string
 
 	// idx is computed once from the declaration (see Type.index).
 	idxOnce sync.Once

@@ -11,6 +11,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/sysfile"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -30,7 +31,7 @@ func loadAudits(file string, log *slog.Logger) *audits {
 	if file == "" {
 		return a
 	}
-	data, err := os.ReadFile(file)
+	data, err := sysfile.ReadRegular(file, 0)
 	if err != nil {
 		if !os.IsNotExist(err) {
 			log.Warn(fmt.Sprintf("audit state %s is not readable (%v): starting afresh", file, err))
@@ -98,7 +99,19 @@ func auditCheck(v *vertex, names []string) error {
 // properties (before anything is synced: what Puppet compares and
 // records).
 func auditBefore(ctx context.Context, app protocol.Applier, v *vertex, names []string) (map[string]any, []string, error) {
-	res := app.Apply(ctx, &protocol.Request{Type: strings.ToLower(v.res.Type), Title: v.res.Title, Op: protocol.OpFind})
+	// The resource is read where its parameters say (a host's target, an
+	// ini_setting's path and section, a file titled apart from its path),
+	// not by its title alone; its properties are what is read, not given.
+	var params map[string]any
+	if v.typ != nil {
+		params = map[string]any{}
+		for k, x := range v.res.Params {
+			if a := v.typ.Attr(k); a != nil && a.Behaviour != applier.Property && a.Behaviour != applier.ReadOnly || k == "provider" {
+				params[k] = x
+			}
+		}
+	}
+	res := app.Apply(ctx, &protocol.Request{Type: strings.ToLower(v.res.Type), Title: v.res.Title, Params: params, Op: protocol.OpFind})
 	if res.Failed {
 		return nil, nil, fmt.Errorf("could not read the audited values: %s", res.Exception)
 	}

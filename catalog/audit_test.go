@@ -120,3 +120,28 @@ func TestAuditStateUnreadableStartsAfresh(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"mode":"0644"`)
 }
+
+// TestAuditReadsWhereTheParametersSay (issue 36 item 6): the audited
+// values are read from where the resource's parameters point, as Puppet
+// records them (puppet apply -e "file { 'named': path => P, audit =>
+// mode }" logs "File[named]/mode: audit change: newly-recorded value
+// 0644"): a file titled apart from its path, an ini_setting's path and
+// section. (A host with audit and no ip, in another target, is recorded
+// absent and fails "ip is a required attribute for hosts", as Puppet 7
+// records and fails it.)
+func TestAuditReadsWhereTheParametersSay(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "f")
+	require.NoError(t, os.WriteFile(f, []byte("x\n"), 0o640))
+	require.NoError(t, os.Chmod(f, 0o640))
+	ini := filepath.Join(dir, "a.ini")
+	require.NoError(t, os.WriteFile(ini, []byte("[main]\nk = v\n"), 0o644))
+	data := build(t,
+		res{typ: "File", title: "named", params: map[string]any{"path": f, "audit": "mode"}},
+		res{typ: "Ini_setting", title: "k", params: map[string]any{"path": ini, "section": "main", "setting": "k", "audit": "ensure"}},
+	)
+	_, out := applied(t, data, catalog.Options{Audits: filepath.Join(dir, "audit.json")})
+	assert.Contains(t, out, "File[named]/mode: audit change: newly-recorded value 0640")
+	assert.Contains(t, out, "Ini_setting[k]/ensure: audit change: newly-recorded value present")
+	assert.NotContains(t, out, "not audited")
+}

@@ -10,6 +10,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/sysfile"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -45,7 +46,7 @@ func loadStore(path string, log *slog.Logger) *transactionStore {
 	if path == "" {
 		return st
 	}
-	b, err := os.ReadFile(path)
+	b, err := sysfile.ReadRegular(path, 0)
 	if err != nil {
 		if !os.IsNotExist(err) {
 			log.Warn("Transaction store " + path + " could not be read: " + err.Error() + "; no change is told corrective")

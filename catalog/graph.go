@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/pippet/pippet/applier"
@@ -120,6 +121,12 @@ func Build(c *Catalog, types Types) (*Graph, error) {
 	newV := func(k vkind, r *Resource) *vertex {
 		seq++
 		return &vertex{kind: k, res: r, prio: r.index, seq: seq}
+	}
+	if err := checkFilePaths(c); err != nil {
+		return nil, err
+	}
+	if err := checkSchedules(c); err != nil {
+		return nil, err
 	}
 	for _, r := range c.Resources {
 		key := refKey(r.Type, r.Title)
@@ -444,6 +451,49 @@ func cleanPath(p string) string {
 		return p
 	}
 	return path.Clean(p)
+}
+
+// checkFilePaths refuses two File resources for one path, as Puppet's
+// catalog refuses them: a title cleaned of its trailing slash is the
+// title Puppet keys the resource by ("/a/" and "/a" are one, "Duplicate
+// declaration: File[/a] is already declared; cannot redeclare"), and a
+// path differing from the title is an alias of the resource ("Cannot
+// alias File[x3] to ["/a"]; resource ["File", "/a"] already declared").
+// Both would otherwise be applied to one file, each undoing the other
+// on every run.
+func checkFilePaths(c *Catalog) error {
+	seen := map[string]*Resource{}
+	for _, r := range c.Resources {
+		if r.Exported || !strings.EqualFold(r.Type, "file") {
+			continue
+		}
+		title := cleanPath(r.Title)
+		if o := seen[title]; o != nil && o != r {
+			msg := "Duplicate declaration: File[" + title + "] is already declared"
+			if l := errorLocation(o.File, o.Line); l != "" {
+				msg += " at " + l
+			}
+			return fmt.Errorf("%s; cannot redeclare%s", msg, errorLocationWithSpace(r.File, r.Line))
+		}
+		seen[title] = r
+		p, ok := r.Params["path"].(string)
+		if !ok {
+			continue
+		}
+		p = cleanPath(p)
+		if p == title {
+			continue
+		}
+		if o := seen[p]; o != nil && o != r {
+			msg := fmt.Sprintf("Cannot alias %s to [%s]", r.Ref(), strconv.Quote(p))
+			if l := errorLocation(r.File, r.Line); l != "" {
+				msg += " at " + l
+			}
+			return fmt.Errorf("%s; resource [\"File\", %s] already declared%s", msg, strconv.Quote(p), errorLocationWithSpace(o.File, o.Line))
+		}
+		seen[p] = r
+	}
+	return nil
 }
 
 // containment is Puppet's path of a resource: its containers from the

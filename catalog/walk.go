@@ -504,6 +504,15 @@ func (g *Graph) applyOne(ctx context.Context, app protocol.Applier, v *vertex, q
 			params[k] = x
 		}
 	}
+	if len(v.res.Secrets) > 0 {
+		// The type shows nothing derived from a secret (a diff, a
+		// checksum, a command's output), as Puppet's sensitive parameters.
+		names := make([]any, len(v.res.Secrets))
+		for i, n := range v.res.Secrets {
+			names[i] = n
+		}
+		params["sensitive_parameters"] = names
+	}
 	if src, ok := params["source"]; ok && sources != nil && strings.EqualFold(v.res.Type, "file") {
 		params["source"] = mapSources(src, sources)
 	}

@@ -121,8 +121,12 @@ def apply_one(env, req, errors)
   params = params.reject do |k, _|
     ORDERING.include?(k.to_s) && (Puppet.debug("#{ref}: metaparameter '#{k}' ignored; ordering belongs to the caller") || true)
   end
+  # The parameters whose values are secrets, as a catalog lists them:
+  # Puppet's type then redacts their values, diffs and output.
+  sensitive = params.delete('sensitive_parameters')
   begin
     resource = Puppet::Resource.new(type.name, title, parameters: params)
+    resource.sensitive_parameters = [sensitive].flatten.map(&:to_sym) if sensitive
     ral = resource.to_ral
   rescue Puppet::Error, ArgumentError, TypeError => e
     return error_answer(ref, e.message)

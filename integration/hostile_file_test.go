@@ -338,7 +338,7 @@ func TestHostileSymlinkSwapDuringRead(t *testing.T) {
 		in.WriteString(fileLine(target, "{content: \"other\\n\", backup: "+backup+", show_diff: true}"))
 		in.WriteString(fileLine(target, "{content: \"old\\n\", noop: true}"))
 	}
-	out, stderr, _ := run(t, dir, strings.NewReader(in.String()), "--state-dir", state, "--log-level", "debug")
+	out, stderr, _ := run(t, dir, strings.NewReader(in.String()), "--state-dir", state, "--log-level", "debug", "--show_diff")
 	close(stop)
 	<-done
 	_, as := testutil.DecodeAnswers(t, out)

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/pippet/pippet/applier/sysfile"
 )
 
 // allowedSections are the sections Puppet accepts in puppet.conf; any other
@@ -43,10 +45,11 @@ func (c *confFile) where(e entry) string { return fmt.Sprintf("%s:%d", c.path, e
 // runs on its defaults without puppet.conf).
 func readConf(path string) (*confFile, error) {
 	c := &confFile{path: path, sections: map[string]map[string]entry{}}
-	if path == "" {
-		return c, nil
+	if path == "" || path == os.DevNull {
+		return c, nil // no puppet.conf (the device is not read: see below)
 	}
-	b, err := os.ReadFile(path)
+	// A FIFO or device at puppet.conf is refused, never waited on.
+	b, err := sysfile.ReadRegular(path, 0)
 	if os.IsNotExist(err) {
 		return c, nil
 	}

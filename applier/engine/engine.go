@@ -395,9 +395,20 @@ func (t *txn) sync(a *applier.Attr, is, should any) {
 	ref := t.r.Ref()
 	ev := protocol.Event{Property: a.Name, Previous: is, Desired: should}
 	log := t.e.env.Log
+	// A secret's values are shown as Puppet shows a sensitive property's.
+	secret := t.r.IsSensitive(a.Name)
+	quote := func(v any) string {
+		if secret {
+			return redacted
+		}
+		return applier.QuoteValue(a, v)
+	}
+	if secret {
+		ev.Previous, ev.Desired = redacted, redacted
+	}
 	if t.r.Noop {
 		ev.Status = protocol.StatusNoop
-		ev.Message = "current_value " + applier.QuoteValue(a, is) + ", should be " + applier.QuoteValue(a, should) + " (noop)"
+		ev.Message = "current_value " + quote(is) + ", should be " + quote(should) + " (noop)"
 		t.res.Events = append(t.res.Events, ev)
 		t.log(a.Name, ev.Message)
 		return
@@ -413,7 +424,7 @@ func (t *txn) sync(a *applier.Attr, is, should any) {
 	}
 	if err != nil {
 		ev.Status = protocol.StatusFailure
-		ev.Message = "change from " + applier.QuoteValue(a, is) + " to " + applier.QuoteValue(a, should) + " failed: " + err.Error()
+		ev.Message = "change from " + quote(is) + " to " + quote(should) + " failed: " + err.Error()
 		t.res.Failed = true
 		if t.res.Exception == "" {
 			t.res.Exception = ev.Message
@@ -422,6 +433,9 @@ func (t *txn) sync(a *applier.Attr, is, should any) {
 	} else if len(c.Parts) == 0 {
 		ev.Status = protocol.StatusSuccess
 		ev.Message = c.Message
+		if secret {
+			ev.Message = "changed " + redacted + " to " + redacted
+		}
 		t.res.Changed = true
 		t.applied = true
 		t.log(a.Name, ev.Message)
@@ -511,6 +525,9 @@ func (t *txn) refresh() {
 	}
 	t.res.Events = append(t.res.Events, ev)
 }
+
+// redacted stands for a secret's value, as Puppet writes it.
+const redacted = "[redacted]"
 
 // changeMessage is Puppet's default wording for a change.
 func changeMessage(a *applier.Attr, is, should any) string {

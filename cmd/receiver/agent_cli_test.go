@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -430,4 +431,35 @@ func TestAgentDaemonizeLogsToItsDestinations(t *testing.T) {
 	crash, err := os.ReadFile(filepath.Join(n.dir, "log", "pippet-agent.log"))
 	require.NoError(t, err)
 	assert.Empty(t, string(crash), "only a crash writes there")
+}
+
+// TestAgentFIFOAtLastRunSummary (issue 36 item 5): a FIFO at
+// last_run_summary.yaml, which the agent reads before its run for the
+// last environment, is not waited on: the run goes on, converges, and
+// writes its summary in the FIFO's place (renamed over it).
+func TestAgentFIFOAtLastRunSummary(t *testing.T) {
+	f := newFakeServer(t)
+	n := newNode(t, f)
+	summary := filepath.Join(n.dir, "var", "public", "last_run_summary.yaml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(summary), 0o755))
+	require.NoError(t, syscall.Mkfifo(summary, 0o644))
+	type result struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, out, errs := n.run(t, "-t")
+		done <- result{code, out, errs}
+	}()
+	select {
+	case r := <-done:
+		assert.Equal(t, 2, r.code, r.stderr)
+		assert.Contains(t, r.stdout+r.stderr, "Notice: hello")
+		fi, err := os.Lstat(summary)
+		require.NoError(t, err)
+		assert.True(t, fi.Mode().IsRegular(), "the summary replaced the FIFO")
+	case <-time.After(60 * time.Second):
+		t.Fatal("the agent waits on the FIFO at last_run_summary.yaml")
+	}
 }

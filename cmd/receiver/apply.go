@@ -53,6 +53,7 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	debug := fs.Bool("debug", false, "log everything")
 	stateDir := fs.String("state-dir", applier.DefaultStateDir(), "`directory` for pippet's state (the filebucket, the schedules' last runs)")
 	code := fs.String("e", "", "compile this manifest `code` with Puppet, then apply it")
+	showDiff := fs.Bool("show_diff", false, "log and report the diff of a file's content change (Puppet's show_diff setting; off by default, or as puppet.conf sets it)")
 	var forced string
 	cli.AddDelegateFlag(fs, &forced)
 	var pf source.PuppetOptions
@@ -104,9 +105,12 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return exitFailed
 	}
 	logh := catalog.NewLog(puppetlog.New(stderr, level))
+	// Puppet's show_diff setting: the flag, or puppet.conf's.
+	showDiffOn := *showDiff || settings.ShowDiff
 	puppet, err := assemble.NewPuppet(assemble.PuppetConfig{
 		Fallback: fallback, ModulePath: modulePath, Delegate: cli.SplitList(forced),
-		Noop: *noop, Level: level, Log: logh,
+		Settings: assemble.ShowDiffSetting(showDiffOn),
+		Noop:     *noop, Level: level, Log: logh,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "receiver apply: %v\n", err)
@@ -115,6 +119,7 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	defer puppet.Close(ctx)
 	rep, err := assemble.Apply(ctx, cat, assemble.Options{
 		Noop: *noop, Tags: cli.SplitList(*tags), SkipTags: cli.SplitList(*skipTags),
+		ShowDiff: showDiffOn,
 		StateDir: *stateDir, Log: logh, Puppet: puppet,
 		Source:  source.Options{Puppet: puppetOpts, Static: static},
 		Sources: localSources(pf, settings, modulePath),

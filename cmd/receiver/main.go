@@ -56,6 +56,7 @@ func main() {
 // options are the apply loop's flags.
 type options struct {
 	noop          bool
+	showDiff      bool
 	noBanner      bool
 	compat        bool
 	maxLine       int
@@ -79,6 +80,7 @@ type options struct {
 func newFlagSet(o *options) *flag.FlagSet {
 	fs := flag.NewFlagSet("receiver", flag.ContinueOnError)
 	fs.BoolVar(&o.noop, "noop", false, "evaluate every resource, change nothing; answers say \"noop\":true with the events that would have happened")
+	fs.BoolVar(&o.showDiff, "show_diff", false, "put the diff of a file's content change in its event and the log, where the request's show_diff allows (Puppet's show_diff setting; off by default)")
 	fs.BoolVar(&o.noBanner, "no-banner", false, "do not write the ready banner line before the first answer")
 	fs.BoolVar(&o.compat, "compat", false, "answer with exactly Puppet's six fields (no id, no events)")
 	fs.IntVar(&o.maxLine, "max-line", 16<<20, "longest request line in `bytes`; a longer one is skipped and answered with an error")
@@ -143,6 +145,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		ModulePath: o.modulePath,
 		Delegate:   cli.SplitList(o.delegate),
 		Noop:       o.noop,
+		Settings:   assemble.ShowDiffSetting(o.showDiff),
 		Level:      level,
 		MaxRequest: o.maxLine,
 		Log:        handler,
@@ -159,7 +162,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		durability = assemble.AtOnceLogged
 	}
 	run := assemble.New(assemble.Config{
-		Options:    applier.Options{Noop: o.noop, StateDir: o.stateDir},
+		Options:    applier.Options{Noop: o.noop, StateDir: o.stateDir, ShowDiff: o.showDiff},
 		Log:        handler,
 		Durability: durability,
 		Source: &source.Options{

@@ -16,6 +16,10 @@ import (
 type Options struct {
 	// Noop: change nothing; the report says what would have changed.
 	Noop bool
+	// ShowDiff is Puppet's show_diff setting (applier.Options.ShowDiff)
+	// for the native types; the caller gives the run's Puppet the same
+	// (ShowDiffSetting).
+	ShowDiff bool
 	// Tags and SkipTags select the resources applied (--tags, --skip_tags).
 	Tags, SkipTags []string
 	// StateDir is pippet's state (the filebucket, the schedules' last
@@ -64,7 +68,7 @@ func Apply(ctx context.Context, cat *catalog.Catalog, o Options) (*catalog.Repor
 		o.Timings["convert_catalog"] = time.Since(convert)
 	}
 	r := New(Config{
-		Options:    applier.Options{Noop: o.Noop, StateDir: o.StateDir},
+		Options:    applier.Options{Noop: o.Noop, StateDir: o.StateDir, ShowDiff: o.ShowDiff},
 		Log:        logh,
 		Durability: Grouped,
 		Source:     &o.Source,

@@ -36,6 +36,15 @@ type PuppetConfig struct {
 	Log slog.Handler
 }
 
+// ShowDiffSetting is Puppet's show_diff setting as the fallback's Puppet
+// takes it (PuppetConfig.Settings): none when it is off, its default.
+func ShowDiffSetting(on bool) []string {
+	if on {
+		return []string{"--show_diff"}
+	}
+	return nil
+}
+
 // Puppet is the owner of a run's Puppet: the fallback for the types
 // pippet lacks (and those forced to it), which also evaluates an agent's
 // custom facts. Making one starts nothing: the process starts on first

@@ -50,6 +50,8 @@ import (
 // Type is the augeas type's declaration.
 var Type = &applier.Type{
 	Name: "augeas",
+	// What Sensitive changes do to a file is as secret as they are.
+	SensitiveWith: map[string][]string{"changes": {"onlyif"}, "onlyif": {"changes"}},
 	Doc: "Applies a change or an array of changes to the filesystem using Augeas (through augtool): " +
 		"the changes are run only when onlyif allows and a dry run shows a file would change.",
 	Attrs: []*applier.Attr{
@@ -107,7 +109,9 @@ var Type = &applier.Type{
 		},
 		{
 			Name: "show_diff", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: true,
-			Doc: "Whether to log the diff of a file the changes would rewrite (at the resource's loglevel).",
+			Doc: "Whether to log the diff of a file the changes would rewrite (at the resource's loglevel), " +
+				"when Puppet's show_diff setting is on (--show_diff, puppet.conf, the agent's -t); off by default. " +
+				"Sensitive changes (sensitive_parameters) are never diffed: `returns: [diff redacted]`.",
 		},
 		{
 			Name: "returns", Behaviour: applier.Property, Kind: applier.KindString, Default: "0",

@@ -43,6 +43,9 @@ func noAugnew(t *testing.T, dir string) {
 	}
 }
 
+// showDiff turns Puppet's show_diff setting on (the agent's -t).
+func showDiff(env *applier.Env) { env.Options.ShowDiff = true }
+
 func params(p, changes string) string {
 	return "{incl: '" + p + "', lens: Postfix_Main.lns, changes: \"" + changes + "\""
 }
@@ -54,7 +57,7 @@ func TestChangeThenUnchanged(t *testing.T) {
 	p := write(t, mainCF, 0o640)
 	var before syscall.Stat_t
 	require.NoError(t, syscall.Stat(p, &before))
-	e := typetest.New(t, []*applier.Type{augeas.Type})
+	e := typetest.New(t, []*applier.Type{augeas.Type}, showDiff)
 	res := e.Apply("augeas", "origin", params(p, "set myorigin 'new.example'")+"}")
 	require.Equal(t, "changed", typetest.Summary(res), res.Exception)
 	require.Len(t, res.Events, 1)
@@ -82,7 +85,7 @@ func TestChangeThenUnchanged(t *testing.T) {
 // TestNoop: the change is reported, the diff logged, nothing written.
 func TestNoop(t *testing.T) {
 	p := write(t, mainCF, 0o644)
-	e := typetest.New(t, []*applier.Type{augeas.Type})
+	e := typetest.New(t, []*applier.Type{augeas.Type}, showDiff)
 	res := e.Apply("augeas", "biff", params(p, "set biff yes")+", noop: true}")
 	assert.Equal(t, "unchanged", typetest.Summary(res))
 	assert.Equal(t, "returns: current_value 'need_to_run', should be '0' (noop) (noop)\n", typetest.Events(res))
@@ -148,4 +151,41 @@ func TestFind(t *testing.T) {
 	res := e.Find("augeas", "x", params(p, "set biff yes")+"}")
 	require.False(t, res.Failed, res.Exception)
 	assert.Equal(t, mainCF, read(t, p))
+}
+
+// TestDiffAsPuppetsSetting: the diff of a change is logged only with
+// Puppet's show_diff setting on (off by default, as for puppet apply),
+// and never for Sensitive changes (sensitive_parameters), whose diff
+// would show the secret: "returns: [diff redacted]".
+func TestDiffAsPuppetsSetting(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		opts    []func(*applier.Env)
+		extra   string
+		diff    bool
+		redacts bool
+	}{
+		{name: "setting off"},
+		{name: "setting on", opts: []func(*applier.Env){showDiff}, diff: true},
+		{name: "sensitive changes", opts: []func(*applier.Env){showDiff}, extra: ", sensitive_parameters: [changes]", redacts: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := write(t, mainCF, 0o644)
+			e := typetest.New(t, []*applier.Type{augeas.Type}, tc.opts...)
+			res := e.Apply("augeas", "biff", params(p, "set biff topsecret")+tc.extra+", noop: true}")
+			require.Len(t, res.Events, 1)
+			res = e.Apply("augeas", "biff", params(p, "set biff topsecret")+tc.extra+"}")
+			require.Equal(t, "changed", typetest.Summary(res), res.Exception)
+			out := typetest.Events(res) + e.Log()
+			if tc.diff {
+				assert.Contains(t, out, "+biff = topsecret")
+			} else {
+				assert.NotContains(t, out, "topsecret")
+			}
+			if tc.redacts {
+				assert.Contains(t, e.Log(), "/Augeas[biff]/returns: [diff redacted]")
+			}
+			assert.Equal(t, "# postfix\nbiff = topsecret\nmyorigin = old.example\n", read(t, p))
+		})
+	}
 }

@@ -171,7 +171,13 @@ func (p *provider) needToRun(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	for _, f := range saved {
-		if p.r.Bool("show_diff") {
+		switch {
+		case p.env == nil || !p.env.Options.ShowDiff || !p.r.Bool("show_diff"):
+		case p.r.IsSensitive("changes"):
+			// The changes are secret, so is what they do to the file
+			// (Puppet's augeas would print it).
+			p.env.Logger().Log(ctx, p.r.LogLevel, "/"+p.r.Ref()+"/returns: [diff redacted]")
+		default:
 			p.diff(ctx, f)
 		}
 		if err := os.Remove(f + ".augnew"); err != nil && !os.IsNotExist(err) {

@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"os"
 	"sort"
 	"strings"
 	"sync"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/sysfile"
 	"github.com/pippet/pippet/applier/types/file"
 	"github.com/pippet/pippet/protocol"
 )
@@ -252,12 +252,20 @@ func (p *fileProvider) piece(fr applier.RunResource) (piece, error) {
 	} else {
 		srcs := r.Strings("source")
 		found := false
+		var refused error
 		for _, s := range srcs {
 			b, err := readSource(s)
 			if err == nil {
 				content, found = string(b), true
 				break
 			}
+			if errors.Is(err, sysfile.ErrNotRegular) && refused == nil {
+				refused = err
+			}
+		}
+		if !found && refused != nil {
+			// The module's words, and why: a FIFO is never read.
+			return piece{}, fmt.Errorf("Could not retrieve source(s) %s (%w)", strings.Join(srcs, ", "), refused)
 		}
 		if !found {
 			return piece{}, fmt.Errorf("Could not retrieve source(s) %s", strings.Join(srcs, ", "))
@@ -281,7 +289,9 @@ func readSource(s string) ([]byte, error) {
 	if !strings.HasPrefix(s, "/") {
 		return nil, fmt.Errorf("source %s: only local paths and file: URLs are read", s)
 	}
-	return os.ReadFile(s)
+	// A FIFO or device as a source is refused, never read (a read would
+	// wait for a writer).
+	return sysfile.ReadRegular(s, 0)
 }
 
 // errCompare is Ruby's complaint when sort meets a number and a word.

@@ -54,6 +54,13 @@ import (
 var Type = &applier.Type{
 	Name:      "exec",
 	Refreshes: true,
+	// As Puppet's exec: one of command, unless and onlyif given as
+	// Sensitive makes all three secret (their output too).
+	SensitiveWith: map[string][]string{
+		"command": {"unless", "onlyif"},
+		"unless":  {"command", "onlyif"},
+		"onlyif":  {"command", "unless"},
+	},
 	// Puppet's autorequires: the working directory, the program of each
 	// command given by absolute path, and the user the commands run as.
 	Auto: []applier.AutoRel{

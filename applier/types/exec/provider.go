@@ -208,7 +208,7 @@ func (p *provider) exec(ctx context.Context, c any) (command.Result, error) {
 		}
 	}
 	timeout, _ := p.r.Value("timeout").(float64)
-	p.env.Logger().Debug(p.r.Ref() + ": executing " + commandString(c))
+	p.env.Logger().Debug(p.r.Ref() + ": executing " + p.shown(c))
 	return run(ctx, &command.Cmd{
 		Argv:    args,
 		Env:     p.environment(),
@@ -216,6 +216,18 @@ func (p *provider) exec(ctx context.Context, c any) (command.Result, error) {
 		Cred:    p.cred,
 		Timeout: time.Duration(timeout * float64(time.Second)),
 	})
+}
+
+// secret: the command (and so unless and onlyif, see Type.SensitiveWith)
+// is Sensitive: neither it nor its output is shown, as in Puppet.
+func (p *provider) secret() bool { return p.r.IsSensitive("command") }
+
+// shown is a command as messages show it: quoted, or '[redacted]'.
+func (p *provider) shown(c any) string {
+	if p.secret() {
+		return "'[redacted]'"
+	}
+	return "'" + commandString(c) + "'"
 }
 
 func commandString(c any) string {
@@ -273,17 +285,23 @@ func (p *provider) checks(ctx context.Context, refreshing bool) (bool, error) {
 		list, _ := p.r.Value(chk.name).([]any)
 		for _, c := range list {
 			o, err := p.exec(ctx, c)
-			for _, line := range strings.Split(strings.TrimRight(string(o.Output), "\n"), "\n") {
-				if line != "" {
-					log.Debug(ref + "/" + chk.name + ": " + line)
+			if p.secret() {
+				if len(o.Output) > 0 {
+					log.Debug(ref + "/" + chk.name + ": [output redacted]")
+				}
+			} else {
+				for _, line := range strings.Split(strings.TrimRight(string(o.Output), "\n"), "\n") {
+					if line != "" {
+						log.Debug(ref + "/" + chk.name + ": " + line)
+					}
 				}
 			}
 			if errors.Is(err, command.ErrTimeout) {
-				log.Error(ref + ": check '" + commandString(c) + "' exceeded timeout")
+				log.Error(ref + ": check " + p.shown(c) + " exceeded timeout")
 				return false, nil
 			}
 			if err != nil {
-				return false, fmt.Errorf("check %s '%s': %w", chk.name, commandString(c), err)
+				return false, fmt.Errorf("check %s %s: %w", chk.name, p.shown(c), err)
 			}
 			if (o.Code == 0) != chk.wantOK {
 				log.Debug(ref + ": not running because of failed check '" + chk.name + "'")
@@ -372,12 +390,16 @@ func (p *provider) runCommand(ctx context.Context) error {
 		p.logOutput(ctx, o.Output)
 	}
 	if err != nil {
-		if out := lastLines(o.Output, 10); out != "" {
+		if out := lastLines(o.Output, 10); out != "" && !p.secret() {
 			return fmt.Errorf("%w; last output:\n%s", err, out)
 		}
 		return err
 	}
 	if !ok {
+		if p.secret() {
+			// Puppet's words for a Sensitive command, without its output.
+			return fmt.Errorf("[command redacted] returned %d instead of one of [%s]", o.Code, formatCodes(codes))
+		}
 		msg := fmt.Sprintf("'%s' returned %d instead of one of [%s]", commandString(cmd), o.Code, formatCodes(codes))
 		if out := lastLines(o.Output, 10); out != "" {
 			msg += "; last output:\n" + out
@@ -389,10 +411,14 @@ func (p *provider) runCommand(ctx context.Context) error {
 
 func (p *provider) logOutput(ctx context.Context, out []byte) {
 	log := p.env.Logger()
-	prefix := p.r.Ref() + "/returns: "
+	prefix := "/" + p.r.Ref() + "/returns: "
 	lvl := p.r.LogLevel
 	if lvl < slog.LevelDebug {
 		lvl = slog.LevelDebug
+	}
+	if p.secret() {
+		log.Log(ctx, lvl, prefix+"[output redacted]")
+		return
 	}
 	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
 		if line != "" {

@@ -107,7 +107,11 @@ func contentInSync(is, should any) bool {
 		}
 		return same
 	case byDigest:
-		return d.sum == source.Format(c.Kind, c.Sum)
+		same := d.sum == source.Format(c.Kind, c.Sum)
+		if !same && d.noop != nil && d.noop.diffWanted() == diffRedacted {
+			d.noop.logRedactedDiff(context.Background())
+		}
+		return same
 	case byNewer:
 		return !time.Unix(0, d.time).Before(c.time)
 	case byMTime:
@@ -236,7 +240,14 @@ func ownerInSync(is, should any) bool {
 // logNoopDiff logs, in noop mode, the diff a content change would make
 // (the event's message is the engine's; Puppet shows the diff either way).
 func (p *posix) logNoopDiff(ctx context.Context, nw []byte) {
-	if !p.r.Bool("show_diff") || p.fi == nil || p.fi.Size() > maxDiffInput {
+	switch p.diffWanted() {
+	case diffRedacted:
+		p.logRedactedDiff(ctx)
+		return
+	case diffNone:
+		return
+	}
+	if p.fi == nil || p.fi.Size() > maxDiffInput {
 		return
 	}
 	old, whole, err := readChecked(ctx, p.path, p.fi, p.follow(), maxDiffInput)

@@ -47,6 +47,15 @@ func newLoggingEngine(t *testing.T) (*engine.Engine, *bytes.Buffer) {
 	return engine.New(reg, env), &buf
 }
 
+// newDiffingEngine is newLoggingEngine with Puppet's show_diff setting
+// on (the agent's -t, the receiver's --show_diff).
+func newDiffingEngine(t *testing.T) (*engine.Engine, *bytes.Buffer) {
+	t.Helper()
+	e, buf := newLoggingEngine(t)
+	e.Env().Options.ShowDiff = true
+	return e, buf
+}
+
 // apply runs one request whose params are YAML, decoded by the
 // receiver's own decoder (the protocol's Psych rules: `yes` is a boolean,
 // an unquoted 0644 an octal integer), as typetest does.

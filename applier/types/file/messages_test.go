@@ -73,14 +73,15 @@ func TestSourcePermissionsNamesOwners(t *testing.T) {
 	assert.Equal(t, unchanged, outcomeOf(res), "%+v", res)
 }
 
-// A content change carries a diff only when the request asks for it with
-// show_diff: true (Puppet's show_diff setting is off by default: a
-// secret's content never reaches a report unless asked for).
+// With Puppet's show_diff setting on, a file others cannot read is
+// diffed only when the request gives show_diff: true itself (pippet's
+// rule: the setting alone never copies a private file's lines into logs
+// and reports).
 func TestDiffOnlyWhenAsked(t *testing.T) {
 	root := t.TempDir()
 	p := filepath.Join(root, "secret")
 	require.NoError(t, os.WriteFile(p, []byte("password=one\n"), 0o600))
-	e, logs := newLoggingEngine(t)
+	e, logs := newDiffingEngine(t)
 	res := apply(t, e, p, "{content: \"password=two\\n\"}")
 	require.Equal(t, changed, outcomeOf(res), "%+v", res)
 	assert.NotContains(t, fmt.Sprintf("%+v", res), "password")
@@ -94,4 +95,93 @@ func TestDiffOnlyWhenAsked(t *testing.T) {
 	res = apply(t, e, p, "{show_diff: true, content: \"password=four\\n\"}")
 	require.Equal(t, changed, outcomeOf(res), "%+v", res)
 	assert.Contains(t, res.Events[0].Message, "-password=two\n+password=four")
+}
+
+// TestShowDiffAsPuppet: a diff is shown as Puppet 7 shows it, where
+// `puppet apply --show_diff -e "file { '/tmp/f': content => 'NEW' }"`
+// over a file holding OLD logs the unified diff and, without
+// --show_diff, only the checksums, whatever the resource's show_diff
+// (true by default, as Puppet's); show_diff => false silences it with
+// the setting on.
+func TestShowDiffAsPuppet(t *testing.T) {
+	cases := []struct {
+		name    string
+		setting bool
+		params  string
+		diff    bool
+	}{
+		{name: "setting off (puppet apply's default)", params: `{content: "NEW\n"}`},
+		{name: "setting off, show_diff true", params: `{content: "NEW\n", show_diff: true}`},
+		{name: "setting on", setting: true, params: `{content: "NEW\n"}`, diff: true},
+		{name: "setting on, show_diff false", setting: true, params: `{content: "NEW\n", show_diff: false}`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "f")
+			require.NoError(t, os.WriteFile(p, []byte("OLD\n"), 0o644))
+			e, logs := newLoggingEngine(t)
+			e.Env().Options.ShowDiff = tc.setting
+			res := apply(t, e, p, tc.params)
+			require.Equal(t, changed, outcomeOf(res), "%+v", res)
+			out := fmt.Sprintf("%+v", res) + logs.String()
+			if tc.diff {
+				assert.Contains(t, res.Events[0].Message, "-OLD\n+NEW")
+			} else {
+				assert.NotContains(t, out, "OLD")
+				assert.NotContains(t, out, "+NEW")
+			}
+		})
+	}
+}
+
+// TestSensitiveContentNeverShown: a content named in
+// sensitive_parameters (a catalog's Sensitive value) shows neither a
+// diff nor a checksum, as Puppet 7's `puppet apply --show_diff -e "file
+// { '/tmp/f': content => Sensitive(\"NEWSECRET\n\") }"` over OLD logs
+// "content: [diff redacted]" then "content: changed [redacted] to
+// [redacted]"; a file created with it says "ensure: changed [redacted]
+// to [redacted]"; noop says "current_value [redacted], should be
+// [redacted] (noop)".
+func TestSensitiveContentNeverShown(t *testing.T) {
+	secret := "NEWSECRET"
+	sum := sha256hex(secret + "\n")
+	oldSum := sha256hex("OLD\n")
+	dir := t.TempDir()
+	p := filepath.Join(dir, "f")
+	require.NoError(t, os.WriteFile(p, []byte("OLD\n"), 0o644))
+	e, logs := newDiffingEngine(t)
+	check := func(res any) {
+		t.Helper()
+		out := fmt.Sprintf("%+v", res) + logs.String()
+		for _, leak := range []string{secret, sum, sum[:16], oldSum, "OLD"} {
+			assert.NotContains(t, out, leak)
+		}
+	}
+
+	res := apply(t, e, p, `{content: "NEWSECRET\n", sensitive_parameters: [content], noop: true}`)
+	require.True(t, res.Noop)
+	require.Len(t, res.Events, 1)
+	assert.Equal(t, "current_value [redacted], should be [redacted] (noop)", res.Events[0].Message)
+	assert.Contains(t, logs.String(), "/File["+p+"]/content: [diff redacted]")
+	check(res)
+
+	logs.Reset()
+	res = apply(t, e, p, `{content: "NEWSECRET\n", sensitive_parameters: [content]}`)
+	require.Equal(t, changed, outcomeOf(res), "%+v", res)
+	assert.Equal(t, "changed [redacted] to [redacted]", res.Events[0].Message)
+	assert.Equal(t, "[redacted]", res.Events[0].Previous)
+	assert.Equal(t, "[redacted]", res.Events[0].Desired)
+	assert.Contains(t, logs.String(), "/File["+p+"]/content: [diff redacted]")
+	check(res)
+	got, err := os.ReadFile(p)
+	require.NoError(t, err)
+	assert.Equal(t, secret+"\n", string(got), "the secret is written")
+
+	logs.Reset()
+	q := filepath.Join(dir, "new")
+	res = apply(t, e, q, `{content: "NEWSECRET\n", sensitive_parameters: content}`)
+	require.Equal(t, changed, outcomeOf(res), "%+v", res)
+	assert.Equal(t, "ensure", res.Events[0].Property)
+	assert.Equal(t, "changed [redacted] to [redacted]", res.Events[0].Message)
+	check(res)
 }

@@ -182,7 +182,7 @@ func (p *posix) readContent(ctx context.Context, c *Content) error {
 				d.data = data
 			}
 		}
-		if p.r.Noop && p.r.Bool("show_diff") {
+		if p.r.Noop && p.diffWanted() != diffNone {
 			d.noop = p
 		}
 	case byDigest:
@@ -191,6 +191,9 @@ func (p *posix) readContent(ctx context.Context, c *Content) error {
 			return err
 		}
 		d.sum = sum
+		if p.r.Noop && p.diffWanted() == diffRedacted {
+			d.noop = p
+		}
 	case byNewer:
 		d.time, d.sumKind = p.fi.ModTime().UnixNano(), c.Kind
 		if c.Kind == source.CTime {

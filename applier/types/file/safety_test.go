@@ -144,7 +144,7 @@ func ensureUser(t *testing.T, name, group string) {
 func TestShowDiff(t *testing.T) {
 	root := t.TempDir()
 	p := filepath.Join(root, "a")
-	e, logs := newLoggingEngine(t)
+	e, logs := newDiffingEngine(t)
 	res := apply(t, e, p, "content: \"alpha\\nsecret-one\\ngamma\\n\"")
 	require.Equal(t, changed, outcomeOf(res))
 	assert.Equal(t, "defined content as '{sha256}"+sha256hex("alpha\nsecret-one\ngamma\n")+"'", res.Events[0].Message)

@@ -72,6 +72,13 @@ var anything = regexp.MustCompile(`.`)
 // Type is the `file` type's declaration.
 var Type = &applier.Type{
 	Name: "file",
+	// As Puppet's file: Sensitive content makes ensure secret too (an
+	// absent file is created by ensure), and a Sensitive source its
+	// content and ensure.
+	SensitiveWith: map[string][]string{
+		"content": {"ensure"},
+		"source":  {"content", "ensure"},
+	},
 	// Puppet's autorequires: the nearest managed ancestor directory, a
 	// link's target, the owner and the group.
 	Auto: []applier.AutoRel{
@@ -189,11 +196,13 @@ var Type = &applier.Type{
 			Doc: "The SELinux range (MLS/MCS level) of the file's context. Accepted and not managed, as seluser."},
 		{Name: "selinux_ignore_defaults", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: false,
 			Doc: "Whether Puppet would skip the SELinux policy's default context. Accepted and not used, as seluser."},
-		{Name: "show_diff", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: false,
-			Doc: "true: put a unified diff (bounded in size) of a content change in its event " +
-				"and on the log (in noop, the diff a change would make). By default (false, as " +
-				"Puppet's show_diff setting is off by default) no content ever appears in answers " +
-				"or logs, only checksums."},
+		{Name: "show_diff", Behaviour: applier.Parameter, Kind: applier.KindBoolean, Default: true,
+			Doc: "Whether a content change shows a unified diff (bounded in size) in its event and on the log " +
+				"(in noop, the diff a change would make), as Puppet's: only when Puppet's show_diff setting is on " +
+				"(the receiver's and `receiver apply`'s --show_diff, puppet.conf, the agent's -t), so by default " +
+				"no content ever appears in answers or logs, only checksums. A Sensitive content (sensitive_parameters) " +
+				"is never diffed: `content: [diff redacted]`. pippet's own rule: a file others cannot read is diffed " +
+				"only when show_diff => true is given."},
 		{Name: "validate_cmd", Behaviour: applier.Parameter, Kind: applier.KindString, Accepts: applier.AcceptString,
 			Doc: "A command (fully qualified) that checks new content before it replaces " +
 				"the file; validate_replacement in it stands for the temp file's path. " +

@@ -337,7 +337,7 @@ func (p *posix) writeContent(ctx context.Context, ws writeSpec, c *Content) erro
 		if m.Type == source.TypeDirectory {
 			return fmt.Errorf("source %s is a directory", m.Source)
 		}
-		if p.r.Bool("show_diff") {
+		if p.diffWanted() == diffShown {
 			p.written = &capture{}
 			w = io.MultiWriter(w, p.written)
 		}
@@ -447,7 +447,11 @@ func (p *posix) setContent(ctx context.Context, c *applier.Change) error {
 		return errors.New("no content to write")
 	}
 	var old []byte
-	showDiff := p.r.Bool("show_diff")
+	wanted := p.diffWanted()
+	showDiff := wanted == diffShown
+	if wanted == diffRedacted {
+		p.logRedactedDiff(ctx)
+	}
 	if showDiff && p.fi != nil && p.fi.Size() <= maxDiffInput {
 		b, whole, err := readChecked(ctx, p.path, p.fi, p.follow(), maxDiffInput)
 		if err != nil {

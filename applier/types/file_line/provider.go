@@ -6,11 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"regexp"
 	"unicode/utf8"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/sysfile"
 	"github.com/pippet/pippet/applier/types/internal/linefile"
 )
 
@@ -129,10 +129,13 @@ func (p *provider) countMatches(re *regexp.Regexp) (int, error) {
 
 // Get reads the file and answers ensure by the module's exists? rules.
 func (p *provider) Get(ctx context.Context, cur *applier.State) error {
-	b, err := os.ReadFile(p.path)
+	b, err := sysfile.ReadRegular(p.path, 0)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) && p.r.Noop:
 		p.missing = true
+	case errors.Is(err, sysfile.ErrNotRegular):
+		// A FIFO or device is refused, never read (a read would wait).
+		return err
 	case err != nil:
 		var pe *fs.PathError
 		if errors.As(err, &pe) {

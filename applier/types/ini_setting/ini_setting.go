@@ -37,6 +37,7 @@ import (
 	"strings"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/sysfile"
 	"github.com/pippet/pippet/applier/types/internal/inifile"
 	"github.com/pippet/pippet/applier/types/internal/linefile"
 )
@@ -230,15 +231,20 @@ func IndentWidth(r *applier.Resource) int {
 	return w
 }
 
-// ReadFile reads path for the ini types: a missing file (or anything
-// that is not a regular file) reads as empty, as the module's readlines.
+// ReadFile reads path for the ini types: a missing file (or a
+// directory) reads as empty, as the module's readlines; a FIFO, device
+// or socket is refused ("PATH: not a regular file"), never read, so
+// that one placed there cannot stall the run.
 func ReadFile(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := sysfile.ReadRegular(path, 0)
 	if err == nil || errors.Is(err, fs.ErrNotExist) {
 		return b, nil
 	}
-	if fi, serr := os.Stat(path); serr == nil && !fi.Mode().IsRegular() {
+	if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
 		return nil, nil
+	}
+	if errors.Is(err, sysfile.ErrNotRegular) {
+		return nil, err
 	}
 	return nil, fmt.Errorf("reading %s: %w", path, err)
 }

@@ -78,7 +78,10 @@ func (l *logger) Get(ctx context.Context, cur *applier.State) error { return nil
 // Set logs the message.
 func (l *logger) Set(ctx context.Context, c *applier.Change) error {
 	var msg string
-	if m, ok := c.Should.(map[string]any); ok {
+	if l.r.IsSensitive("message") {
+		// A Sensitive message prints as Puppet prints the value.
+		msg = "Sensitive [value redacted]"
+	} else if m, ok := c.Should.(map[string]any); ok {
 		msg = rubyInspect(m)
 	} else {
 		msg = applier.FormatValue(c.Should)

@@ -52,7 +52,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"regexp"
 	"strings"
 	"sync"
@@ -63,6 +62,7 @@ import (
 	"github.com/pippet/pippet/applier/atomicfile"
 	"github.com/pippet/pippet/applier/dirsync"
 	"github.com/pippet/pippet/applier/filebucket"
+	"github.com/pippet/pippet/applier/sysfile"
 )
 
 // Kind is what a line of a file is.
@@ -465,7 +465,12 @@ func (f *Format[R]) read(t *Target, cache *applier.Cache) (*Records[R], error) {
 			return rs, nil
 		}
 	}
-	data, err := os.ReadFile(t.Path)
+	// Checked again on the open file: a FIFO swapped in since the stat
+	// is refused, not waited on.
+	data, err := sysfile.ReadRegular(t.Path, 0)
+	if errors.Is(err, sysfile.ErrNotRegular) {
+		return nil, fmt.Errorf("reading %s: not a regular file", t.Path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading %s: %w", t.Path, err)
 	}
