@@ -391,7 +391,7 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 	ao := r.applyOptions()
 	ao.Started, r.fallback = r.fallback, nil
 	ao.Source = source.Options{
-		Puppet: &source.PuppetOptions{Client: hc, Server: host, Port: port, Environment: env, Certname: r.s.Certname},
+		Puppet: &source.PuppetOptions{Client: hc, Server: host, Port: port, Environment: env},
 		Static: static,
 	}
 	rep, err := applyrun.Apply(ctx, res.Catalog, ao)

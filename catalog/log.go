@@ -62,7 +62,7 @@ func (st *logState) keepLevel() slog.Level {
 	if st.level != nil {
 		return *st.level
 	}
-	return levelNotice
+	return applier.LevelNotice
 }
 
 // Keep sets the lowest level of the lines kept for the report: notice
@@ -90,8 +90,6 @@ func (h *Log) Enabled(ctx context.Context, l slog.Level) bool {
 	}
 	return h.next != nil && h.next.Enabled(ctx, l)
 }
-
-const levelNotice = applier.LevelNotice
 
 // Handle rewrites, redacts, keeps and passes the record on.
 func (h *Log) Handle(ctx context.Context, rec slog.Record) error {

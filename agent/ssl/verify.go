@@ -36,6 +36,19 @@ func revocationMode(s string) (string, error) {
 	return "", fmt.Errorf("invalid certificate_revocation %q (chain, leaf or false)", s)
 }
 
+// Files are an agent's SSL files, named by its SSL directory and
+// certname, with its certificate_revocation setting: the client TLS
+// configuration handed to what reaches a Puppet Server without
+// bootstrapping (applier/source's puppet:// sources).
+type Files struct {
+	Dir, Certname, Revocation string
+}
+
+// TLSConfig reads the files: TLSConfig(f.Dir, f.Certname, f.Revocation).
+func (f Files) TLSConfig() (*tls.Config, error) {
+	return TLSConfig(f.Dir, f.Certname, f.Revocation)
+}
+
 // TLSConfig is the TLS configuration of an agent whose ssldir already
 // holds everything (certs/ca.pem, crl.pem unless revocation is "false",
 // private_keys/CERTNAME.pem and certs/CERTNAME.pem): the CA bundle is the

@@ -58,7 +58,7 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	code := fs.String("e", "", "compile this manifest `code` with Puppet, then apply it")
 	var forced string
 	cli.AddDelegateFlag(fs, &forced)
-	var pf source.PuppetOptions
+	var pf puppetFlags
 	addPuppetFlags(fs, &pf)
 	var fallback, modulePath string
 	cli.AddFallbackFlags(fs, &fallback, &modulePath)
@@ -182,7 +182,7 @@ func writeVia(name string, write func(io.Writer) error) error {
 // localSources: without a Puppet Server configured (--server, or server
 // or server_list in puppet.conf's [user] or [main]), puppet:///modules/
 // sources are read from the modulepath, as puppet apply reads them.
-func localSources(pf source.PuppetOptions, s *config.Settings, modulePath string) func(string) (string, bool) {
+func localSources(pf puppetFlags, s *config.Settings, modulePath string) func(string) (string, bool) {
 	if pf.Server != "" || s.SetByConfig("server") || s.SetByConfig("server_list") {
 		return nil
 	}

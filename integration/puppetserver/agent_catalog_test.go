@@ -18,6 +18,7 @@ import (
 
 	"github.com/pippet/pippet/agent/facts"
 	agentserver "github.com/pippet/pippet/agent/server"
+	"github.com/pippet/pippet/agent/ssl"
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/source"
@@ -78,7 +79,7 @@ func init() {
 // catalogClient is the agent's client of the test server, as agent1.
 func catalogClient(t *testing.T, s *server) *agentserver.Client {
 	t.Helper()
-	cfg, err := source.AgentTLS(source.PuppetOptions{SSLDir: s.agentSSL, Certname: "agent1"})
+	cfg, err := ssl.TLSConfig(s.agentSSL, "agent1", ssl.RevocationChain)
 	require.NoError(t, err)
 	return agentserver.New(agentserver.HTTPClient(cfg, 10*time.Second, 2*time.Minute), fmt.Sprintf("https://localhost:%d", s.port), "agent1")
 }
@@ -208,7 +209,7 @@ func TestAgentCatalogStaticFromServer(t *testing.T) {
 // clientOf is a second client of the agent's for puppet:// sources.
 func clientOf(t *testing.T, s *server) *http.Client {
 	t.Helper()
-	cfg, err := source.AgentTLS(source.PuppetOptions{SSLDir: s.agentSSL, Certname: "agent1"})
+	cfg, err := ssl.TLSConfig(s.agentSSL, "agent1", ssl.RevocationChain)
 	require.NoError(t, err)
 	return agentserver.HTTPClient(cfg, 10*time.Second, time.Minute)
 }
@@ -243,7 +244,7 @@ func TestAgentCatalogCacheAndEnvironments(t *testing.T) {
 	require.NoError(t, err)
 	dead := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cfg, err := source.AgentTLS(source.PuppetOptions{SSLDir: s.agentSSL, Certname: "agent1"})
+	cfg, err := ssl.TLSConfig(s.agentSSL, "agent1", ssl.RevocationChain)
 	require.NoError(t, err)
 	wrong := agentserver.New(agentserver.HTTPClient(cfg, 5*time.Second, time.Minute), fmt.Sprintf("https://localhost:%d", dead), "agent1")
 	logbuf.Reset()
