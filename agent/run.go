@@ -16,7 +16,7 @@
 //  5. the apply (internal/applyrun, as `receiver apply`): native types
 //     by the engine, the others by Puppet, which finds the types
 //     pluginsync brought in VARDIR/lib;
-//  6. the report (agent/report): last_run_summary.yaml, the report sent
+//  6. the report (package report): last_run_summary.yaml, the report sent
 //     to the server, last_run_report.yaml.
 //
 // Each phase is timed for the report's time metrics (fact_generation,
@@ -55,7 +55,6 @@ import (
 	"github.com/pippet/pippet/agent/config"
 	"github.com/pippet/pippet/agent/facts"
 	"github.com/pippet/pippet/agent/pluginsync"
-	"github.com/pippet/pippet/agent/report"
 	"github.com/pippet/pippet/agent/server"
 	"github.com/pippet/pippet/agent/ssl"
 	"github.com/pippet/pippet/applier"
@@ -63,6 +62,7 @@ import (
 	"github.com/pippet/pippet/catalog"
 	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/internal/applyrun"
+	"github.com/pippet/pippet/report"
 )
 
 // Exit statuses of a run.
@@ -639,7 +639,7 @@ func (r *run) factsOptions() server.FactsOptions {
 // finish ends the run as Puppet's send_report: the summary, the report
 // sent to the server (when report is on), the report kept locally. rep
 // nil: the run applied no catalog; its report says it failed.
-func (r *run) finish(ctx context.Context, hc *http.Client, rep *catalog.Report, env, cacheStatus string) {
+func (r *run) finish(ctx context.Context, hc *http.Client, rep *report.Report, env, cacheStatus string) {
 	if r.s.ResubmitFacts {
 		// As Puppet, after the apply whatever came of it, before the
 		// report; bounded as the report (the run's time may be up).
@@ -648,18 +648,21 @@ func (r *run) finish(ctx context.Context, hc *http.Client, rep *catalog.Report, 
 		cancel()
 	}
 	if rep == nil {
-		rep = &catalog.Report{Time: r.start, Incomplete: true, Logs: r.logh.Take()}
+		rep = &report.Report{Time: r.start, Incomplete: true, Logs: r.logh.Take()}
 	}
 	rep.Host = r.s.Certname
 	rep.Environment = env
 	rep.TransactionUUID = r.uuid
+	if r.codeID != "" {
+		rep.CodeID = r.codeID
+	}
 	rep.Noop = r.s.Noop
 	r.timings[TimeTotal] = time.Since(r.start)
 	rep.Duration = r.timings[TimeTotal]
 	r.log.Debug("Run times: " + formatTimings(r.timings))
-	meta := report.Meta{
-		TransactionUUID: r.uuid, CachedCatalogStatus: cacheStatus, JobID: r.o.JobID,
-		CodeID: r.codeID, InitialEnvironment: r.s.Environment, Timings: r.timings,
+	rep.Meta = &report.Meta{
+		CachedCatalogStatus: cacheStatus, JobID: r.o.JobID,
+		InitialEnvironment: r.s.Environment, Timings: r.timings,
 		ServerUsed: r.serverUsed,
 	}
 	// The report goes out even when the run was interrupted: a bounded
@@ -668,20 +671,20 @@ func (r *run) finish(ctx context.Context, hc *http.Client, rep *catalog.Report, 
 	defer cancel()
 	// As Puppet's send_report: the summary, the report to the server,
 	// the report on disk.
-	if err := report.WriteFiles(rep, meta, "", r.s.LastRunFile); err != nil {
+	if err := report.WriteFiles(rep, "", r.s.LastRunFile); err != nil {
 		r.log.Error(fmt.Sprintf("Could not save last run local report: %v", err))
 	}
 	if r.s.Report {
 		host, port := r.reportAddr()
-		body, err := report.JSON(rep, meta)
+		body, err := rep.MarshalJSON()
 		if err == nil {
-			err = report.Submit(ctx, hc, baseURL(host, port), r.s.Certname, env, body)
+			err = report.Submit(ctx, hc, baseURL(host, port), r.s.Certname, env, body, rep.Version())
 		}
 		if err != nil {
 			r.log.Error(fmt.Sprintf("Could not send report: %v", err))
 		}
 	}
-	if err := report.WriteFiles(rep, meta, r.s.LastRunReport, ""); err != nil {
+	if err := report.WriteFiles(rep, r.s.LastRunReport, ""); err != nil {
 		r.log.Error(fmt.Sprintf("Could not save last run local report: %v", err))
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/protocol"
+	"github.com/pippet/pippet/report"
 )
 
 // Options configure a walk.
@@ -54,7 +55,7 @@ type vstate struct {
 // Apply walks the graph, applying each resource through app, and returns
 // the run's report. It stops early only when ctx is done: the resources
 // not reached are then reported skipped.
-func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Report {
+func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *report.Report {
 	if o.Log == nil {
 		o.Log = NewLog(nil)
 	}
@@ -63,7 +64,7 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 	}
 	log := slog.New(o.Log)
 	start := o.Now()
-	rep := &Report{
+	rep := &report.Report{
 		Host: g.Catalog.Name, Environment: g.Catalog.Environment, ConfigurationVersion: g.Catalog.Version,
 		CatalogUUID: g.Catalog.UUID, CodeID: g.Catalog.CodeID, Time: start, Noop: o.Noop,
 	}
@@ -122,7 +123,7 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 			g.send(st, get, v, []heard{{noop: noop}})
 			continue
 		}
-		status := &Status{Resource: v.res.Ref(), Type: v.res.Type, Title: v.res.Title, Path: v.path, Containment: v.elems,
+		status := &report.Status{Resource: v.res.Ref(), Type: v.res.Type, Title: v.res.Title, Path: v.path, Containment: v.elems,
 			File: v.res.File, Line: v.res.Line, Tags: v.res.Tags, Time: o.Now()}
 		if v.typ != nil && len(v.typ.Providers) == 1 {
 			// Known before anything is applied (Puppet names it for a
@@ -197,7 +198,7 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 			// The events belong to the resource Puppet's type generates,
 			// reported even when it has none.
 			as := v.typ.ReportAs(v.res.Title, v.res.Params)
-			status.generated(as, v)
+			generatedStatus(status, as, v)
 			for i := range res.Events {
 				if _, _, gen := generatedEvent(res.Events[i].Property); !gen {
 					res.Events[i].Property = as + "/" + res.Events[i].Property
@@ -249,7 +250,7 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 				ownFailed = true
 			case ev.Status == protocol.StatusSuccess || ev.Status == protocol.StatusNoop:
 				out = append(out, heard{noop: ev.Status == protocol.StatusNoop})
-			case ev.Status == StatusAudit:
+			case ev.Status == report.StatusAudit:
 				// Puppet queues audit events like changes: subscribers
 				// of an audited file hear that it changed behind its back.
 				out = append(out, heard{noop: o.Noop})
@@ -299,7 +300,7 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 			l.Message += " (corrective)"
 		}
 	}
-	rep.finish()
+	rep.Finish()
 	return rep
 }
 
@@ -415,11 +416,11 @@ func (g *Graph) applyOne(ctx context.Context, app protocol.Applier, v *vertex, q
 // record fills a resource's status from its answer and reports whether
 // the resource failed. heardN is how many events it heard (the count its
 // refresh event names).
-func (g *Graph) record(s *Status, v *vertex, res protocol.Result, heardN int) bool {
+func (g *Graph) record(s *report.Status, v *vertex, res protocol.Result, heardN int) bool {
 	s.Failed = res.Failed
 	s.Changed = res.Changed
 	if res.Exception != "" && len(res.Events) == 0 && res.Failed {
-		s.Events = append(s.Events, Event{Status: protocol.StatusFailure, Message: redact(res.Exception, secretStrings(v.res)), Name: "resource_error"})
+		s.Events = append(s.Events, report.Event{Status: protocol.StatusFailure, Message: redact(res.Exception, secretStrings(v.res)), Name: "resource_error"})
 	}
 	secret := map[string]bool{}
 	for _, p := range v.res.Secrets {
@@ -427,7 +428,7 @@ func (g *Graph) record(s *Status, v *vertex, res protocol.Result, heardN int) bo
 	}
 	secrets := secretStrings(v.res)
 	for _, e := range res.Events {
-		ev := Event{Property: e.Property, Previous: e.Previous, Desired: e.Desired, Message: redact(e.Message, secrets), Status: e.Status}
+		ev := report.Event{Property: e.Property, Previous: e.Previous, Desired: e.Desired, Message: redact(e.Message, secrets), Status: e.Status}
 		if e.Property == "refresh" {
 			ev.Property, ev.Previous, ev.Desired = "", nil, nil
 			ev.Name = "refresh"
@@ -452,7 +453,7 @@ func (g *Graph) record(s *Status, v *vertex, res protocol.Result, heardN int) bo
 		} else if gref, prop, ok := generatedEvent(e.Property); ok {
 			// A resource Puppet generated for this one (a concat_file's
 			// File): its own status, beside this one's, as Puppet reports it.
-			gs := s.generated(gref, v)
+			gs := generatedStatus(s, gref, v)
 			if prop == "" && e.Status == "unchanged" {
 				continue // the bridge's marker of a generated resource with nothing to do
 			}
@@ -537,9 +538,9 @@ func generatedEvent(prop string) (ref, rest string, ok bool) {
 	return prop[:i+1], prop[i+2:], true
 }
 
-// generated returns the status of a resource generated for v, made on
-// first use.
-func (s *Status) generated(ref string, v *vertex) *Status {
+// generatedStatus returns s's status of a resource generated for v, made
+// on first use.
+func generatedStatus(s *report.Status, ref string, v *vertex) *report.Status {
 	for _, g := range s.Generated {
 		if g.Resource == ref {
 			return g
@@ -547,7 +548,7 @@ func (s *Status) generated(ref string, v *vertex) *Status {
 	}
 	typ, title, _ := parseRef(ref)
 	elems := append(append([]string{}, v.elems[:len(v.elems)-1]...), ref)
-	g := &Status{Resource: ref, Type: typ, Title: title, Path: "/" + strings.Join(elems, "/"), Containment: elems,
+	g := &report.Status{Resource: ref, Type: typ, Title: title, Path: "/" + strings.Join(elems, "/"), Containment: elems,
 		Tags: v.res.Tags, Time: s.Time, Scheduled: true}
 	s.Generated = append(s.Generated, g)
 	return g

@@ -24,6 +24,7 @@ import (
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/applier/types/file"
 	"github.com/pippet/pippet/catalog"
+	"github.com/pippet/pippet/report"
 )
 
 // The agent's catalog against the real server: two environments of
@@ -128,7 +129,7 @@ func catalogMessage(c *catalog.Catalog, title string) string {
 // applyFiles applies the catalog's File resources natively, the
 // static catalog's metadata given to the file type and puppet:// sources
 // read through the agent's own client.
-func applyFiles(t *testing.T, cat *catalog.Catalog, po *source.PuppetOptions) *catalog.Report {
+func applyFiles(t *testing.T, cat *catalog.Catalog, po *source.PuppetOptions) *report.Report {
 	t.Helper()
 	st, err := cat.Static()
 	require.NoError(t, err)

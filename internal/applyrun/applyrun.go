@@ -31,6 +31,7 @@ import (
 	"github.com/pippet/pippet/internal/puppetlog"
 	"github.com/pippet/pippet/internal/stream"
 	"github.com/pippet/pippet/protocol"
+	"github.com/pippet/pippet/report"
 )
 
 // Options say how a catalog is applied.
@@ -77,7 +78,7 @@ type Options struct {
 // could not be applied at all (a resource the graph refuses, a fallback
 // that cannot be set up): nothing was changed. A resource that fails is
 // in the report, not an error.
-func Apply(ctx context.Context, cat *catalog.Catalog, o Options) (*catalog.Report, error) {
+func Apply(ctx context.Context, cat *catalog.Catalog, o Options) (*report.Report, error) {
 	logh := o.Log
 	if logh == nil {
 		logh = catalog.NewLog(nil)
