@@ -13,6 +13,7 @@ import (
 
 	"github.com/pippet/pippet/agent/config"
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/atomicfile"
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/catalog"
 	"github.com/pippet/pippet/delegate"
@@ -120,13 +121,13 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	status := exitOK
 	if *report != "" {
-		if err := writeVia(*report, rep.WriteYAML); err != nil {
+		if err := writeVia(ctx, *report, rep.WriteYAML); err != nil {
 			fmt.Fprintf(stderr, "receiver apply: %v\n", err)
 			status = exitFailed
 		}
 	}
 	if *summary != "" {
-		if err := writeVia(*summary, rep.WriteSummary); err != nil {
+		if err := writeVia(ctx, *summary, rep.WriteSummary); err != nil {
 			fmt.Fprintf(stderr, "receiver apply: %v\n", err)
 			status = exitFailed
 		}
@@ -154,29 +155,12 @@ func readCatalog(name string, stdin io.Reader) (*catalog.Catalog, error) {
 	return c, nil
 }
 
-// writeVia writes a file through a temp file and a rename.
-func writeVia(name string, write func(io.Writer) error) error {
-	dir := filepath.Dir(name)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o640); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
+// writeVia writes a file whole through applier/atomicfile (a temp file
+// synced, renamed into place, the directory synced), mode 0640, owned by
+// the writer. An interrupted run's report is written all the same:
+// cancelling ctx does not stop it.
+func writeVia(ctx context.Context, name string, write func(io.Writer) error) error {
+	return atomicfile.WriteFunc(context.WithoutCancel(ctx), name, atomicfile.Options{Mode: 0o640, UID: -1, GID: -1}, write)
 }
 
 // localSources: without a Puppet Server configured (--server, or server
