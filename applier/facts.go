@@ -9,7 +9,7 @@ import (
 )
 
 // factsRoot is where LoadFacts reads the machine's files from; tests call
-// LoadFactsFrom with a fake tree instead.
+// loadFactsFrom with a fake tree instead.
 const factsRoot = "/"
 
 // LoadFacts reads what pippet knows about this machine: /etc/os-release
@@ -22,10 +22,10 @@ const factsRoot = "/"
 // flat names hold the same values as its dotted paths, except domain and
 // fqdn when the host name has no dot and a canonical name (agent/facts's
 // HostNames, Facter's lookup, which this one does not do).
-func LoadFacts() Facts { return LoadFactsFrom(factsRoot) }
+func LoadFacts() Facts { return loadFactsFrom(factsRoot) }
 
-// LoadFactsFrom is LoadFacts with the files read under root.
-func LoadFactsFrom(root string) Facts {
+// loadFactsFrom is LoadFacts with the files read under root.
+func loadFactsFrom(root string) Facts {
 	f := Facts{}
 	read := func(p string) []byte {
 		b, _ := os.ReadFile(strings.TrimSuffix(root, "/") + p)

@@ -46,7 +46,7 @@ func newFixture(t testing.TB) *fixture {
 		}
 		f.fs.ServeHTTP(w, r)
 	}), "")
-	cfg, err := ssl.TLSConfig(ca.SSLDir, ca.Certname, ssl.RevocationChain)
+	cfg, err := ssl.Files{Dir: ca.SSLDir, Certname: ca.Certname}.TLSConfig()
 	require.NoError(t, err)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}
 	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]

@@ -124,7 +124,7 @@ func newSetup(t *testing.T, f *fake) *setup {
 	t.Helper()
 	ca := sourcetest.NewPuppetCA(t, false)
 	srv := ca.Serve(t, f, "")
-	cfg, err := ssl.TLSConfig(ca.SSLDir, ca.Certname, ssl.RevocationChain)
+	cfg, err := ssl.Files{Dir: ca.SSLDir, Certname: ca.Certname}.TLSConfig()
 	require.NoError(t, err)
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	base := "https://localhost:" + port
@@ -390,7 +390,7 @@ func TestConnectionFaults(t *testing.T) {
 	t.Run("server certificate revoked", func(t *testing.T) {
 		ca := sourcetest.NewPuppetCA(t, true)
 		srv := ca.Serve(t, &fake{}, "")
-		cfg, err := ssl.TLSConfig(ca.SSLDir, ca.Certname, ssl.RevocationChain)
+		cfg, err := ssl.Files{Dir: ca.SSLDir, Certname: ca.Certname}.TLSConfig()
 		require.NoError(t, err)
 		_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 		c := server.New(server.HTTPClient(cfg, 5*time.Second, 5*time.Second), "https://localhost:"+port, "agent.test")
@@ -405,7 +405,7 @@ func TestConnectionFaults(t *testing.T) {
 		other := sourcetest.NewPuppetCA(t, false)
 		ca := sourcetest.NewPuppetCA(t, false)
 		srv := ca.Serve(t, &fake{}, "")
-		cfg, err := ssl.TLSConfig(other.SSLDir, other.Certname, ssl.RevocationChain)
+		cfg, err := ssl.Files{Dir: other.SSLDir, Certname: other.Certname}.TLSConfig()
 		require.NoError(t, err)
 		cfg.InsecureSkipVerify = true
 		cfg.VerifyConnection = nil
@@ -526,7 +526,7 @@ func TestRetrieveNodeFailureContinues(t *testing.T) {
 	s := newSetup(t, &fake{})
 	ca := sourcetest.NewPuppetCA(t, false)
 	srv := ca.Serve(t, mux, "")
-	cfg, err := ssl.TLSConfig(ca.SSLDir, ca.Certname, ssl.RevocationChain)
+	cfg, err := ssl.Files{Dir: ca.SSLDir, Certname: ca.Certname}.TLSConfig()
 	require.NoError(t, err)
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	c := server.New(server.HTTPClient(cfg, 5*time.Second, 5*time.Second), "https://localhost:"+port, "agent.test")

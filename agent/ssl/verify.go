@@ -44,19 +44,16 @@ type Files struct {
 	Dir, Certname, Revocation string
 }
 
-// TLSConfig reads the files: TLSConfig(f.Dir, f.Certname, f.Revocation).
+// TLSConfig is the TLS configuration of an agent whose ssldir (f.Dir)
+// already holds everything (certs/ca.pem, crl.pem unless f.Revocation
+// is "false", private_keys/CERTNAME.pem and certs/CERTNAME.pem): the CA
+// bundle is the only root, the client certificate is presented, and the
+// server's chain is checked against the CRLs as f.Revocation says ("" is
+// chain). Nothing is fetched; the files are read without following
+// symbolic links. Bootstrap returns the same configuration once it has
+// made or fetched what was missing.
 func (f Files) TLSConfig() (*tls.Config, error) {
-	return TLSConfig(f.Dir, f.Certname, f.Revocation)
-}
-
-// TLSConfig is the TLS configuration of an agent whose ssldir already
-// holds everything (certs/ca.pem, crl.pem unless revocation is "false",
-// private_keys/CERTNAME.pem and certs/CERTNAME.pem): the CA bundle is the
-// only root, the client certificate is presented, and the server's chain
-// is checked against the CRLs as revocation says. Nothing is fetched; the
-// files are read without following symbolic links. Bootstrap returns the
-// same configuration once it has made or fetched what was missing.
-func TLSConfig(sslDir, certname, revocation string) (*tls.Config, error) {
+	sslDir, certname, revocation := f.Dir, f.Certname, f.Revocation
 	if sslDir == "" {
 		return nil, errors.New("no SSL directory (--ssldir)")
 	}

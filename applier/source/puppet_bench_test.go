@@ -45,7 +45,7 @@ func BenchmarkPuppetStatKeptConnection(b *testing.B) {
 
 func BenchmarkFloorHTTPSGetKeptConnection(b *testing.B) {
 	ca, u := puppetBenchServer(b)
-	cfg, err := ssl.TLSConfig(ca.SSLDir, ca.Certname, ssl.RevocationChain)
+	cfg, err := ssl.Files{Dir: ca.SSLDir, Certname: ca.Certname}.TLSConfig()
 	if err != nil {
 		b.Fatal(err)
 	}

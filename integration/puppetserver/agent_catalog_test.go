@@ -80,7 +80,7 @@ func init() {
 // catalogClient is the agent's client of the test server, as agent1.
 func catalogClient(t *testing.T, s *server) *agentserver.Client {
 	t.Helper()
-	cfg, err := ssl.TLSConfig(s.agentSSL, "agent1", ssl.RevocationChain)
+	cfg, err := ssl.Files{Dir: s.agentSSL, Certname: "agent1"}.TLSConfig()
 	require.NoError(t, err)
 	return agentserver.New(agentserver.HTTPClient(cfg, 10*time.Second, 2*time.Minute), fmt.Sprintf("https://localhost:%d", s.port), "agent1")
 }
@@ -210,7 +210,7 @@ func TestAgentCatalogStaticFromServer(t *testing.T) {
 // clientOf is a second client of the agent's for puppet:// sources.
 func clientOf(t *testing.T, s *server) *http.Client {
 	t.Helper()
-	cfg, err := ssl.TLSConfig(s.agentSSL, "agent1", ssl.RevocationChain)
+	cfg, err := ssl.Files{Dir: s.agentSSL, Certname: "agent1"}.TLSConfig()
 	require.NoError(t, err)
 	return agentserver.HTTPClient(cfg, 10*time.Second, time.Minute)
 }
@@ -245,7 +245,7 @@ func TestAgentCatalogCacheAndEnvironments(t *testing.T) {
 	require.NoError(t, err)
 	dead := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cfg, err := ssl.TLSConfig(s.agentSSL, "agent1", ssl.RevocationChain)
+	cfg, err := ssl.Files{Dir: s.agentSSL, Certname: "agent1"}.TLSConfig()
 	require.NoError(t, err)
 	wrong := agentserver.New(agentserver.HTTPClient(cfg, 5*time.Second, time.Minute), fmt.Sprintf("https://localhost:%d", dead), "agent1")
 	logbuf.Reset()

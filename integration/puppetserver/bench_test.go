@@ -51,7 +51,7 @@ func BenchmarkUnchangedPuppetFile(b *testing.B) {
 		return line
 	}
 
-	cfg, err := ssl.TLSConfig(s.agentSSL, "agent1", ssl.RevocationChain)
+	cfg, err := ssl.Files{Dir: s.agentSSL, Certname: "agent1"}.TLSConfig()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func init() {
 // pluginsyncOptions are an agent's options against the test server.
 func pluginsyncOptions(t *testing.T, s *server, vardir string, log *testutil.SyncBuffer) pluginsync.Options {
 	t.Helper()
-	cfg, err := ssl.TLSConfig(s.agentSSL, "agent1", ssl.RevocationChain)
+	cfg, err := ssl.Files{Dir: s.agentSSL, Certname: "agent1"}.TLSConfig()
 	require.NoError(t, err)
 	return pluginsync.Options{
 		Client: &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}},
