@@ -34,7 +34,8 @@ type Report struct {
 	Logs []LogEntry
 	// PuppetVersion names the Puppet the report says it is compatible
 	// with (Puppet's report field, and the X-Puppet-Version header Submit
-	// sends); "" writes "pippet".
+	// sends); "" writes protocol.PuppetVersion, the release whose
+	// semantics pippet follows.
 	PuppetVersion string
 	// Meta is what an agent run adds (nil: a `receiver apply` run, written
 	// as `puppet apply` writes its report).

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/pippet/pippet/internal/puppetlog"
+	"github.com/pippet/pippet/protocol"
 )
 
 // The report as Puppet 7 serializes it (Puppet::Transaction::Report's
@@ -551,10 +552,14 @@ func value(v any) *node {
 }
 
 // Version is the Puppet version the report claims: PuppetVersion, or
-// "pippet".
+// protocol.PuppetVersion.
 func (r *Report) Version() string {
 	if r.PuppetVersion != "" {
 		return r.PuppetVersion
 	}
-	return "pippet"
+	// The Puppet release whose semantics the run followed: tools that
+	// read reports (PuppetDB, Foreman, Puppetboard) expect a Puppet
+	// version here. pippet says its own name where nothing reads a
+	// version (the User-Agent of its requests).
+	return protocol.PuppetVersion
 }
