@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/internal/puppetlog"
 )
 
 // LoopOptions say when Loop runs.
@@ -84,7 +85,7 @@ func Loop(ctx context.Context, o LoopOptions, run func(ctx context.Context) int)
 					restart = o.Restart != nil
 					break waiting
 				default:
-					notice(fmt.Sprintf("Caught %s; exiting", signalName(sig)))
+					notice(fmt.Sprintf("Caught %s; exiting", puppetlog.SignalName(sig)))
 					return ExitOK
 				}
 			case <-timer:
@@ -111,7 +112,7 @@ func Loop(ctx context.Context, o LoopOptions, run func(ctx context.Context) int)
 					notice("Caught HUP; storing restart")
 					restart = o.Restart != nil
 				default:
-					notice(fmt.Sprintf("Caught %s; exiting", signalName(sig)))
+					notice(fmt.Sprintf("Caught %s; exiting", puppetlog.SignalName(sig)))
 					cancel()
 					<-done
 					return ExitOK
@@ -124,21 +125,6 @@ func Loop(ctx context.Context, o LoopOptions, run func(ctx context.Context) int)
 			log.Debug(fmt.Sprintf("Next run in %d seconds", int64(wait/time.Second)))
 		}
 	}
-}
-
-// signalName is Puppet's name of a signal: TERM, INT.
-func signalName(sig os.Signal) string {
-	switch sig {
-	case syscall.SIGTERM:
-		return "TERM"
-	case syscall.SIGINT:
-		return "INT"
-	case syscall.SIGHUP:
-		return "HUP"
-	case syscall.SIGUSR1:
-		return "USR1"
-	}
-	return sig.String()
 }
 
 func commandLine() string { return strings.Join(os.Args, " ") }

@@ -16,7 +16,7 @@
 //  5. the apply (internal/assemble, as `receiver apply`): native types
 //     by the engine, the others by Puppet, which finds the types
 //     pluginsync brought in VARDIR/lib;
-//  6. the report (agent/report): last_run_summary.yaml, the report sent
+//  6. the report (package report): last_run_summary.yaml, the report sent
 //     to the server, last_run_report.yaml.
 //
 // Each phase is timed for the report's time metrics, by Puppet's names
@@ -58,7 +58,6 @@ import (
 	"github.com/pippet/pippet/agent/config"
 	"github.com/pippet/pippet/agent/facts"
 	"github.com/pippet/pippet/agent/pluginsync"
-	"github.com/pippet/pippet/agent/report"
 	"github.com/pippet/pippet/agent/server"
 	"github.com/pippet/pippet/agent/ssl"
 	"github.com/pippet/pippet/applier"
@@ -66,6 +65,7 @@ import (
 	"github.com/pippet/pippet/applier/sysfile"
 	"github.com/pippet/pippet/catalog"
 	"github.com/pippet/pippet/internal/assemble"
+	"github.com/pippet/pippet/report"
 )
 
 // Exit statuses of a run.
@@ -404,7 +404,7 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 	}
 	applyStart := time.Now()
 	rep, err := r.apply(ctx, res.Catalog, source.Options{
-		Puppet: &source.PuppetOptions{Client: hc, Server: host, Port: port, Environment: env, Certname: r.s.Certname},
+		Puppet: &source.PuppetOptions{Client: hc, Server: host, Port: port, Environment: env},
 		Static: static,
 	})
 	// As Puppet's, the catalog's conversion (convert_catalog) is a phase
@@ -428,7 +428,7 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 }
 
 // apply applies cat with the run's Puppet, its sources as src says.
-func (r *run) apply(ctx context.Context, cat *catalog.Catalog, src source.Options) (*catalog.Report, error) {
+func (r *run) apply(ctx context.Context, cat *catalog.Catalog, src source.Options) (*report.Report, error) {
 	if r.puppetErr != nil {
 		return nil, r.puppetErr
 	}
@@ -655,7 +655,7 @@ func (r *run) factsOptions() server.FactsOptions {
 // finish ends the run as Puppet's send_report: the summary, the report
 // sent to the server (when report is on), the report kept locally. rep
 // nil: the run applied no catalog; its report says it failed.
-func (r *run) finish(ctx context.Context, hc *http.Client, rep *catalog.Report, env, cacheStatus string) {
+func (r *run) finish(ctx context.Context, hc *http.Client, rep *report.Report, env, cacheStatus string) {
 	if r.s.ResubmitFacts {
 		// As Puppet, after the apply whatever came of it, before the
 		// report; bounded as the report (the run's time may be up).
@@ -664,7 +664,7 @@ func (r *run) finish(ctx context.Context, hc *http.Client, rep *catalog.Report, 
 		cancel()
 	}
 	if rep == nil {
-		rep = &catalog.Report{Incomplete: true, Logs: r.logh.Take()}
+		rep = &report.Report{Incomplete: true, Logs: r.logh.Take()}
 	}
 	// The report's time is when the run began, as Puppet's (its report
 	// is made at the start of the run), not when the catalog arrived:
@@ -673,13 +673,16 @@ func (r *run) finish(ctx context.Context, hc *http.Client, rep *catalog.Report, 
 	rep.Host = r.s.Certname
 	rep.Environment = env
 	rep.TransactionUUID = r.uuid
+	if r.codeID != "" {
+		rep.CodeID = r.codeID
+	}
 	rep.Noop = r.s.Noop
 	r.timings[TimeTotal] = time.Since(r.start)
 	rep.Duration = r.timings[TimeTotal]
 	r.log.Debug("Run times: " + formatTimings(r.timings))
-	meta := report.Meta{
-		TransactionUUID: r.uuid, CachedCatalogStatus: cacheStatus, JobID: r.o.JobID,
-		CodeID: r.codeID, InitialEnvironment: r.s.Environment, Timings: r.timings,
+	rep.Meta = &report.Meta{
+		CachedCatalogStatus: cacheStatus, JobID: r.o.JobID,
+		InitialEnvironment: r.s.Environment, Timings: r.timings,
 		ServerUsed: r.serverUsed,
 	}
 	// The report goes out even when the run was interrupted: a bounded
@@ -688,20 +691,20 @@ func (r *run) finish(ctx context.Context, hc *http.Client, rep *catalog.Report, 
 	defer cancel()
 	// As Puppet's send_report: the summary, the report to the server,
 	// the report on disk.
-	if err := report.WriteFiles(rep, meta, "", r.s.LastRunFile); err != nil {
+	if err := report.WriteFiles(rep, "", r.s.LastRunFile); err != nil {
 		r.log.Error(fmt.Sprintf("Could not save last run local report: %v", err))
 	}
 	if r.s.Report {
 		host, port := r.reportAddr()
-		body, err := report.JSON(rep, meta)
+		body, err := rep.MarshalJSON()
 		if err == nil {
-			err = report.Submit(ctx, hc, baseURL(host, port), r.s.Certname, env, body)
+			err = report.Submit(ctx, hc, baseURL(host, port), r.s.Certname, env, body, rep.Version())
 		}
 		if err != nil {
 			r.log.Error(fmt.Sprintf("Could not send report: %v", err))
 		}
 	}
-	if err := report.WriteFiles(rep, meta, r.s.LastRunReport, ""); err != nil {
+	if err := report.WriteFiles(rep, r.s.LastRunReport, ""); err != nil {
 		r.log.Error(fmt.Sprintf("Could not save last run local report: %v", err))
 	}
 }

@@ -8,11 +8,13 @@ import (
 	"sync"
 
 	"github.com/pippet/pippet/applier/dirsync"
+	"github.com/pippet/pippet/internal/puppetlog"
 	"github.com/pippet/pippet/protocol"
 )
 
-// LevelNotice is Puppet's notice level, between info and warning.
-const LevelNotice = slog.Level(2)
+// LevelNotice is Puppet's notice level, between info and warning
+// (internal/puppetlog's, which prints it).
+const LevelNotice = puppetlog.LevelNotice
 
 // Facts are what is known about this machine, read once per process:
 // os.family, os.name, os.release.full, os.release.major, kernel,

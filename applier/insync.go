@@ -2,6 +2,7 @@ package applier
 
 import (
 	"fmt"
+	"math/big"
 	"reflect"
 	"strconv"
 	"strings"
@@ -122,4 +123,31 @@ func FormatValue(v any) string {
 	default:
 		return fmt.Sprint(x)
 	}
+}
+
+// RubyClass is the class Puppet's Ruby gives a value in its messages
+// ("must be a String not TrueClass"): Integer, Float, TrueClass,
+// FalseClass, String, Array, Hash, NilClass. The types name a value of
+// the wrong kind with it.
+func RubyClass(v any) string {
+	switch x := v.(type) {
+	case int, int64, uint64, *big.Int:
+		return "Integer"
+	case float64:
+		return "Float"
+	case bool:
+		if x {
+			return "TrueClass"
+		}
+		return "FalseClass"
+	case string:
+		return "String"
+	case []any:
+		return "Array"
+	case map[string]any:
+		return "Hash"
+	case nil:
+		return "NilClass"
+	}
+	return fmt.Sprintf("%T", v)
 }

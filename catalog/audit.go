@@ -13,6 +13,7 @@ import (
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/sysfile"
 	"github.com/pippet/pippet/protocol"
+	"github.com/pippet/pippet/report"
 )
 
 // audits is the walk's audit state: per resource, the values its audited
@@ -138,7 +139,7 @@ func auditBefore(ctx context.Context, app protocol.Applier, v *vertex, names []s
 // before it; an unmanaged one that differs from the recorded value gets
 // an event of status audit (which, as in Puppet, refreshes subscribers);
 // a first sighting is logged as newly recorded.
-func (a *audits) audit(s *Status, v *vertex, names []string, cur map[string]any, log *slog.Logger) {
+func (a *audits) audit(s *report.Status, v *vertex, names []string, cur map[string]any, log *slog.Logger) {
 	ref := v.res.Ref()
 	hist, seen := a.rec[ref]
 	synced := map[string]int{}
@@ -181,13 +182,9 @@ func (a *audits) audit(s *Status, v *vertex, names []string, cur map[string]any,
 		}
 		msg := fmt.Sprintf("audit change: previously recorded value %s has been changed to %s", quote(n, h), quote(n, c))
 		log.Log(context.Background(), applier.LevelNotice, v.path+"/"+n+": "+msg)
-		s.Events = append(s.Events, Event{Property: n, Previous: c, Historical: h, Audited: true,
-			Message: msg, Status: StatusAudit, Name: eventName(v.res.Type, n, nil)})
+		s.Events = append(s.Events, report.Event{Property: n, Previous: c, Historical: h, Audited: true,
+			Message: msg, Status: report.StatusAudit, Name: eventName(v.res.Type, n, nil)})
 	}
 	a.rec[ref] = rec
 	a.changed = true
 }
-
-// StatusAudit is the status of an event that reports an audited value
-// changed since the last run (Puppet's "audit").
-const StatusAudit = "audit"

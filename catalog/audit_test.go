@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/catalog"
+	"github.com/pippet/pippet/report"
 )
 
 // TestAudit follows Puppet 7's recorded behaviour (puppet apply -e of the
@@ -46,7 +47,7 @@ func TestAudit(t *testing.T) {
 	st = status(t, rep, "File["+f+"]")
 	require.Len(t, st.Events, 2)
 	for _, e := range st.Events {
-		assert.Equal(t, catalog.StatusAudit, e.Status)
+		assert.Equal(t, report.StatusAudit, e.Status)
 		assert.True(t, e.Audited)
 		assert.NotNil(t, e.Historical)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/catalog"
+	"github.com/pippet/pippet/report"
 )
 
 // fileCatalog is a generated catalog of n files in dir, each in its own
@@ -39,7 +40,7 @@ func BenchmarkConverged1000Files(b *testing.B) {
 	dir := b.TempDir()
 	data := fileCatalog(b, dir, 1000)
 	eng := engine.New(applier.Default, &applier.Env{Options: applier.Options{StateDir: b.TempDir()}})
-	run := func() *catalog.Report {
+	run := func() *report.Report {
 		c, err := catalog.Parse(bytes.NewReader(data))
 		if err != nil {
 			b.Fatal(err)

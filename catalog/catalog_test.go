@@ -18,6 +18,7 @@ import (
 	"github.com/pippet/pippet/applier/engine"
 	_ "github.com/pippet/pippet/applier/types/all"
 	"github.com/pippet/pippet/catalog"
+	"github.com/pippet/pippet/report"
 )
 
 // res is one resource of a hand-made catalog; in names its container
@@ -76,7 +77,7 @@ func build(t *testing.T, rs ...res) []byte {
 
 // applied runs a catalog through the real engine and returns the report
 // and the log.
-func applied(t *testing.T, data []byte, o catalog.Options) (*catalog.Report, string) {
+func applied(t *testing.T, data []byte, o catalog.Options) (*report.Report, string) {
 	t.Helper()
 	var logbuf bytes.Buffer
 	logh := catalog.NewLog(slog.NewTextHandler(&logbuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -93,7 +94,7 @@ func applied(t *testing.T, data []byte, o catalog.Options) (*catalog.Report, str
 	return rep, logbuf.String()
 }
 
-func status(t *testing.T, rep *catalog.Report, ref string) *catalog.Status {
+func status(t *testing.T, rep *report.Report, ref string) *report.Status {
 	t.Helper()
 	s := rep.Find(ref)
 	require.NotNil(t, s, "no status for %s", ref)

@@ -12,6 +12,7 @@ import (
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/sysfile"
 	"github.com/pippet/pippet/protocol"
+	"github.com/pippet/pippet/report"
 )
 
 // The transaction store: what each managed property was left at by the
@@ -72,7 +73,7 @@ func notIdempotent(typ, prop string) bool {
 }
 
 // record marks s's corrective events and keeps what the run left.
-func (st *transactionStore) record(s *Status, v *vertex) {
+func (st *transactionStore) record(s *report.Status, v *vertex) {
 	if st.path == "" {
 		return
 	}
@@ -102,7 +103,7 @@ func (st *transactionStore) record(s *Status, v *vertex) {
 	}
 	for i := range s.Events {
 		e := &s.Events[i]
-		if e.Property == "" || e.Status == StatusAudit || secret[e.Property] {
+		if e.Property == "" || e.Status == report.StatusAudit || secret[e.Property] {
 			continue
 		}
 		should, managed := v.res.Params[e.Property]

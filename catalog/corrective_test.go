@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/catalog"
+	"github.com/pippet/pippet/report"
 )
 
 // A change is corrective when it sets back what drifted from what the run
@@ -24,7 +25,7 @@ func TestCorrectiveChange(t *testing.T) {
 			res{typ: "File", title: f, params: map[string]any{"ensure": "file", "content": content, "mode": mode}},
 			res{typ: "Notify", title: "n", params: map[string]any{"message": "hi"}})
 	}
-	logLine := func(rep *catalog.Report, source string) string {
+	logLine := func(rep *report.Report, source string) string {
 		for _, l := range rep.Logs {
 			if l.Source == source {
 				return l.Message

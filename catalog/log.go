@@ -5,25 +5,10 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/report"
 )
-
-// LogEntry is one line of a run's log, as the report keeps it.
-type LogEntry struct {
-	Level   slog.Level
-	Message string
-	// Source is the resource's containment path, or "Puppet".
-	Source string
-	Time   time.Time
-	// Tags, File and Line are those of the resource the line is about
-	// (none for a line of Puppet's own); the report adds the level's
-	// name to the tags, as Puppet does.
-	Tags []string
-	File string
-	Line int
-}
 
 // Log is the slog.Handler a catalog's engine and fallback log through,
 // in front of the one that prints: a line about the resource being
@@ -49,7 +34,7 @@ type logState struct {
 	heard   int                  // events the resource heard (its refresh names them)
 	keep    bool
 	level   *slog.Level // the lowest level kept (nil: notice)
-	entries []LogEntry
+	entries []report.LogEntry
 }
 
 // isPath: msg starts with the containment path of the resource being
@@ -63,7 +48,7 @@ func (st *logState) keepLevel() slog.Level {
 	if st.level != nil {
 		return *st.level
 	}
-	return levelNotice
+	return applier.LevelNotice
 }
 
 // Keep sets the lowest level of the lines kept for the report: notice
@@ -91,8 +76,6 @@ func (h *Log) Enabled(ctx context.Context, l slog.Level) bool {
 	}
 	return h.next != nil && h.next.Enabled(ctx, l)
 }
-
-const levelNotice = applier.LevelNotice
 
 // Handle rewrites, redacts, keeps and passes the record on.
 func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
@@ -126,7 +109,7 @@ func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
 		msg = refreshLine(msg, st.heard)
 	}
 	if st.keep && rec.Level >= st.keepLevel() {
-		e := LogEntry{Level: rec.Level, Message: msg, Source: source, Time: rec.Time}
+		e := report.LogEntry{Level: rec.Level, Message: msg, Source: source, Time: rec.Time}
 		if source != "Puppet" {
 			e.Message = msg[len(source)+2:]
 		}
@@ -142,7 +125,7 @@ func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
 	{
 		// The handler next may want the line as the report has it (its
 		// source, tags, file and line): EntryOf.
-		e := LogEntry{Level: rec.Level, Message: msg, Source: source, Time: rec.Time}
+		e := report.LogEntry{Level: rec.Level, Message: msg, Source: source, Time: rec.Time}
 		if source != "Puppet" {
 			e.Message = msg[len(source)+2:]
 			if r := st.resourceOfLocked(source); r != nil {
@@ -180,8 +163,8 @@ type entryKey struct{}
 // report keeps it (Source the resource's containment path or "Puppet",
 // Message without the source, the resource's Tags, File and Line): log
 // destinations that write Puppet's structured records read it.
-func EntryOf(ctx context.Context) (LogEntry, bool) {
-	e, ok := ctx.Value(entryKey{}).(LogEntry)
+func EntryOf(ctx context.Context) (report.LogEntry, bool) {
+	e, ok := ctx.Value(entryKey{}).(report.LogEntry)
 	return e, ok
 }
 
@@ -317,9 +300,9 @@ func refreshLine(msg string, n int) string {
 // since the last Apply, which takes them for its report, and forgets
 // them: an agent's run that ends before a catalog is applied reports
 // the lines it logged on the way.
-func (h *Log) Take() []LogEntry { return h.take() }
+func (h *Log) Take() []report.LogEntry { return h.take() }
 
-func (h *Log) take() []LogEntry {
+func (h *Log) take() []report.LogEntry {
 	st := h.st
 	st.mu.Lock()
 	defer st.mu.Unlock()

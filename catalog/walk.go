@@ -9,6 +9,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/protocol"
+	"github.com/pippet/pippet/report"
 )
 
 // Options configure a walk.
@@ -54,7 +55,7 @@ type vstate struct {
 // Apply walks the graph, applying each resource through app, and returns
 // the run's report. It stops early only when ctx is done: the resources
 // not reached are then reported skipped.
-func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Report {
+func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *report.Report {
 	w := newWalk(ctx, g, app, o)
 	g.prestart(ctx, app)
 	for _, v := range g.order {
@@ -72,7 +73,7 @@ type walk struct {
 	o      Options
 	log    *slog.Logger
 	start  time.Time
-	rep    *Report
+	rep    *report.Report
 	sched  *schedules
 	store  *transactionStore
 	auds   *audits
@@ -93,7 +94,7 @@ func newWalk(ctx context.Context, g *Graph, app protocol.Applier, o Options) *wa
 	w := &walk{ctx: ctx, runCtx: applier.WithRun(ctx, g.run), g: g, app: app, o: o,
 		log: slog.New(o.Log), start: o.Now(), corrective: map[string]bool{},
 		st: make(map[*vertex]*vstate, len(g.order))}
-	w.rep = &Report{
+	w.rep = &report.Report{
 		Host: g.Catalog.Name, Environment: g.Catalog.Environment, ConfigurationVersion: g.Catalog.Version,
 		CatalogUUID: g.Catalog.UUID, CodeID: g.Catalog.CodeID, Time: w.start, Noop: o.Noop,
 	}
@@ -182,8 +183,8 @@ func (w *walk) pass(v *vertex, s *vstate) {
 }
 
 // newStatus is v's status, added to the report.
-func (w *walk) newStatus(v *vertex) *Status {
-	status := &Status{Resource: v.res.Ref(), Type: v.res.Type, Title: v.res.Title, Path: v.path, Containment: v.elems,
+func (w *walk) newStatus(v *vertex) *report.Status {
+	status := &report.Status{Resource: v.res.Ref(), Type: v.res.Type, Title: v.res.Title, Path: v.path, Containment: v.elems,
 		File: v.res.File, Line: v.res.Line, Tags: v.res.Tags, Time: w.o.Now()}
 	if v.typ != nil && len(v.typ.Providers) == 1 {
 		// Known before anything is applied (Puppet names it for a
@@ -197,7 +198,7 @@ func (w *walk) newStatus(v *vertex) *Status {
 // skipped reports whether v is not applied this run (the run was
 // stopped, --tags/--skip_tags, its schedule, a failed dependency), and
 // records it so.
-func (w *walk) skipped(v *vertex, s *vstate, status *Status) bool {
+func (w *walk) skipped(v *vertex, s *vstate, status *report.Status) bool {
 	if w.ctx.Err() != nil {
 		status.Skipped = true
 		status.Provider = skippedProvider(w.app, v, status.Provider)
@@ -248,7 +249,7 @@ type evaluation struct {
 
 // evaluate applies v (its audited values read first), the resources it
 // generates reported into status as statuses of their own.
-func (w *walk) evaluate(v *vertex, status *Status, q []heard) evaluation {
+func (w *walk) evaluate(v *vertex, status *report.Status, q []heard) evaluation {
 	status.Scheduled = true
 	t0 := time.Now()
 	w.o.Log.heard(len(q))
@@ -268,7 +269,7 @@ func (w *walk) evaluate(v *vertex, status *Status, q []heard) evaluation {
 			}
 			ev.auditCur, ev.auditNames = cur, names
 		}
-		byRef := map[string]*Status{} // a large tree reports many children
+		byRef := map[string]*report.Status{} // a large tree reports many children
 		ctx := applier.WithGenerated(w.runCtx, func(gen applier.Generated) { addGenerated(status, v, gen, byRef) })
 		ev.res = w.g.applyOne(ctx, w.app, v, q, w.o.Sources, w.log)
 	}
@@ -281,13 +282,13 @@ func (w *walk) evaluate(v *vertex, status *Status, q []heard) evaluation {
 // type reported as the resource it generates given to it), the audit,
 // the transaction store, the corrective changes; the generated
 // resources' statuses follow it in the report.
-func (w *walk) record(v *vertex, s *vstate, status *Status, ev evaluation, heardN int) {
+func (w *walk) record(v *vertex, s *vstate, status *report.Status, ev evaluation, heardN int) {
 	res := ev.res
 	if v.typ != nil && v.typ.ReportAs != nil {
 		// The events belong to the resource Puppet's type generates,
 		// reported even when it has none.
 		as := v.typ.ReportAs(v.res.Title, v.res.Params)
-		status.generated(as, v)
+		generatedStatus(status, as, v)
 		for i := range res.Events {
 			if _, _, gen := generatedEvent(res.Events[i].Property); !gen {
 				res.Events[i].Property = as + "/" + res.Events[i].Property
@@ -330,7 +331,7 @@ func (w *walk) record(v *vertex, s *vstate, status *Status, ev evaluation, heard
 // outgoing are the events v sends along its refresh edges: its changes,
 // its generated resources' changes, its refresh (passed on), audit
 // events; none (false) when it or a resource it generated failed.
-func (w *walk) outgoing(v *vertex, s *vstate, status *Status, q []heard) ([]heard, bool) {
+func (w *walk) outgoing(v *vertex, s *vstate, status *report.Status, q []heard) ([]heard, bool) {
 	var out []heard
 	ownFailed := s.failed && !status.FailedToRestart
 	for _, gs := range status.Generated {
@@ -350,7 +351,7 @@ func (w *walk) outgoing(v *vertex, s *vstate, status *Status, q []heard) ([]hear
 			ownFailed = true
 		case ev.Status == protocol.StatusSuccess || ev.Status == protocol.StatusNoop:
 			out = append(out, heard{noop: ev.Status == protocol.StatusNoop})
-		case ev.Status == StatusAudit:
+		case ev.Status == report.StatusAudit:
 			// Puppet queues audit events like changes: subscribers
 			// of an audited file hear that it changed behind its back.
 			out = append(out, heard{noop: w.o.Noop})
@@ -390,7 +391,7 @@ func (w *walk) outgoing(v *vertex, s *vstate, status *Status, q []heard) ([]hear
 
 // finish saves the state kept between runs, logs the run's last line and
 // completes the report.
-func (w *walk) finish() *Report {
+func (w *walk) finish() *report.Report {
 	w.sched.save(w.log)
 	w.auds.save(w.log)
 	rep := w.rep
@@ -405,7 +406,7 @@ func (w *walk) finish() *Report {
 			l.Message += " (corrective)"
 		}
 	}
-	rep.finish()
+	rep.Finish()
 	return rep
 }
 
@@ -530,11 +531,11 @@ func (g *Graph) applyOne(ctx context.Context, app protocol.Applier, v *vertex, q
 // record fills a resource's status from its answer and reports whether
 // the resource failed. heardN is how many events it heard (the count its
 // refresh event names).
-func (g *Graph) record(s *Status, v *vertex, res protocol.Result, heardN int) bool {
+func (g *Graph) record(s *report.Status, v *vertex, res protocol.Result, heardN int) bool {
 	s.Failed = res.Failed
 	s.Changed = res.Changed
 	if res.Exception != "" && len(res.Events) == 0 && res.Failed {
-		s.Events = append(s.Events, Event{Status: protocol.StatusFailure, Message: redact(res.Exception, secretStrings(v.res)), Name: "resource_error"})
+		s.Events = append(s.Events, report.Event{Status: protocol.StatusFailure, Message: redact(res.Exception, secretStrings(v.res)), Name: "resource_error"})
 	}
 	secret := map[string]bool{}
 	for _, p := range v.res.Secrets {
@@ -542,7 +543,7 @@ func (g *Graph) record(s *Status, v *vertex, res protocol.Result, heardN int) bo
 	}
 	secrets := secretStrings(v.res)
 	for _, e := range res.Events {
-		ev := Event{Property: e.Property, Previous: e.Previous, Desired: e.Desired, Message: redact(e.Message, secrets), Status: e.Status}
+		ev := report.Event{Property: e.Property, Previous: e.Previous, Desired: e.Desired, Message: redact(e.Message, secrets), Status: e.Status}
 		if e.Property == "refresh" {
 			ev.Property, ev.Previous, ev.Desired = "", nil, nil
 			ev.Name = "refresh"
@@ -567,7 +568,7 @@ func (g *Graph) record(s *Status, v *vertex, res protocol.Result, heardN int) bo
 		} else if gref, prop, ok := generatedEvent(e.Property); ok {
 			// A resource Puppet generated for this one (a concat_file's
 			// File): its own status, beside this one's, as Puppet reports it.
-			gs := s.generated(gref, v)
+			gs := generatedStatus(s, gref, v)
 			if prop == "" && e.Status == "unchanged" {
 				continue // the bridge's marker of a generated resource with nothing to do
 			}
@@ -652,22 +653,22 @@ func generatedEvent(prop string) (ref, rest string, ok bool) {
 	return prop[:i+1], prop[i+2:], true
 }
 
-// generated returns the status of a resource generated for v, made on
+// generatedStatus returns the status of a resource generated for v, made on
 // first use.
-func (s *Status) generated(ref string, v *vertex) *Status {
+func generatedStatus(s *report.Status, ref string, v *vertex) *report.Status {
 	for _, g := range s.Generated {
 		if g.Resource == ref {
 			return g
 		}
 	}
-	return s.newGenerated(ref, v)
+	return newGenerated(s, ref, v)
 }
 
-// newGenerated adds the status of a resource generated for v.
-func (s *Status) newGenerated(ref string, v *vertex) *Status {
+// newGenerated adds to s the status of a resource generated for v.
+func newGenerated(s *report.Status, ref string, v *vertex) *report.Status {
 	typ, title, _ := parseRef(ref)
 	elems := append(append([]string{}, v.elems[:len(v.elems)-1]...), ref)
-	g := &Status{Resource: ref, Type: typ, Title: title, Path: "/" + strings.Join(elems, "/"), Containment: elems,
+	g := &report.Status{Resource: ref, Type: typ, Title: title, Path: "/" + strings.Join(elems, "/"), Containment: elems,
 		Tags: v.res.Tags, Time: s.Time, Scheduled: true}
 	s.Generated = append(s.Generated, g)
 	return g
@@ -677,12 +678,12 @@ func (s *Status) newGenerated(ref string, v *vertex) *Status {
 // generated for v (a recursive file's child): its status beside v's, as
 // Puppet reports it, and the event if any. byRef finds the statuses
 // made so far.
-func addGenerated(s *Status, v *vertex, gen applier.Generated, byRef map[string]*Status) {
+func addGenerated(s *report.Status, v *vertex, gen applier.Generated, byRef map[string]*report.Status) {
 	ref := protocol.Ref(gen.Type, gen.Title)
 	gs := byRef[ref]
 	if gs == nil {
 		// Every status made while v is applied is in byRef.
-		gs = s.newGenerated(ref, v)
+		gs = newGenerated(s, ref, v)
 		byRef[ref] = gs
 	}
 	gs.Tags = generatedTags(gen.Type, v.res.Tags)
@@ -693,7 +694,7 @@ func addGenerated(s *Status, v *vertex, gen applier.Generated, byRef map[string]
 	if e == nil {
 		return
 	}
-	ev := Event{Property: e.Property, Previous: e.Previous, Desired: e.Desired, Message: redact(e.Message, secretStrings(v.res)),
+	ev := report.Event{Property: e.Property, Previous: e.Previous, Desired: e.Desired, Message: redact(e.Message, secretStrings(v.res)),
 		Status: e.Status, Name: eventName(gen.Type, e.Property, e.Desired)}
 	gs.Events = append(gs.Events, ev)
 	gs.OutOfSync = true

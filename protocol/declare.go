@@ -118,15 +118,8 @@ func (d *Decoder) readDeclared(s *jsonScanner, n int) (r RunResource, values int
 			if err != nil {
 				return r, 0, err
 			}
-			var bit uint8
-			switch string(key) {
-			case "type":
-				bit = memberType
-			case "title":
-				bit = memberTitle
-			case "params":
-				bit = memberParams
-			default:
+			bit := memberBit(key)
+			if bit&(memberType|memberTitle|memberParams) == 0 {
 				return r, 0, &jsonError{pos: keyPos, msg: fmt.Sprintf("unknown member %q in declared resource %d (expected type, title, params)", key, n)}
 			}
 			if seen&bit != 0 {

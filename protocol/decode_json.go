@@ -69,6 +69,28 @@ const (
 	memberResources
 )
 
+// memberBit is the bit of the request member named key; 0 for a name
+// that is none. A declared resource takes three of them (declare.go).
+func memberBit(key []byte) uint8 {
+	switch string(key) {
+	case "type":
+		return memberType
+	case "title":
+		return memberTitle
+	case "params":
+		return memberParams
+	case "id":
+		return memberID
+	case "refresh":
+		return memberRefresh
+	case "op":
+		return memberOp
+	case "resources":
+		return memberResources
+	}
+	return 0
+}
+
 // jsonMembers is what a JSON request's members gave that is checked only
 // once the whole object is read: the members seen, the params in their
 // three forms, an op not known.
@@ -125,23 +147,8 @@ func (d *Decoder) readMembers(s *jsonScanner, req *Request, m *jsonMembers) erro
 			}
 			s.i++
 			s.ws()
-			var bit uint8
-			switch string(key) {
-			case "type":
-				bit = memberType
-			case "title":
-				bit = memberTitle
-			case "params":
-				bit = memberParams
-			case "id":
-				bit = memberID
-			case "refresh":
-				bit = memberRefresh
-			case "op":
-				bit = memberOp
-			case "resources":
-				bit = memberResources
-			default:
+			bit := memberBit(key)
+			if bit == 0 {
 				return &jsonError{pos: keyPos, msg: fmt.Sprintf("unknown member %q (expected type, title, params, id, refresh, op, resources)", key)}
 			}
 			if m.seen&bit != 0 {

@@ -17,8 +17,8 @@
 //
 // The result is a plain map (string, bool, int64, float64, []any,
 // map[string]any) that encodes to the JSON `facter --json --show-legacy`
-// prints; the parsers (ParseOSRelease, ParseMeminfo, ParseCPUInfo,
-// ParseExternal) are exported so that applier's confinement facts and
-// the tests share them. Where a value differs from Facter's on purpose,
+// prints; the parsers of the OS's own files (os-release, resolv.conf)
+// are internal/osfacts's, shared with applier's confinement facts
+// (applier.LoadFacts), which must not depend on this package. Where a value differs from Facter's on purpose,
 // docs/agent.md says which and why.
 package facts

@@ -1,7 +1,6 @@
 package facts
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/hex"
@@ -18,6 +17,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/pippet/pippet/internal/osfacts"
 )
 
 // FacterVersion is the Facter release whose output Gather emulates.
@@ -188,22 +189,22 @@ func (g *gatherer) read(p string) []byte {
 func (g *gatherer) readString(p string) string { return strings.TrimSpace(string(g.read(p))) }
 
 func (g *gatherer) osFacts() {
-	osr := ParseOSRelease(g.read("/etc/os-release"))
+	osr := osfacts.ParseOSRelease(g.read("/etc/os-release"))
 	if len(osr) == 0 {
-		osr = ParseOSRelease(g.read("/usr/lib/os-release"))
+		osr = osfacts.ParseOSRelease(g.read("/usr/lib/os-release"))
 	}
 	id := strings.ToLower(osr["ID"])
-	name := OSName(id, osr["NAME"])
-	family := OSFamily(id, strings.Fields(strings.ToLower(osr["ID_LIKE"])), name)
+	name := osfacts.OSName(id, osr["NAME"])
+	family := osfacts.OSFamily(id, strings.Fields(strings.ToLower(osr["ID_LIKE"])), name)
 	full := osr["VERSION_ID"]
 	if id == "debian" {
 		if dv := g.readString("/etc/debian_version"); dv != "" && dv[0] >= '0' && dv[0] <= '9' {
 			full = dv
 		}
 	}
-	major, minor := SplitRelease(full)
-	hardware := HardwareModel(runtime.GOARCH)
-	arch := Architecture(family, runtime.GOARCH)
+	major, minor := osfacts.SplitRelease(full)
+	hardware := osfacts.HardwareModel(runtime.GOARCH)
+	arch := osfacts.Architecture(family, runtime.GOARCH)
 	rel := map[string]any{"full": full, "major": major}
 	if minor != "" {
 		rel["minor"] = minor
@@ -272,25 +273,6 @@ func (g *gatherer) selinuxEnabled() bool {
 	return false
 }
 
-// SplitRelease splits "12.11" into its major and minor parts.
-func SplitRelease(full string) (major, minor string) {
-	major, minor, _ = strings.Cut(full, ".")
-	minor, _, _ = strings.Cut(minor, ".")
-	return major, minor
-}
-
-// Architecture is Facter's os.architecture: dpkg's names on Debian's
-// family, the kernel's machine elsewhere.
-func Architecture(family, goarch string) string {
-	if family != "Debian" {
-		return HardwareModel(goarch)
-	}
-	if goarch == "386" {
-		return "i386"
-	}
-	return goarch
-}
-
 func (g *gatherer) kernelFacts() {
 	kernel := g.readString("/proc/sys/kernel/ostype")
 	if kernel == "" {
@@ -309,90 +291,6 @@ func (g *gatherer) kernelFacts() {
 		g.f["kernelmajversion"] = parts[0] + "." + parts[1]
 	} else {
 		g.f["kernelmajversion"] = version
-	}
-}
-
-// ParseOSRelease reads os-release(5): KEY=value lines, values optionally
-// quoted.
-func ParseOSRelease(b []byte) map[string]string {
-	m := map[string]string{}
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			continue
-		}
-		v = strings.TrimSpace(v)
-		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') && v[len(v)-1] == v[0] {
-			v = v[1 : len(v)-1]
-		}
-		m[strings.TrimSpace(k)] = v
-	}
-	return m
-}
-
-var osNames = map[string]string{
-	"debian": "Debian", "ubuntu": "Ubuntu", "linuxmint": "LinuxMint", "raspbian": "Raspbian",
-	"rhel": "RedHat", "centos": "CentOS", "fedora": "Fedora", "rocky": "Rocky",
-	"almalinux": "AlmaLinux", "ol": "OracleLinux", "amzn": "Amazon", "scientific": "Scientific",
-	"sles": "SLES", "opensuse": "OpenSuSE", "opensuse-leap": "OpenSuSE", "opensuse-tumbleweed": "OpenSuSE",
-	"arch": "Archlinux", "manjaro": "ManjaroLinux", "alpine": "Alpine", "gentoo": "Gentoo",
-	"void": "Void", "photon": "PhotonOS",
-}
-
-// OSName maps an os-release ID to the name Facter reports.
-func OSName(id, name string) string {
-	if n, ok := osNames[id]; ok {
-		return n
-	}
-	if id != "" {
-		return strings.ToUpper(id[:1]) + id[1:]
-	}
-	if name != "" {
-		return name
-	}
-	return strings.ToUpper(runtime.GOOS[:1]) + runtime.GOOS[1:]
-}
-
-var osFamilies = map[string]string{
-	"debian": "Debian", "ubuntu": "Debian", "linuxmint": "Debian", "raspbian": "Debian",
-	"rhel": "RedHat", "centos": "RedHat", "fedora": "RedHat", "rocky": "RedHat", "almalinux": "RedHat",
-	"ol": "RedHat", "amzn": "RedHat", "scientific": "RedHat",
-	"sles": "Suse", "suse": "Suse", "opensuse": "Suse", "opensuse-leap": "Suse", "opensuse-tumbleweed": "Suse",
-	"arch": "Archlinux", "manjaro": "Archlinux", "alpine": "Alpine", "gentoo": "Gentoo",
-}
-
-// OSFamily maps an os-release ID (then its ID_LIKE entries) to Facter's
-// os.family; an unknown one is its own family.
-func OSFamily(id string, like []string, name string) string {
-	if f, ok := osFamilies[id]; ok {
-		return f
-	}
-	for _, l := range like {
-		if f, ok := osFamilies[l]; ok {
-			return f
-		}
-	}
-	return name
-}
-
-// HardwareModel is the kernel's machine name (uname -m) for a GOARCH.
-func HardwareModel(goarch string) string {
-	switch goarch {
-	case "amd64":
-		return "x86_64"
-	case "arm64":
-		return "aarch64"
-	case "386":
-		return "i686"
-	case "arm":
-		return "armv7l"
-	default:
-		return goarch
 	}
 }
 

@@ -14,35 +14,6 @@ import (
 	"github.com/pippet/pippet/agent/facts"
 )
 
-func TestParseOSRelease(t *testing.T) {
-	b, err := os.ReadFile("testdata/root/etc/os-release")
-	require.NoError(t, err)
-	m := facts.ParseOSRelease(b)
-	assert.Equal(t, "rocky", m["ID"])
-	assert.Equal(t, "Rocky Linux 9.3 (Blue Onyx)", m["PRETTY_NAME"])
-	assert.Equal(t, "platform:el9", m["PLATFORM_ID"], "single quotes")
-	assert.NotContains(t, m, "# a comment")
-	assert.Empty(t, facts.ParseOSRelease([]byte("garbage without equals\n\x00\xff")))
-
-	for _, c := range []struct{ id, like, family, name string }{
-		{"debian", "", "Debian", "Debian"},
-		{"ubuntu", "debian", "Debian", "Ubuntu"},
-		{"rocky", "rhel centos fedora", "RedHat", "Rocky"},
-		{"pop", "ubuntu debian", "Debian", "Pop"},
-		{"nixos", "", "Nixos", "Nixos"},
-	} {
-		name := facts.OSName(c.id, "")
-		assert.Equal(t, c.name, name, c.id)
-		assert.Equal(t, c.family, facts.OSFamily(c.id, strings.Fields(c.like), name), c.id)
-	}
-	maj, min := facts.SplitRelease("12.11")
-	assert.Equal(t, []string{"12", "11"}, []string{maj, min})
-	maj, min = facts.SplitRelease("22.04.3")
-	assert.Equal(t, []string{"22", "04"}, []string{maj, min})
-	maj, min = facts.SplitRelease("rolling")
-	assert.Equal(t, []string{"rolling", ""}, []string{maj, min})
-}
-
 func TestParseMeminfo(t *testing.T) {
 	b, err := os.ReadFile("testdata/root/proc/meminfo")
 	require.NoError(t, err)

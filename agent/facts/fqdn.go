@@ -4,9 +4,10 @@ import (
 	"context"
 	"net"
 	"os"
-	"regexp"
 	"strings"
 	"time"
+
+	"github.com/pippet/pippet/internal/osfacts"
 )
 
 // Names is what the host's name facts ask of the system: a seam, so that
@@ -62,7 +63,7 @@ func HostNames(ctx context.Context, n Names) (hostname, domain, fqdn string) {
 	}
 	if domain == "" {
 		b, _ := n.ResolvConf()
-		domain = ResolvDomain(b)
+		domain = osfacts.ResolvDomain(b)
 	}
 	switch {
 	case fqdn != "":
@@ -73,22 +74,4 @@ func HostNames(ctx context.Context, n Names) (hostname, domain, fqdn string) {
 		fqdn = hostname
 	}
 	return hostname, domain, fqdn
-}
-
-var (
-	resolvDomainLine = regexp.MustCompile(`(?m)^domain\s+(\S+)`)
-	resolvSearchLine = regexp.MustCompile(`(?m)^search\s+(\S+)`)
-)
-
-// ResolvDomain is the domain resolv.conf names as Facter reads it: the
-// first domain line's, else the first search line's first entry, as
-// written.
-func ResolvDomain(b []byte) string {
-	if m := resolvDomainLine.FindSubmatch(b); m != nil {
-		return string(m[1])
-	}
-	if m := resolvSearchLine.FindSubmatch(b); m != nil {
-		return string(m[1])
-	}
-	return ""
 }

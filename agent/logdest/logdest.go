@@ -28,7 +28,6 @@ package logdest
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -38,6 +37,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/pippet/pippet/catalog"
 	"github.com/pippet/pippet/internal/puppetlog"

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/agent/pluginsync"
+	"github.com/pippet/pippet/agent/ssl"
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/applier/source/sourcetest"
 	"github.com/pippet/pippet/internal/puppetlog"
@@ -45,7 +46,7 @@ func newFixture(t testing.TB) *fixture {
 		}
 		f.fs.ServeHTTP(w, r)
 	}), "")
-	cfg, err := source.AgentTLS(source.PuppetOptions{SSLDir: ca.SSLDir, Certname: ca.Certname})
+	cfg, err := ssl.Files{Dir: ca.SSLDir, Certname: ca.Certname}.TLSConfig()
 	require.NoError(t, err)
 	client := &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}}
 	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]

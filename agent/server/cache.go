@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/pippet/pippet/applier/atomicfile"
 	"github.com/pippet/pippet/catalog"
 )
 
@@ -25,9 +27,10 @@ func CachePath(dir, certname string) (string, error) {
 }
 
 // SaveCache keeps raw, a catalog the server sent, as the catalog of
-// certname: written to a temporary file in the same directory, synced,
-// then renamed over the old one, so that a crash leaves the old catalog
-// or the new one, never part of one. raw is parsed first: what is not a
+// certname: written through applier/atomicfile (a temporary file in the
+// same directory, synced, renamed over the old one, the directory
+// synced), so that a crash leaves the old catalog or the new one, never
+// part of one. raw is parsed first: what is not a
 // whole catalog is refused and the cache left as it was. The directory
 // is made 0750 (Puppet's client_datadir) and a new file 0660 (Puppet's
 // mode for it); an existing file's mode is kept.
@@ -42,40 +45,14 @@ func SaveCache(dir, certname string, raw []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return fmt.Errorf("caching the catalog: %w", err)
 	}
-	mode := fs.FileMode(0o660)
+	mode := uint32(0o660)
 	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() {
-		mode = fi.Mode().Perm()
+		mode = uint32(fi.Mode().Perm())
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+certname+".json.*")
+	// Owned by the writer, as a new file.
+	err = atomicfile.Write(context.Background(), path, raw, atomicfile.Options{Mode: mode, UID: -1, GID: -1})
 	if err != nil {
 		return fmt.Errorf("caching the catalog: %w", err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(raw); err != nil {
-		return fmt.Errorf("caching the catalog: %w", err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("caching the catalog: %w", err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("caching the catalog: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("caching the catalog: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("caching the catalog: %w", err)
-	}
-	done = true
-	if d, err := os.Open(filepath.Dir(path)); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/pippet/pippet/catalog"
+	"github.com/pippet/pippet/internal/puppetlog"
 )
 
 // Cached catalog statuses, as the report's cached_catalog_status says.
@@ -18,10 +19,10 @@ const (
 )
 
 // Puppet's log levels as slog levels (notice sits between info and
-// warning, as applier.LevelNotice).
+// warning).
 const (
 	levelInfo    = slog.LevelInfo
-	levelNotice  = slog.Level(2)
+	levelNotice  = puppetlog.LevelNotice
 	levelWarning = slog.LevelWarn
 	levelErr     = slog.LevelError
 )

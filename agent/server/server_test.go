@@ -22,7 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/agent/server"
-	"github.com/pippet/pippet/applier/source"
+	"github.com/pippet/pippet/agent/ssl"
 	"github.com/pippet/pippet/applier/source/sourcetest"
 )
 
@@ -124,7 +124,7 @@ func newSetup(t *testing.T, f *fake) *setup {
 	t.Helper()
 	ca := sourcetest.NewPuppetCA(t, false)
 	srv := ca.Serve(t, f, "")
-	cfg, err := source.AgentTLS(source.PuppetOptions{SSLDir: ca.SSLDir, Certname: ca.Certname})
+	cfg, err := ssl.Files{Dir: ca.SSLDir, Certname: ca.Certname}.TLSConfig()
 	require.NoError(t, err)
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	base := "https://localhost:" + port
@@ -390,7 +390,7 @@ func TestConnectionFaults(t *testing.T) {
 	t.Run("server certificate revoked", func(t *testing.T) {
 		ca := sourcetest.NewPuppetCA(t, true)
 		srv := ca.Serve(t, &fake{}, "")
-		cfg, err := source.AgentTLS(source.PuppetOptions{SSLDir: ca.SSLDir, Certname: ca.Certname})
+		cfg, err := ssl.Files{Dir: ca.SSLDir, Certname: ca.Certname}.TLSConfig()
 		require.NoError(t, err)
 		_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 		c := server.New(server.HTTPClient(cfg, 5*time.Second, 5*time.Second), "https://localhost:"+port, "agent.test")
@@ -405,7 +405,7 @@ func TestConnectionFaults(t *testing.T) {
 		other := sourcetest.NewPuppetCA(t, false)
 		ca := sourcetest.NewPuppetCA(t, false)
 		srv := ca.Serve(t, &fake{}, "")
-		cfg, err := source.AgentTLS(source.PuppetOptions{SSLDir: other.SSLDir, Certname: other.Certname})
+		cfg, err := ssl.Files{Dir: other.SSLDir, Certname: other.Certname}.TLSConfig()
 		require.NoError(t, err)
 		cfg.InsecureSkipVerify = true
 		cfg.VerifyConnection = nil
@@ -526,7 +526,7 @@ func TestRetrieveNodeFailureContinues(t *testing.T) {
 	s := newSetup(t, &fake{})
 	ca := sourcetest.NewPuppetCA(t, false)
 	srv := ca.Serve(t, mux, "")
-	cfg, err := source.AgentTLS(source.PuppetOptions{SSLDir: ca.SSLDir, Certname: ca.Certname})
+	cfg, err := ssl.Files{Dir: ca.SSLDir, Certname: ca.Certname}.TLSConfig()
 	require.NoError(t, err)
 	_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
 	c := server.New(server.HTTPClient(cfg, 5*time.Second, 5*time.Second), "https://localhost:"+port, "agent.test")

@@ -55,7 +55,7 @@ import (
 	"time"
 
 	"github.com/pippet/pippet/agent/config"
-	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/internal/puppetlog"
 )
 
 // Options are the agent's settings Bootstrap follows.
@@ -135,7 +135,7 @@ func Bootstrap(ctx context.Context, o Options) (*tls.Config, error) {
 		if !deadline.IsZero() && time.Now().After(deadline) {
 			return nil, &notSignedError{couldnt + " Exiting now because the maxwaitforcert timeout has been exceeded."}
 		}
-		m.log.Log(ctx, applier.LevelNotice, couldnt)
+		m.log.Log(ctx, puppetlog.LevelNotice, couldnt)
 		m.log.Info(fmt.Sprintf("Will try again in %d seconds.", int64(m.o.Waitforcert/time.Second)))
 		t := time.NewTimer(m.o.Waitforcert)
 		select {

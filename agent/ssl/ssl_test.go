@@ -140,7 +140,7 @@ func TestBootstrapFresh(t *testing.T) {
 	assert.Equal(t, "hello agent.example", body)
 
 	// TLSConfig reads the same files without any request.
-	cfg, err = TLSConfig(ssldir, "agent.example", "chain")
+	cfg, err = Files{Dir: ssldir, Certname: "agent.example", Revocation: "chain"}.TLSConfig()
 	require.NoError(t, err)
 	body, err = get(t, ca, cfg)
 	require.NoError(t, err)
@@ -679,13 +679,13 @@ func TestTLSConfigRefusesRevokedServer(t *testing.T) {
 	ca.mu.Unlock()
 	require.NoError(t, os.WriteFile(filepath.Join(ssldir, "crl.pem"), crlPEM, 0o644))
 	for _, mode := range []string{"chain", "leaf"} {
-		cfg, err := TLSConfig(ssldir, "client", mode)
+		cfg, err := Files{Dir: ssldir, Certname: "client", Revocation: mode}.TLSConfig()
 		require.NoError(t, err)
 		_, err = get(t, ca, cfg)
 		require.Error(t, err, mode)
 		assert.Contains(t, err.Error(), "certificate '/CN=localhost' is revoked", mode)
 	}
-	cfg, err := TLSConfig(ssldir, "client", "false")
+	cfg, err := Files{Dir: ssldir, Certname: "client", Revocation: "false"}.TLSConfig()
 	require.NoError(t, err)
 	_, err = get(t, ca, cfg)
 	assert.NoError(t, err)
@@ -693,7 +693,7 @@ func TestTLSConfigRefusesRevokedServer(t *testing.T) {
 	// A CRL signed by another CA is refused when read.
 	impostor := newTestCA(t)
 	require.NoError(t, os.WriteFile(filepath.Join(ssldir, "crl.pem"), pem.EncodeToMemory(&pem.Block{Type: "X509 CRL", Bytes: impostor.crlDER}), 0o644))
-	_, err = TLSConfig(ssldir, "client", "chain")
+	_, err = Files{Dir: ssldir, Certname: "client", Revocation: "chain"}.TLSConfig()
 	assert.ErrorContains(t, err, "invalid signature for CRL issued by 'CN=Puppet CA: pippet ssl test'")
 }
 

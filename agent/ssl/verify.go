@@ -36,14 +36,24 @@ func revocationMode(s string) (string, error) {
 	return "", fmt.Errorf("invalid certificate_revocation %q (chain, leaf or false)", s)
 }
 
-// TLSConfig is the TLS configuration of an agent whose ssldir already
-// holds everything (certs/ca.pem, crl.pem unless revocation is "false",
-// private_keys/CERTNAME.pem and certs/CERTNAME.pem): the CA bundle is the
-// only root, the client certificate is presented, and the server's chain
-// is checked against the CRLs as revocation says. Nothing is fetched; the
-// files are read without following symbolic links. Bootstrap returns the
-// same configuration once it has made or fetched what was missing.
-func TLSConfig(sslDir, certname, revocation string) (*tls.Config, error) {
+// Files are an agent's SSL files, named by its SSL directory and
+// certname, with its certificate_revocation setting: the client TLS
+// configuration handed to what reaches a Puppet Server without
+// bootstrapping (applier/source's puppet:// sources).
+type Files struct {
+	Dir, Certname, Revocation string
+}
+
+// TLSConfig is the TLS configuration of an agent whose ssldir (f.Dir)
+// already holds everything (certs/ca.pem, crl.pem unless f.Revocation
+// is "false", private_keys/CERTNAME.pem and certs/CERTNAME.pem): the CA
+// bundle is the only root, the client certificate is presented, and the
+// server's chain is checked against the CRLs as f.Revocation says ("" is
+// chain). Nothing is fetched; the files are read without following
+// symbolic links. Bootstrap returns the same configuration once it has
+// made or fetched what was missing.
+func (f Files) TLSConfig() (*tls.Config, error) {
+	sslDir, certname, revocation := f.Dir, f.Certname, f.Revocation
 	if sslDir == "" {
 		return nil, errors.New("no SSL directory (--ssldir)")
 	}

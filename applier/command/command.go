@@ -489,8 +489,9 @@ func KillRunning() {
 	}
 }
 
-// Running is how many commands are running now (for tests).
-func Running() int {
+// running is how many commands are running now (export_test.go hands it
+// to the tests).
+func running() int {
 	live.Lock()
 	defer live.Unlock()
 	return len(live.groups)

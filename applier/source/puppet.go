@@ -17,8 +17,6 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
-
-	"github.com/pippet/pippet/agent/ssl"
 )
 
 // PuppetOptions say how puppet:// sources reach a Puppet Server, as the
@@ -30,17 +28,23 @@ type PuppetOptions struct {
 	Port   int
 	// Environment is sent with every request (default production).
 	Environment string
-	// SSLDir holds certs/CERTNAME.pem, private_keys/CERTNAME.pem,
-	// certs/ca.pem and crl.pem, as the agent's ssldir does.
-	SSLDir   string
-	Certname string
-	// NoCRL skips the revocation check (Puppet's certificate_revocation
-	// = false); by default crl.pem must exist and is checked.
-	NoCRL bool
+	// TLS is handed in by the caller: the client TLS configuration (the
+	// agent's certificate and key, its CA as the only root, its CRL
+	// checked), as agent/ssl's Files reads it from the agent's SSL
+	// directory. It is asked for on the first puppet:// request, not
+	// before, and again after it failed.
+	TLS ClientTLS
 	// Client, when set, carries every request (an agent run's client,
-	// whose TLS configuration its certificate bootstrap made): SSLDir,
-	// Certname and NoCRL are then not read.
+	// whose TLS configuration its certificate bootstrap made): TLS is then
+	// not called.
 	Client *http.Client
+}
+
+// ClientTLS gives the TLS configuration of a client of a Puppet Server.
+// Its dynamic type must be comparable (a struct of values, or a
+// pointer): options that compare equal share one fetcher.
+type ClientTLS interface {
+	TLSConfig() (*tls.Config, error)
 }
 
 // Puppet serves puppet:// URLs through a Puppet Server's file serving
@@ -48,9 +52,9 @@ type PuppetOptions struct {
 // Open, over one kept-alive, mutually authenticated TLS connection per
 // server.
 //
-// The agent's SSL files are read on first use (not when the receiver
-// starts), and again after a failure to read them, so that a receiver
-// that never sees a puppet:// source never needs them.
+// The TLS configuration is asked for on first use (not when the receiver
+// starts), and again after a failure, so that a receiver that never sees
+// a puppet:// source never needs the agent's SSL files.
 type Puppet struct {
 	opts    PuppetOptions
 	timeout time.Duration
@@ -120,9 +124,12 @@ func (p *Puppet) httpClient() (*http.Client, error) {
 		p.client = p.opts.Client
 		return p.client, nil
 	}
-	cfg, err := AgentTLS(p.opts)
+	if p.opts.TLS == nil {
+		return nil, errors.New("no TLS configuration (--ssldir, --certname) for puppet:// sources")
+	}
+	cfg, err := p.opts.TLS.TLSConfig()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("puppet:// sources: %w", err)
 	}
 	tr := &http.Transport{
 		TLSClientConfig:     cfg,
@@ -139,24 +146,6 @@ func (p *Puppet) httpClient() (*http.Client, error) {
 		CheckRedirect: PuppetRedirects,
 	}
 	return p.client, nil
-}
-
-// AgentTLS is the TLS configuration the agent uses with its ssldir
-// (agent/ssl.TLSConfig): the CA in certs/ca.pem is the only root, the
-// client certificate and key of certname are presented, and the server's
-// chain is checked against crl.pem unless NoCRL.
-func AgentTLS(o PuppetOptions) (*tls.Config, error) {
-	if o.SSLDir == "" {
-		return nil, errors.New("no SSL directory (--ssldir) for puppet:// sources")
-	}
-	if o.Certname == "" {
-		return nil, errors.New("no certname (--certname) for puppet:// sources")
-	}
-	revocation := ssl.RevocationChain
-	if o.NoCRL {
-		revocation = ssl.RevocationOff
-	}
-	return ssl.TLSConfig(o.SSLDir, o.Certname, revocation)
 }
 
 // endpoint is the REST URL for one of the file serving endpoints, with

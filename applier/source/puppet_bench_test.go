@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pippet/pippet/agent/ssl"
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/applier/source/sourcetest"
 )
@@ -44,7 +45,7 @@ func BenchmarkPuppetStatKeptConnection(b *testing.B) {
 
 func BenchmarkFloorHTTPSGetKeptConnection(b *testing.B) {
 	ca, u := puppetBenchServer(b)
-	cfg, err := source.AgentTLS(source.PuppetOptions{SSLDir: ca.SSLDir, Certname: ca.Certname})
+	cfg, err := ssl.Files{Dir: ca.SSLDir, Certname: ca.Certname}.TLSConfig()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pippet/pippet/agent/ssl"
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/applier/source/sourcetest"
 )
@@ -39,7 +40,7 @@ func puppetFetcher(t testing.TB, ca *sourcetest.PuppetCA, srv string, timeout ti
 	fmt.Sscan(port, &p)
 	_ = host
 	f, err := source.New(source.Options{HTTPTimeout: timeout, Puppet: &source.PuppetOptions{
-		Server: "localhost", Port: p, Environment: "testenv", SSLDir: ca.SSLDir, Certname: ca.Certname}})
+		Server: "localhost", Port: p, Environment: "testenv", TLS: ssl.Files{Dir: ca.SSLDir, Certname: ca.Certname}}})
 	require.NoError(t, err)
 	return f
 }
@@ -319,7 +320,7 @@ func TestPuppetRevokedServerRefused(t *testing.T) {
 
 func TestPuppetMissingSSLFiles(t *testing.T) {
 	ca := sourcetest.NewPuppetCA(t, false)
-	f, err := source.New(source.Options{Puppet: &source.PuppetOptions{Server: "localhost", SSLDir: ca.SSLDir, Certname: "someone-else"}})
+	f, err := source.New(source.Options{Puppet: &source.PuppetOptions{Server: "localhost", TLS: ssl.Files{Dir: ca.SSLDir, Certname: "someone-else"}}})
 	require.NoError(t, err)
 	_, err = f.Stat(context.Background(), "puppet:///modules/m/motd", source.Query{})
 	require.Error(t, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/pippet/pippet/agent/config"
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/atomicfile"
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/catalog"
 	"github.com/pippet/pippet/delegate"
@@ -56,7 +57,7 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	showDiff := fs.Bool("show_diff", false, "log and report the diff of a file's content change (Puppet's show_diff setting; off by default, or as puppet.conf sets it)")
 	var forced string
 	cli.AddDelegateFlag(fs, &forced)
-	var pf source.PuppetOptions
+	var pf puppetFlags
 	addPuppetFlags(fs, &pf)
 	var fallback, modulePath string
 	cli.AddFallbackFlags(fs, &fallback, &modulePath)
@@ -130,13 +131,13 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	status := exitOK
 	if *report != "" {
-		if err := writeVia(*report, rep.WriteYAML); err != nil {
+		if err := writeVia(ctx, *report, rep.WriteYAML); err != nil {
 			fmt.Fprintf(stderr, "receiver apply: %v\n", err)
 			status = exitFailed
 		}
 	}
 	if *summary != "" {
-		if err := writeVia(*summary, rep.WriteSummary); err != nil {
+		if err := writeVia(ctx, *summary, rep.WriteSummary); err != nil {
 			fmt.Fprintf(stderr, "receiver apply: %v\n", err)
 			status = exitFailed
 		}
@@ -164,35 +165,18 @@ func readCatalog(name string, stdin io.Reader) (*catalog.Catalog, error) {
 	return c, nil
 }
 
-// writeVia writes a file through a temp file and a rename.
-func writeVia(name string, write func(io.Writer) error) error {
-	dir := filepath.Dir(name)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(name)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o640); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
+// writeVia writes a file whole through applier/atomicfile (a temp file
+// synced, renamed into place, the directory synced), mode 0640, owned by
+// the writer. An interrupted run's report is written all the same:
+// cancelling ctx does not stop it.
+func writeVia(ctx context.Context, name string, write func(io.Writer) error) error {
+	return atomicfile.WriteFunc(context.WithoutCancel(ctx), name, atomicfile.Options{Mode: 0o640, UID: -1, GID: -1}, write)
 }
 
 // localSources: without a Puppet Server configured (--server, or server
 // or server_list in puppet.conf's [user] or [main]), puppet:///modules/
 // sources are read from the modulepath, as puppet apply reads them.
-func localSources(pf source.PuppetOptions, s *config.Settings, modulePath string) func(string) (string, bool) {
+func localSources(pf puppetFlags, s *config.Settings, modulePath string) func(string) (string, bool) {
 	if pf.Server != "" || s.SetByConfig("server") || s.SetByConfig("server_list") {
 		return nil
 	}

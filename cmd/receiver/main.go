@@ -71,7 +71,7 @@ type options struct {
 	version       bool
 	cpuProfile    string
 	sync          bool
-	puppet        source.PuppetOptions // what the flags give; the rest from puppet.conf
+	puppet        puppetFlags // what the flags give; the rest from puppet.conf
 	fallback      string
 	modulePath    string
 	delegate      string
@@ -104,7 +104,7 @@ func newFlagSet(o *options) *flag.FlagSet {
 // addPuppetFlags declares the agent's settings that puppet:// sources use,
 // named as the agent's; those left empty come from puppet.conf, else
 // Puppet's defaults (resolvePuppet).
-func addPuppetFlags(fs *flag.FlagSet, p *source.PuppetOptions) {
+func addPuppetFlags(fs *flag.FlagSet, p *puppetFlags) {
 	fs.StringVar(&p.Server, "server", "", "the Puppet Server `host` of puppet:/// sources (default: puppet.conf's server, else puppet)")
 	fs.IntVar(&p.Port, "serverport", 0, "the Puppet Server's `port` (default: puppet.conf's serverport, else 8140)")
 	fs.StringVar(&p.Environment, "environment", "", "the `environment` puppet:// sources are served from (default: puppet.conf's environment, else production)")

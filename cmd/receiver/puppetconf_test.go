@@ -8,9 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/pippet/pippet/applier/source"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/agent/ssl"
 )
 
 // puppetUserPrint is `puppet config print NAMES --section user` (what
@@ -44,7 +45,7 @@ func puppetUserPrint(t *testing.T, confdir string, args ...string) map[string]st
 func TestReceiverApplyPuppetConf(t *testing.T) {
 	cases := []struct {
 		name, conf string
-		flags      source.PuppetOptions
+		flags      puppetFlags
 		args       []string
 	}{
 		{"sections", `[main]
@@ -60,7 +61,7 @@ environment = agentenv
 environment = userenv
 [main]
 server = later.example.org
-`, source.PuppetOptions{}, nil},
+`, puppetFlags{}, nil},
 		{"quotes, comments, interpolation", `# a comment
 [main]
 vardir = VARDIR
@@ -70,12 +71,12 @@ server = 'srv.example.org' # not a comment
 environment = "staging"
 [user]
 certificate_revocation = leaf
-`, source.PuppetOptions{}, nil},
+`, puppetFlags{}, nil},
 		{"flags win", `[user]
 server = user.example.org
 certname = conf.example.org
 ssldir = $confdir/s
-`, source.PuppetOptions{Server: "flag.example.org", Port: 9000, Certname: "flag.example.org", Environment: "dev"},
+`, puppetFlags{Server: "flag.example.org", Port: 9000, Certname: "flag.example.org", Environment: "dev"},
 			[]string{"--server", "flag.example.org", "--serverport", "9000", "--certname", "flag.example.org", "--environment", "dev"}},
 	}
 	for _, c := range cases {
@@ -87,14 +88,12 @@ ssldir = $confdir/s
 			o, _, warn, err := puppetSettings("user", filepath.Join(dir, "puppet.conf"), c.flags)
 			require.NoError(t, err)
 			require.NoError(t, warn)
-			noCRL := "false"
-			if o.NoCRL {
-				noCRL = "true"
-			}
+			files, ok := o.TLS.(ssl.Files)
+			require.True(t, ok, "puppet:// sources read the agent's SSL files: %#v", o.TLS)
 			got := map[string]string{"server": o.Server, "serverport": itoa(o.Port), "environment": o.Environment,
-				"certname": o.Certname, "ssldir": o.SSLDir, "no crl": noCRL}
+				"certname": files.Certname, "ssldir": files.Dir, "certificate_revocation": files.Revocation}
 			assert.Equal(t, map[string]string{"server": want["server"], "serverport": want["serverport"], "environment": want["environment"],
-				"certname": want["certname"], "ssldir": want["ssldir"], "no crl": map[bool]string{true: "true", false: "false"}[want["certificate_revocation"] == "false"]}, got)
+				"certname": want["certname"], "ssldir": want["ssldir"], "certificate_revocation": want["certificate_revocation"]}, got)
 		})
 	}
 }
@@ -106,18 +105,18 @@ func TestReceiverApplyBrokenPuppetConf(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "puppet.conf")
 	require.NoError(t, os.WriteFile(p, []byte("[main]\nserver = s.example.org\n[production]\nmodulepath = x\n"), 0o644))
-	o, s, warn, err := puppetSettings("user", p, source.PuppetOptions{Certname: "me.example.org"})
+	o, s, warn, err := puppetSettings("user", p, puppetFlags{Certname: "me.example.org"})
 	require.NoError(t, err)
 	assert.ErrorContains(t, warn, p+":3: illegal section [production]")
 	assert.Equal(t, "puppet", o.Server)
 	assert.Equal(t, 8140, o.Port)
-	assert.Equal(t, "me.example.org", o.Certname)
+	assert.Equal(t, ssl.Files{Dir: s.SSLDir, Certname: "me.example.org", Revocation: s.CertificateRevocation}, o.TLS)
 	assert.False(t, s.SetByConfig("server"))
 
-	_, _, _, err = puppetSettings("user", p, source.PuppetOptions{Port: 70000})
+	_, _, _, err = puppetSettings("user", p, puppetFlags{Port: 70000})
 	assert.EqualError(t, err, "--serverport 70000 is not a port")
 	require.NoError(t, os.WriteFile(p, []byte("[user]\nserver_list = a.example.org:8150,b.example.org\n"), 0o644))
-	o, s, warn, err = puppetSettings("user", p, source.PuppetOptions{})
+	o, s, warn, err = puppetSettings("user", p, puppetFlags{})
 	require.NoError(t, err)
 	require.NoError(t, warn)
 	assert.Equal(t, "a.example.org", o.Server)

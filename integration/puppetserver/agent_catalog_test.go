@@ -18,11 +18,13 @@ import (
 
 	"github.com/pippet/pippet/agent/facts"
 	agentserver "github.com/pippet/pippet/agent/server"
+	"github.com/pippet/pippet/agent/ssl"
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/applier/types/file"
 	"github.com/pippet/pippet/catalog"
+	"github.com/pippet/pippet/report"
 )
 
 // The agent's catalog against the real server: two environments of
@@ -78,7 +80,7 @@ func init() {
 // catalogClient is the agent's client of the test server, as agent1.
 func catalogClient(t *testing.T, s *server) *agentserver.Client {
 	t.Helper()
-	cfg, err := source.AgentTLS(source.PuppetOptions{SSLDir: s.agentSSL, Certname: "agent1"})
+	cfg, err := ssl.Files{Dir: s.agentSSL, Certname: "agent1"}.TLSConfig()
 	require.NoError(t, err)
 	return agentserver.New(agentserver.HTTPClient(cfg, 10*time.Second, 2*time.Minute), fmt.Sprintf("https://localhost:%d", s.port), "agent1")
 }
@@ -127,7 +129,7 @@ func catalogMessage(c *catalog.Catalog, title string) string {
 // applyFiles applies the catalog's File resources natively, the
 // static catalog's metadata given to the file type and puppet:// sources
 // read through the agent's own client.
-func applyFiles(t *testing.T, cat *catalog.Catalog, po *source.PuppetOptions) *catalog.Report {
+func applyFiles(t *testing.T, cat *catalog.Catalog, po *source.PuppetOptions) *report.Report {
 	t.Helper()
 	st, err := cat.Static()
 	require.NoError(t, err)
@@ -208,7 +210,7 @@ func TestAgentCatalogStaticFromServer(t *testing.T) {
 // clientOf is a second client of the agent's for puppet:// sources.
 func clientOf(t *testing.T, s *server) *http.Client {
 	t.Helper()
-	cfg, err := source.AgentTLS(source.PuppetOptions{SSLDir: s.agentSSL, Certname: "agent1"})
+	cfg, err := ssl.Files{Dir: s.agentSSL, Certname: "agent1"}.TLSConfig()
 	require.NoError(t, err)
 	return agentserver.HTTPClient(cfg, 10*time.Second, time.Minute)
 }
@@ -243,7 +245,7 @@ func TestAgentCatalogCacheAndEnvironments(t *testing.T) {
 	require.NoError(t, err)
 	dead := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	cfg, err := source.AgentTLS(source.PuppetOptions{SSLDir: s.agentSSL, Certname: "agent1"})
+	cfg, err := ssl.Files{Dir: s.agentSSL, Certname: "agent1"}.TLSConfig()
 	require.NoError(t, err)
 	wrong := agentserver.New(agentserver.HTTPClient(cfg, 5*time.Second, time.Minute), fmt.Sprintf("https://localhost:%d", dead), "agent1")
 	logbuf.Reset()

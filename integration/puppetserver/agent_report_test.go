@@ -9,7 +9,7 @@ package puppetserver
 // loaded by Puppet's own Ruby as a Puppet::Transaction::Report.
 //
 // PIPPET_RECORD_REPORT=DIR keeps Puppet's report, summary and catalog in
-// DIR (how agent/report/testdata was recorded).
+// DIR (how report/testdata was recorded).
 
 import (
 	"bytes"
@@ -31,11 +31,11 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
-	"github.com/pippet/pippet/agent/report"
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/engine"
 	_ "github.com/pippet/pippet/applier/types/all"
 	"github.com/pippet/pippet/catalog"
+	"github.com/pippet/pippet/report"
 )
 
 const (
@@ -209,14 +209,15 @@ environment = %s
 	start := time.Now()
 	rep := catalog.Apply(ctx, g, engine.New(applier.Default, env).NewSession(), catalog.Options{Log: logh})
 	uuid := "4f1d7a52-8c3e-4b6a-9d2f-0a1b2c3d4e5f"
-	m := report.Meta{TransactionUUID: uuid, CachedCatalogStatus: "not_used", PuppetVersion: "7.23.0",
+	rep.TransactionUUID, rep.PuppetVersion = uuid, "7.23.0"
+	rep.Meta = &report.Meta{CachedCatalogStatus: "not_used",
 		Timings: map[string]time.Duration{"config_retrieval": 0, "catalog_application": rep.Duration,
 			"transaction_evaluation": rep.Duration, "total": time.Since(start)}}
-	body, err := report.JSON(rep, m)
+	body, err := rep.MarshalJSON()
 	require.NoError(t, err)
 	hc := areportClient(t, ssldir)
 	base := fmt.Sprintf("https://localhost:%d", s.port)
-	require.NoError(t, report.Submit(ctx, hc, base, areportNode, areportEnv, body))
+	require.NoError(t, report.Submit(ctx, hc, base, areportNode, areportEnv, body, rep.Version()))
 	ours := storedWith(t, s, uuid)
 
 	// The server stored ours with Puppet's statuses.
@@ -294,10 +295,11 @@ func TestAgentReportRefusedByServer(t *testing.T) {
 	s := need(t)
 	dir := t.TempDir()
 	hc := areportClient(t, areportCert(t, s, dir))
-	rep := &catalog.Report{Host: "someone-else", Environment: areportEnv, Time: time.Now(), Incomplete: true}
-	body, err := report.JSON(rep, report.Meta{})
+	rep := &report.Report{Host: "someone-else", Environment: areportEnv, Time: time.Now(), Incomplete: true}
+	rep.Meta = &report.Meta{}
+	body, err := rep.MarshalJSON()
 	require.NoError(t, err)
-	err = report.Submit(context.Background(), hc, fmt.Sprintf("https://localhost:%d", s.port), "someone-else", areportEnv, body)
+	err = report.Submit(context.Background(), hc, fmt.Sprintf("https://localhost:%d", s.port), "someone-else", areportEnv, body, rep.Version())
 	var re *report.Error
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, 403, re.Code)
@@ -305,7 +307,7 @@ func TestAgentReportRefusedByServer(t *testing.T) {
 	assert.Contains(t, err.Error(), "Forbidden request")
 
 	// Not JSON at all: the server says why.
-	err = report.Submit(context.Background(), hc, fmt.Sprintf("https://localhost:%d", s.port), areportNode, areportEnv, []byte("{not json"))
+	err = report.Submit(context.Background(), hc, fmt.Sprintf("https://localhost:%d", s.port), areportNode, areportEnv, []byte("{not json"), rep.Version())
 	require.ErrorAs(t, err, &re)
 	assert.GreaterOrEqual(t, re.Code, 400)
 	t.Logf("the server's answer to a broken report: %v", err)

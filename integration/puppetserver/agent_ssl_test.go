@@ -128,7 +128,7 @@ func TestAgentSSLBootstrapAgainstPuppetServer(t *testing.T) {
 	assert.Equal(t, http.StatusOK, code, body)
 	assert.Contains(t, body, `"name":"`+name+`"`)
 	// And the same files, read again with no request, do too.
-	cfg, err := ssl.TLSConfig(ssldir, name, "chain")
+	cfg, err := ssl.Files{Dir: ssldir, Certname: name, Revocation: "chain"}.TLSConfig()
 	require.NoError(t, err)
 	code, body, err = nodeRequest(s, cfg, name)
 	require.NoError(t, err)

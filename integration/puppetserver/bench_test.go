@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/pippet/pippet/applier/source"
+	"github.com/pippet/pippet/agent/ssl"
 )
 
 // BenchmarkUnchangedPuppetFile: one receiver, one unchanged puppet://
@@ -51,7 +51,7 @@ func BenchmarkUnchangedPuppetFile(b *testing.B) {
 		return line
 	}
 
-	cfg, err := source.AgentTLS(source.PuppetOptions{SSLDir: s.agentSSL, Certname: "agent1"})
+	cfg, err := ssl.Files{Dir: s.agentSSL, Certname: "agent1"}.TLSConfig()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/pippet/pippet/agent/facts"
 	"github.com/pippet/pippet/agent/pluginsync"
+	"github.com/pippet/pippet/agent/ssl"
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/internal/puppetlog"
 	"github.com/pippet/pippet/internal/testutil"
@@ -66,7 +67,7 @@ func init() {
 // pluginsyncOptions are an agent's options against the test server.
 func pluginsyncOptions(t *testing.T, s *server, vardir string, log *testutil.SyncBuffer) pluginsync.Options {
 	t.Helper()
-	cfg, err := source.AgentTLS(source.PuppetOptions{SSLDir: s.agentSSL, Certname: "agent1"})
+	cfg, err := ssl.Files{Dir: s.agentSSL, Certname: "agent1"}.TLSConfig()
 	require.NoError(t, err)
 	return pluginsync.Options{
 		Client: &http.Client{Transport: &http.Transport{TLSClientConfig: cfg}},

@@ -10,6 +10,7 @@ import (
 	"github.com/pippet/pippet/applier/command"
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/catalog"
+	"github.com/pippet/pippet/report"
 )
 
 // Options say how a catalog is applied.
@@ -54,7 +55,7 @@ type Options struct {
 // could not be applied at all (a resource the graph refuses, a forced
 // type the fallback lacks): nothing was changed. A resource that fails
 // is in the report, not an error.
-func Apply(ctx context.Context, cat *catalog.Catalog, o Options) (*catalog.Report, error) {
+func Apply(ctx context.Context, cat *catalog.Catalog, o Options) (*report.Report, error) {
 	logh := o.Log
 	if logh == nil {
 		logh = catalog.NewLog(nil)

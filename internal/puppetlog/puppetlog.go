@@ -12,15 +12,18 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
-
-	"github.com/pippet/pippet/applier"
 )
+
+// LevelNotice is Puppet's notice level, between info and warning: the
+// one definition, which applier (as applier.LevelNotice, for type
+// authors) and every logger of pippet use.
+const LevelNotice = slog.Level(2)
 
 // Levels are the log levels by the names Puppet uses for --log-level.
 var Levels = map[string]slog.Level{
 	"debug":   slog.LevelDebug,
 	"info":    slog.LevelInfo,
-	"notice":  applier.LevelNotice,
+	"notice":  LevelNotice,
 	"warning": slog.LevelWarn,
 	"err":     slog.LevelError,
 	// Puppet's levels above err: nothing pippet logs is that severe, so
@@ -68,7 +71,7 @@ func rank(l slog.Level) int {
 		return 0
 	case l >= slog.LevelWarn:
 		return 1
-	case l >= applier.LevelNotice:
+	case l >= LevelNotice:
 		return 2
 	case l >= slog.LevelInfo:
 		return 3

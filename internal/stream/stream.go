@@ -18,6 +18,7 @@ import (
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/dirsync"
 	"github.com/pippet/pippet/delegate"
+	"github.com/pippet/pippet/internal/puppetlog"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -121,10 +122,10 @@ func Run(ctx context.Context, cfg Config, app protocol.Applier, in io.Reader, ou
 			case s := <-sigs:
 				n++
 				if n == 1 {
-					cfg.Log.Log(ctx, applier.LevelNotice, fmt.Sprintf("Caught %s; finishing the resource in progress, then exiting", sigName(s)))
+					cfg.Log.Log(ctx, applier.LevelNotice, fmt.Sprintf("Caught %s; finishing the resource in progress, then exiting", puppetlog.SignalName(s)))
 					close(stop)
 				} else {
-					cfg.Log.Log(ctx, applier.LevelNotice, fmt.Sprintf("Caught %s again; cancelling the resource in progress", sigName(s)))
+					cfg.Log.Log(ctx, applier.LevelNotice, fmt.Sprintf("Caught %s again; cancelling the resource in progress", puppetlog.SignalName(s)))
 					cancel()
 				}
 			}
@@ -344,19 +345,6 @@ func (l *loop) write(res *protocol.Result, lineNo int, start time.Time, count bo
 		return false
 	}
 	return true
-}
-
-// sigName names a signal as Puppet's messages do ("Caught TERM").
-func sigName(s os.Signal) string {
-	switch s {
-	case syscall.SIGTERM:
-		return "TERM"
-	case syscall.SIGINT:
-		return "INT"
-	case syscall.SIGHUP:
-		return "HUP"
-	}
-	return s.String()
 }
 
 // lineWaiting reports whether r's buffer holds the whole next line, so

@@ -6,6 +6,7 @@ import (
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/types/concat"
+	_ "github.com/pippet/pippet/applier/types/file" // the target's type, found by name
 	"github.com/pippet/pippet/applier/typetest/puppetcase"
 )
 

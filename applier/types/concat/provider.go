@@ -11,7 +11,6 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/sysfile"
-	"github.com/pippet/pippet/applier/types/file"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -80,7 +79,8 @@ type fileProvider struct {
 }
 
 // engines holds, per environment, an engine with the file type alone
-// (the Env's Engine over a registry of file): the one that applies
+// (the Env's Engine over a registry of file, found by its name among the
+// registered types: a type never imports another): the one that applies
 // concat_files' targets. Its requests are logged at debug level (see
 // fileRequest): the noop probe's events are no news, and the real changes
 // are logged once, as the concat_file's.
@@ -93,8 +93,12 @@ func fileEngine(env *applier.Env) (protocol.Applier, error) {
 	if env.Engine == nil {
 		return nil, errors.New("concat_file applies its target through the engine, and none serves this environment")
 	}
+	ft, ok := applier.Default.Lookup("file")
+	if !ok {
+		return nil, errors.New("concat_file applies its target as a file, and no file type is registered (import applier/types/file)")
+	}
 	reg := applier.NewRegistry()
-	reg.Add(file.Type)
+	reg.Add(ft)
 	e, _ := engines.LoadOrStore(env, env.Engine(reg, env))
 	return e.(protocol.Applier), nil
 }

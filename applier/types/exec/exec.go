@@ -274,7 +274,7 @@ func mungeCommand(v any) (any, error) {
 		if s, ok := scalar(v); ok {
 			return s, nil
 		}
-		return nil, fmt.Errorf("Command must be a String or Array<String>, got value of class %T", v)
+		return nil, fmt.Errorf("Command must be a String or Array<String>, got value of class %s", applier.RubyClass(v))
 	}
 }
 

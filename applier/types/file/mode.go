@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/pippet/pippet/applier"
 )
 
 var (
@@ -17,11 +19,11 @@ var (
 func mungeMode(v any) (any, error) {
 	s, ok := v.(string)
 	if !ok {
-		if k := kindName(v); k == "Integer" || k == "Float" {
+		if k := applier.RubyClass(v); k == "Integer" || k == "Float" {
 			// mode: 644 or 0644 unquoted: YAML reads a number.
 			return nil, fmt.Errorf("the file mode specification must be a string, not '%s'; quote the mode as a string, e.g. '0644'", k)
 		}
-		return nil, fmt.Errorf("the file mode specification must be a string, not '%s'", kindName(v))
+		return nil, fmt.Errorf("the file mode specification must be a string, not '%s'", applier.RubyClass(v))
 	}
 	if len(s) == 4 && s[0] == '0' && isOctal(s[1]) && isOctal(s[2]) && isOctal(s[3]) {
 		return v, nil // the usual '0644': already normal
@@ -42,24 +44,6 @@ func mungeMode(v any) (any, error) {
 }
 
 func isOctal(c byte) bool { return c >= '0' && c <= '7' }
-
-func kindName(v any) string {
-	switch v.(type) {
-	case int, int64, uint64:
-		return "Integer"
-	case float64:
-		return "Float"
-	case bool:
-		return "Boolean"
-	case []any:
-		return "Array"
-	case map[string]any:
-		return "Hash"
-	case nil:
-		return "nil"
-	}
-	return fmt.Sprintf("%T", v)
-}
 
 // isNumericMode reports whether a munged mode is octal.
 // isNumericMode: one to four octal digits, or five with a leading zero

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pippet/pippet/agent/ssl"
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/applier/source/sourcetest"
 )
@@ -76,7 +77,7 @@ func withPuppet(t *testing.T, files map[string]string) (*puppetServer, func(*sou
 	var p int
 	fmt.Sscan(port, &p)
 	return ps, func(o *source.Options) {
-		o.Puppet = &source.PuppetOptions{Server: "localhost", Port: p, SSLDir: ca.SSLDir, Certname: ca.Certname}
+		o.Puppet = &source.PuppetOptions{Server: "localhost", Port: p, TLS: ssl.Files{Dir: ca.SSLDir, Certname: ca.Certname}}
 	}
 }
 

@@ -260,7 +260,7 @@ func mungeContent(v any) (any, error) {
 	case int64, float64, bool, uint64:
 		return &Content{Data: fmt.Sprint(x), Inline: true}, nil
 	}
-	return nil, fmt.Errorf("content must be a string, not %s", kindName(v))
+	return nil, fmt.Errorf("content must be a string, not %s", applier.RubyClass(v))
 }
 
 func mungeSource(v any) (any, error) {

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/pippet/pippet/agent/ssl"
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/applier/source/sourcetest"
 )
@@ -99,7 +100,7 @@ func withStatic(t *testing.T, s *staticServer, st *source.Static) func(*source.O
 	var p int
 	fmt.Sscan(port, &p)
 	return func(o *source.Options) {
-		o.Puppet = &source.PuppetOptions{Server: "localhost", Port: p, SSLDir: ca.SSLDir, Certname: ca.Certname}
+		o.Puppet = &source.PuppetOptions{Server: "localhost", Port: p, TLS: ssl.Files{Dir: ca.SSLDir, Certname: ca.Certname}}
 		o.Static = st
 	}
 }

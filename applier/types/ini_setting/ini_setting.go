@@ -30,61 +30,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/sysfile"
 	"github.com/pippet/pippet/applier/types/internal/inifile"
 	"github.com/pippet/pippet/applier/types/internal/linefile"
 )
-
-// Redacted is how a value is shown.
-const Redacted = "[redacted sensitive information]"
-
-// Value is a setting's value: a string that shows as Redacted in
-// messages and answers.
-type Value string
-
-// MarshalJSON shows the value redacted.
-func (Value) MarshalJSON() ([]byte, error) { return []byte(`"` + Redacted + `"`), nil }
-
-// String shows the value redacted.
-func (Value) String() string { return Redacted }
-
-// Booleans are the values of a Puppet::Parameter::Boolean, as its
-// error message lists them.
-var Booleans = []string{"true", "false", "yes", "no"}
-
-// MungeBoolean makes a Puppet::Parameter::Boolean's value a bool.
-func MungeBoolean(v any) (any, error) {
-	s, _ := v.(string)
-	return s == "true" || s == "yes", nil
-}
-
-// AbsolutePath is the modules' check of `path`.
-func AbsolutePath(v any) error {
-	if s, _ := v.(string); !filepath.IsAbs(s) {
-		return fmt.Errorf("File paths must be fully qualified, not '%s'", s)
-	}
-	return nil
-}
-
-// ShowDiff is the modules' show_diff parameter (true, md5 or false).
-var ShowDiff = &applier.Attr{
-	Name:      "show_diff",
-	Behaviour: applier.Parameter,
-	Kind:      applier.KindEnum,
-	Values:    []string{"true", "md5", "false"},
-	Aliases:   map[string]string{"yes": "true", "no": "false"},
-	Default:   "true",
-	Doc: "Whether to display differences when the setting changes: true, md5 or false. " +
-		"Accepted for compatibility: values are always shown redacted, as Puppet shows them " +
-		"with its default show_diff setting.",
-}
 
 // Type is the ini_setting type's declaration.
 var Type = &applier.Type{
@@ -135,8 +88,8 @@ var Type = &applier.Type{
 			Name:      "force_new_section_creation",
 			Behaviour: applier.Parameter,
 			Kind:      applier.KindEnum,
-			Values:    Booleans,
-			Munge:     MungeBoolean,
+			Values:    inifile.Booleans,
+			Munge:     inifile.MungeBoolean,
 			Default:   "true",
 			Doc: "Whether a missing section is created; when false and the section is " +
 				"missing, the setting is left absent.",
@@ -145,10 +98,10 @@ var Type = &applier.Type{
 			Name:      "path",
 			Behaviour: applier.Parameter,
 			Kind:      applier.KindString,
-			Validate:  AbsolutePath,
+			Validate:  inifile.AbsolutePath,
 			Doc:       "The INI file that should contain the setting; fully qualified.",
 		},
-		ShowDiff,
+		inifile.ShowDiff,
 		{
 			Name:      "key_val_separator",
 			Behaviour: applier.Parameter,
@@ -161,8 +114,8 @@ var Type = &applier.Type{
 			Name:      "value",
 			Behaviour: applier.Property,
 			Kind:      applier.KindString,
-			Munge:     func(v any) (any, error) { return Value(strings.TrimSpace(v.(string))), nil },
-			Format:    func(any) string { return Redacted },
+			Munge:     func(v any) (any, error) { return inifile.Value(strings.TrimSpace(v.(string))), nil },
+			Format:    func(any) string { return inifile.Redacted },
 			Doc:       "The value of the setting; surrounding whitespace is stripped. Shown redacted.",
 		},
 		{
@@ -197,8 +150,8 @@ var Type = &applier.Type{
 			Name:      "refreshonly",
 			Behaviour: applier.Parameter,
 			Kind:      applier.KindEnum,
-			Values:    Booleans,
-			Munge:     MungeBoolean,
+			Values:    inifile.Booleans,
+			Munge:     inifile.MungeBoolean,
 			Default:   "false",
 			Doc: "Change the setting only when the resource is refreshed (the request " +
 				"carries a refresh); otherwise it is in sync whatever the file holds.",
@@ -229,24 +182,6 @@ func IndentWidth(r *applier.Resource) int {
 	}
 	w, _ := strconv.Atoi(s[:n])
 	return w
-}
-
-// ReadFile reads path for the ini types: a missing file (or a
-// directory) reads as empty, as the module's readlines; a FIFO, device
-// or socket is refused ("PATH: not a regular file"), never read, so
-// that one placed there cannot stall the run.
-func ReadFile(path string) ([]byte, error) {
-	b, err := sysfile.ReadRegular(path, 0)
-	if err == nil || errors.Is(err, fs.ErrNotExist) {
-		return b, nil
-	}
-	if fi, serr := os.Stat(path); serr == nil && fi.IsDir() {
-		return nil, nil
-	}
-	if errors.Is(err, sysfile.ErrNotRegular) {
-		return nil, err
-	}
-	return nil, fmt.Errorf("reading %s: %w", path, err)
 }
 
 type provider struct {
@@ -295,7 +230,7 @@ func (p *provider) Resolve(ctx context.Context) error {
 		return errors.New("path is a required attribute")
 	}
 	var err error
-	if p.content, err = ReadFile(p.path); err != nil {
+	if p.content, err = inifile.ReadFile(p.path); err != nil {
 		return err
 	}
 	setting, _ := p.r.Value("setting").(string)
@@ -322,7 +257,7 @@ func (p *provider) Get(ctx context.Context, cur *applier.State) error {
 		exists = p.hasSection
 	} else if p.found {
 		exists = true
-		cur.Set("value", Value(p.value))
+		cur.Set("value", inifile.Value(p.value))
 	}
 	if exists {
 		cur.Set("ensure", "present")
@@ -339,7 +274,7 @@ func (p *provider) set(ctx context.Context, value any) error {
 		return err
 	}
 	setting, hasSetting := p.r.Value("setting").(string)
-	v, hasValue := value.(Value)
+	v, hasValue := value.(inifile.Value)
 	if !hasSetting && !hasValue {
 		p.file.EnsureSection(p.r.String("section"))
 	} else {
@@ -366,7 +301,7 @@ func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 		}
 		return p.set(ctx, p.r.Value("value"))
 	case "value":
-		c.Message = "value changed " + Redacted + " to " + Redacted
+		c.Message = "value changed " + inifile.Redacted + " to " + inifile.Redacted
 		return p.set(ctx, c.Should)
 	}
 	return fmt.Errorf("no such property %s", c.Property)

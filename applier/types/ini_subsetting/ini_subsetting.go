@@ -30,7 +30,6 @@ import (
 	"regexp"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/types/ini_setting"
 	"github.com/pippet/pippet/applier/types/internal/inifile"
 	"github.com/pippet/pippet/applier/types/internal/linefile"
 )
@@ -63,9 +62,9 @@ var Type = &applier.Type{
 			Doc: "The separator between subsettings (default one space); every character of it separates items."},
 		{Name: "subsetting_key_val_separator", Behaviour: applier.Parameter, Kind: applier.KindString, Default: "",
 			Doc: "The separator between a subsetting's name and its value (default none: -Xmx1g)."},
-		{Name: "path", Behaviour: applier.Parameter, Kind: applier.KindString, Validate: ini_setting.AbsolutePath,
+		{Name: "path", Behaviour: applier.Parameter, Kind: applier.KindString, Validate: inifile.AbsolutePath,
 			Doc: "The INI file; fully qualified."},
-		ini_setting.ShowDiff,
+		inifile.ShowDiff,
 		{Name: "key_val_separator", Behaviour: applier.Parameter, Kind: applier.KindString, Default: " = ",
 			Doc: "The separator between the setting's name and its value."},
 		{Name: "quote_char", Behaviour: applier.Parameter, Kind: applier.KindString, Default: "",
@@ -82,8 +81,8 @@ var Type = &applier.Type{
 			Name:      "value",
 			Behaviour: applier.Property,
 			Kind:      applier.KindString,
-			Munge:     func(v any) (any, error) { return ini_setting.Value(v.(string)), nil },
-			Format:    func(any) string { return ini_setting.Redacted },
+			Munge:     func(v any) (any, error) { return inifile.Value(v.(string)), nil },
+			Format:    func(any) string { return inifile.Redacted },
 			Doc:       "The value of the subsetting (what follows its name and separator). Shown redacted.",
 		},
 		{Name: "insert_type", Behaviour: applier.Parameter, Kind: applier.KindEnum,
@@ -121,7 +120,7 @@ func (p *provider) Get(ctx context.Context, cur *applier.State) error {
 	if p.path == "" {
 		return errors.New("path is a required attribute")
 	}
-	b, err := ini_setting.ReadFile(p.path)
+	b, err := inifile.ReadFile(p.path)
 	if err != nil {
 		return err
 	}
@@ -139,7 +138,7 @@ func (p *provider) Get(ctx context.Context, cur *applier.State) error {
 	}
 	cur.Set("ensure", "present")
 	if v, ok := p.value.subValue(sub); ok {
-		cur.Set("value", ini_setting.Value(v))
+		cur.Set("value", inifile.Value(v))
 	}
 	return nil
 }
@@ -157,9 +156,9 @@ func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 		return linefile.Write(ctx, p.env, p.path, p.file.Bytes())
 	}
 	if c.Property == "value" {
-		c.Message = "value changed " + ini_setting.Redacted + " to " + ini_setting.Redacted
+		c.Message = "value changed " + inifile.Redacted + " to " + inifile.Redacted
 	}
-	v, _ := p.r.Value("value").(ini_setting.Value)
+	v, _ := p.r.Value("value").(inifile.Value)
 	if err := p.value.add(sub, string(v), p.exact, p.r.String("insert_type"), p.r.String("insert_value")); err != nil {
 		return err
 	}

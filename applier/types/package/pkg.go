@@ -190,33 +190,12 @@ func isVersion(s string) bool { return s != "" && !reserved[s] }
 func mungeName(v any) (any, error) {
 	s, ok := v.(string)
 	if !ok {
-		return nil, fmt.Errorf("Name must be a String not %s", rubyClass(v))
+		return nil, fmt.Errorf("Name must be a String not %s", applier.RubyClass(v))
 	}
 	if s == "" || strings.HasPrefix(s, "-") || strings.ContainsAny(s, " \t\r\n\x00") {
 		return nil, fmt.Errorf("Invalid package name %q: it must not be empty, start with '-' or contain whitespace", s)
 	}
 	return v, nil // already boxed: no allocation
-}
-
-func rubyClass(v any) string {
-	switch v.(type) {
-	case int64, int:
-		return "Integer"
-	case float64:
-		return "Float"
-	case bool:
-		if v.(bool) {
-			return "TrueClass"
-		}
-		return "FalseClass"
-	case []any:
-		return "Array"
-	case map[string]any:
-		return "Hash"
-	case nil:
-		return "NilClass"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 func validateNotOption(attr string) func(v any) error {

@@ -49,7 +49,7 @@ func mungePurge(v any) (any, error) {
 		for _, e := range x {
 			s, ok := e.(string)
 			if !ok {
-				return nil, fmt.Errorf("Each entry for purge_ssh_keys must be a string, not a %s", rubyClass(e))
+				return nil, fmt.Errorf("Each entry for purge_ssh_keys must be a string, not a %s", applier.RubyClass(e))
 			}
 			if !strings.HasPrefix(s, "/") && !strings.HasPrefix(s, "~/") && !strings.HasPrefix(s, "%h/") {
 				return nil, fmt.Errorf("Paths to keyfiles must be absolute, not %s", s)
@@ -59,22 +59,6 @@ func mungePurge(v any) (any, error) {
 		return out, nil
 	}
 	return nil, fmt.Errorf("purge_ssh_keys must be true, false, or an array of file names, not %s", applier.FormatValue(v))
-}
-
-func rubyClass(v any) string {
-	switch v.(type) {
-	case int64, int:
-		return "Integer"
-	case float64:
-		return "Float"
-	case bool:
-		return "Boolean"
-	case []any:
-		return "Array"
-	case map[string]any:
-		return "Hash"
-	}
-	return fmt.Sprintf("%T", v)
 }
 
 // purgeInSync: in sync when nothing is to be purged or no key was found.

@@ -1,20 +1,3 @@
-// Package report is the end of an agent run: the transaction report sent
-// to the Puppet Server and left on disk for monitoring.
-//
-// The report itself is catalog.Report, filled by the catalog walk; the run
-// adds what the walk cannot know (Meta: the transaction's UUID, where the
-// catalog came from, how long each phase took) and the lines it logged
-// before and after the walk (Report.Logs). One model is then written three
-// ways, as Puppet 7's agent writes it, so that they agree:
-//
-//   - JSON, the body PUT to /puppet/v3/report/CERTNAME?environment=ENV
-//     (Puppet::Transaction::Report#to_data_hash, report_format 12), which
-//     the server hands to its report processors (store, PuppetDB's);
-//   - last_run_report.yaml, the same document as YAML with Ruby's tag;
-//   - last_run_summary.yaml, the metrics by name (what monitoring reads).
-//
-// Submit sends the JSON and says why the server refused it; WriteFiles
-// writes the two files whole or not at all.
 package report
 
 import (
@@ -32,20 +15,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/pippet/pippet/applier/atomicfile"
-	"github.com/pippet/pippet/catalog"
 )
-
-// Meta is what the run knows of itself that the catalog walk does not
-// (catalog.Meta).
-type Meta = catalog.Meta
-
-// JSON is the report as Puppet 7's agent sends it to the server (Content-
-// Type application/json): r with m's identifiers and phase times.
-func JSON(r *catalog.Report, m Meta) ([]byte, error) {
-	c := *r
-	c.Meta = &m
-	return c.MarshalJSON()
-}
 
 // Error is the server's refusal of a report: its HTTP status and the
 // message it gave (the "message" of Puppet Server's JSON error, or the
@@ -62,12 +32,13 @@ func (e *Error) Error() string {
 // maxErrorBody bounds how much of an error answer is read.
 const maxErrorBody = 64 << 10
 
-// Submit PUTs body (JSON's) to base (https://host:port) as
-// /puppet/v3/report/CERTNAME?environment=ENV with hc, as Puppet's agent
-// does. A refusal is an *Error worded as Puppet words it ("Error 400 on
+// Submit PUTs body (a report's MarshalJSON) to base (https://host:port)
+// as /puppet/v3/report/CERTNAME?environment=ENV with hc, as Puppet's
+// agent does, with version (the report's Version) as X-Puppet-Version.
+// A refusal is an *Error worded as Puppet words it ("Error 400 on
 // SERVER: ..."); the agent logs "Could not send report: " and the error,
 // and goes on.
-func Submit(ctx context.Context, hc *http.Client, base, certname, env string, body []byte) error {
+func Submit(ctx context.Context, hc *http.Client, base, certname, env string, body []byte, version string) error {
 	if certname == "" {
 		return errors.New("sending the report: no certname")
 	}
@@ -79,7 +50,7 @@ func Submit(ctx context.Context, hc *http.Client, base, certname, env string, bo
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("X-Puppet-Version", puppetVersion(body))
+	req.Header.Set("X-Puppet-Version", version)
 	// pippet's name, as in the agent's other requests; the version of
 	// Puppet it follows is X-Puppet-Version's and the report's.
 	req.Header.Set("User-Agent", "pippet")
@@ -93,18 +64,6 @@ func Submit(ctx context.Context, hc *http.Client, base, certname, env string, bo
 		return nil
 	}
 	return &Error{Code: resp.StatusCode, Message: serverMessage(resp, data)}
-}
-
-// puppetVersion is the version the report claims, for the header Puppet
-// sends with every request.
-func puppetVersion(body []byte) string {
-	var v struct {
-		PuppetVersion string `json:"puppet_version"`
-	}
-	if json.Unmarshal(body, &v) == nil && v.PuppetVersion != "" {
-		return v.PuppetVersion
-	}
-	return "7"
 }
 
 // serverMessage is what Puppet shows of an error answer: the message of a
@@ -125,19 +84,17 @@ func serverMessage(resp *http.Response, body []byte) string {
 }
 
 // WriteFiles writes last_run_report.yaml (reportFile) and
-// last_run_summary.yaml (summaryFile) as Puppet's agent does, each
-// through a temporary file in its directory renamed into place (mode
-// 0640); "" skips one.
-func WriteFiles(r *catalog.Report, m Meta, reportFile, summaryFile string) error {
-	c := *r
-	c.Meta = &m
+// last_run_summary.yaml (summaryFile) as Puppet writes them, each
+// through applier/atomicfile (a temporary file in its directory, synced,
+// renamed into place, the directory synced; mode 0640); "" skips one.
+func WriteFiles(r *Report, reportFile, summaryFile string) error {
 	if reportFile != "" {
-		if err := writeFile(reportFile, c.WriteYAML); err != nil {
+		if err := writeFile(reportFile, r.WriteYAML); err != nil {
 			return err
 		}
 	}
 	if summaryFile != "" {
-		if err := writeFile(summaryFile, c.WriteSummary); err != nil {
+		if err := writeFile(summaryFile, r.WriteSummary); err != nil {
 			return err
 		}
 	}

@@ -21,12 +21,12 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
-	"github.com/pippet/pippet/agent/report"
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/engine"
 	_ "github.com/pippet/pippet/applier/types/all"
 	"github.com/pippet/pippet/catalog"
 	"github.com/pippet/pippet/protocol"
+	"github.com/pippet/pippet/report"
 )
 
 // testdata holds what Puppet 7.23's agent made of one catalog against
@@ -37,9 +37,9 @@ import (
 // (the node's temporary directory) and /SERVER (the server's).
 
 // puppetRun applies the recorded catalog to a temporary root as Puppet's
-// agent applied it, and returns our report, the Meta of a run with
-// Puppet's phases, and the directory standing for /TMP.
-func puppetRun(t *testing.T) (*catalog.Report, report.Meta, string) {
+// agent applied it, and returns our report, completed as a run with
+// Puppet's phases completes it, and the directory standing for /TMP.
+func puppetRun(t *testing.T) (*report.Report, string) {
 	t.Helper()
 	tmp := t.TempDir()
 	raw, err := os.ReadFile("testdata/puppet-catalog.json")
@@ -52,8 +52,9 @@ func puppetRun(t *testing.T) (*catalog.Report, report.Meta, string) {
 	logh := catalog.NewLog(nil)
 	env := &applier.Env{Options: applier.Options{StateDir: filepath.Join(tmp, "state")}, Log: slog.New(logh)}
 	rep := catalog.Apply(context.Background(), g, engine.New(applier.Default, env).NewSession(), catalog.Options{Log: logh})
-	m := report.Meta{
-		TransactionUUID: "85421674-07b5-4698-bfe5-6e0f28fc1627", CachedCatalogStatus: "not_used", PuppetVersion: "7.23.0",
+	rep.TransactionUUID, rep.PuppetVersion = "85421674-07b5-4698-bfe5-6e0f28fc1627", "7.23.0"
+	rep.Meta = &report.Meta{
+		CachedCatalogStatus: "not_used",
 		Timings: map[string]time.Duration{
 			"startup_time": 700 * time.Millisecond, "node_retrieval": 400 * time.Millisecond,
 			"plugin_sync": 9 * time.Second, "fact_generation": 5 * time.Second, "convert_catalog": 50 * time.Millisecond,
@@ -61,7 +62,7 @@ func puppetRun(t *testing.T) (*catalog.Report, report.Meta, string) {
 			"catalog_application": rep.Duration, "total": 16 * time.Second,
 		},
 	}
-	return rep, m, tmp
+	return rep, tmp
 }
 
 // doc reads a YAML (or JSON) document into a node, Ruby's tags dropped.
@@ -120,8 +121,8 @@ func fixture(t *testing.T, name, tmp string) []byte {
 // catalog on the same state: the same members in the same order, and the
 // same values but for the times.
 func TestJSONAsPuppetsReport(t *testing.T) {
-	rep, m, tmp := puppetRun(t)
-	body, err := report.JSON(rep, m)
+	rep, tmp := puppetRun(t)
+	body, err := rep.MarshalJSON()
 	require.NoError(t, err)
 	require.True(t, json.Valid(body))
 	ours, theirs := doc(t, body), doc(t, fixture(t, "puppet-stored.yaml", tmp))
@@ -204,10 +205,10 @@ func TestJSONAsPuppetsReport(t *testing.T) {
 // The files: last_run_report.yaml is the JSON's document with Ruby's tag;
 // last_run_summary.yaml has Puppet's members in Puppet's order.
 func TestWriteFilesAsPuppetsAgent(t *testing.T) {
-	rep, m, tmp := puppetRun(t)
+	rep, tmp := puppetRun(t)
 	dir := filepath.Join(tmp, "state")
 	rfile, sfile := filepath.Join(dir, "last_run_report.yaml"), filepath.Join(tmp, "public", "last_run_summary.yaml")
-	require.NoError(t, report.WriteFiles(rep, m, rfile, sfile))
+	require.NoError(t, report.WriteFiles(rep, rfile, sfile))
 	for _, f := range []string{rfile, sfile} {
 		fi, err := os.Stat(f)
 		require.NoError(t, err)
@@ -216,7 +217,7 @@ func TestWriteFilesAsPuppetsAgent(t *testing.T) {
 	ry, err := os.ReadFile(rfile)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(ry), "--- !ruby/object:Puppet::Transaction::Report\nhost: "), string(ry[:80]))
-	body, err := report.JSON(rep, m)
+	body, err := rep.MarshalJSON()
 	require.NoError(t, err)
 	assert.Equal(t, val(t, doc(t, body)), val(t, doc(t, ry)), "the YAML and the JSON say the same")
 
@@ -248,7 +249,7 @@ func TestWriteFilesAsPuppetsAgent(t *testing.T) {
 	require.NoError(t, os.WriteFile(victim, []byte("keep\n"), 0o600))
 	require.NoError(t, os.Remove(rfile))
 	require.NoError(t, os.Symlink(victim, rfile))
-	require.NoError(t, report.WriteFiles(rep, m, rfile, ""))
+	require.NoError(t, report.WriteFiles(rep, rfile, ""))
 	b, err := os.ReadFile(victim)
 	require.NoError(t, err)
 	assert.Equal(t, "keep\n", string(b))
@@ -263,13 +264,13 @@ func TestPuppetReadsOurReport(t *testing.T) {
 	if _, err := os.Stat("/usr/lib/ruby/vendor_ruby/puppet/transaction/report.rb"); err != nil {
 		t.Skip("Puppet's Ruby is not installed")
 	}
-	rep, m, tmp := puppetRun(t)
-	body, err := report.JSON(rep, m)
+	rep, tmp := puppetRun(t)
+	body, err := rep.MarshalJSON()
 	require.NoError(t, err)
 	jf := filepath.Join(tmp, "report.json")
 	require.NoError(t, os.WriteFile(jf, body, 0o600))
 	yf := filepath.Join(tmp, "report.yaml")
-	require.NoError(t, report.WriteFiles(rep, m, yf, ""))
+	require.NoError(t, report.WriteFiles(rep, yf, ""))
 	cmd := exec.Command("ruby", "-e", `
 require 'puppet'
 require 'json'
@@ -299,11 +300,13 @@ puts JSON.generate(y.to_data_hash)
 // none of the resources an applied catalog gets.
 func TestIncompleteRun(t *testing.T) {
 	start := time.Date(2026, 11, 26, 19, 0, 0, 5, time.UTC)
-	rep := &catalog.Report{Host: "node1", Environment: "production", Time: start, Duration: 2 * time.Second,
-		Incomplete: true, Logs: []catalog.LogEntry{{Level: slog.LevelError, Source: "Puppet", Time: start,
+	rep := &report.Report{Host: "node1", Environment: "production", Time: start, Duration: 2 * time.Second,
+		Incomplete: true, Logs: []report.LogEntry{{Level: slog.LevelError, Source: "Puppet", Time: start,
 			Message: "Could not retrieve catalog from remote server: Error 500 on SERVER: boom"}}}
-	body, err := report.JSON(rep, report.Meta{TransactionUUID: "u1", CachedCatalogStatus: "not_used",
-		ServerUsed: "puppet:8140", JobID: "42", Timings: map[string]time.Duration{"fact_generation": time.Second}})
+	rep.TransactionUUID = "u1"
+	rep.Meta = &report.Meta{CachedCatalogStatus: "not_used",
+		ServerUsed: "puppet:8140", JobID: "42", Timings: map[string]time.Duration{"fact_generation": time.Second}}
+	body, err := rep.MarshalJSON()
 	require.NoError(t, err)
 	var d map[string]any
 	require.NoError(t, json.Unmarshal(body, &d))
@@ -357,9 +360,11 @@ func TestSubmit(t *testing.T) {
 	defer srv.Close()
 	hc := srv.Client()
 	ctx := context.Background()
-	body := []byte(`{"host":"node 1","puppet_version":"7.23.0"}`)
+	rep := &report.Report{Host: "node 1", PuppetVersion: "7.23.0", Time: time.Now()}
+	body, err := rep.MarshalJSON()
+	require.NoError(t, err)
 
-	require.NoError(t, report.Submit(ctx, hc, srv.URL+"/", "node 1", "prod env", body))
+	require.NoError(t, report.Submit(ctx, hc, srv.URL+"/", "node 1", "prod env", body, rep.Version()))
 	assert.Equal(t, http.MethodPut, got.method)
 	assert.Equal(t, "/puppet/v3/report/node%201", got.rawPath)
 	assert.Equal(t, "environment=prod+env", got.query)
@@ -370,49 +375,50 @@ func TestSubmit(t *testing.T) {
 	assert.Equal(t, body, got.body)
 
 	var re *report.Error
-	err := report.Submit(ctx, hc, srv.URL, "broken", "production", body)
+	err = report.Submit(ctx, hc, srv.URL, "broken", "production", body, rep.Version())
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, 500, re.Code)
 	assert.Equal(t, "Error 500 on SERVER: Server Error: Could not process report: disk full", err.Error())
 
-	err = report.Submit(ctx, hc, srv.URL, "forbidden", "production", body)
+	err = report.Submit(ctx, hc, srv.URL, "forbidden", "production", body, rep.Version())
 	assert.EqualError(t, err, "Error 403 on SERVER: Forbidden request: /puppet/v3/report/forbidden (method PUT)")
 
-	err = report.Submit(ctx, hc, srv.URL, "empty", "production", body)
+	err = report.Submit(ctx, hc, srv.URL, "empty", "production", body, rep.Version())
 	assert.EqualError(t, err, "Error 404 on SERVER: Not Found")
 
-	err = report.Submit(ctx, hc, srv.URL, "huge", "production", body)
+	err = report.Submit(ctx, hc, srv.URL, "huge", "production", body, rep.Version())
 	require.ErrorAs(t, err, &re)
 	assert.Equal(t, 502, re.Code)
 	assert.LessOrEqual(t, len(re.Message), 64<<10)
 
 	// The path cannot be escaped from by the certname.
-	require.NoError(t, report.Submit(ctx, hc, srv.URL, "../../puppet-ca/v1/x", "production", body))
+	require.NoError(t, report.Submit(ctx, hc, srv.URL, "../../puppet-ca/v1/x", "production", body, rep.Version()))
 	assert.Equal(t, "/puppet/v3/report/..%2F..%2Fpuppet-ca%2Fv1%2Fx", got.rawPath)
 
 	// A server that is not there, and a run cancelled.
 	dead := httptest.NewServer(http.NotFoundHandler())
 	dead.Close()
-	err = report.Submit(ctx, http.DefaultClient, dead.URL, "node1", "production", body)
+	err = report.Submit(ctx, http.DefaultClient, dead.URL, "node1", "production", body, rep.Version())
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "sending the report to "+dead.URL)
 	assert.False(t, errors.As(err, &re))
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	err = report.Submit(cctx, hc, srv.URL, "node1", "production", body)
+	err = report.Submit(cctx, hc, srv.URL, "node1", "production", body, rep.Version())
 	assert.ErrorIs(t, err, context.Canceled)
 
-	assert.Error(t, report.Submit(ctx, hc, srv.URL, "", "production", body))
+	assert.Error(t, report.Submit(ctx, hc, srv.URL, "", "production", body, rep.Version()))
 }
 
 // Numbers are written so that Ruby's YAML 1.1 reads them as Puppet wrote
 // them: a float always has its dot (1e-05 would be read as a string).
 func TestYAMLFloatsForRuby(t *testing.T) {
 	start := time.Date(2026, 11, 26, 19, 0, 0, 0, time.UTC)
-	rep := &catalog.Report{Host: "n", Environment: "production", Time: start, Duration: 3 * time.Second,
-		Statuses: []*catalog.Status{{Resource: "File[/x]", Type: "File", Title: "/x", Time: start, EvaluationTime: 10 * time.Microsecond}}}
+	rep := &report.Report{Host: "n", Environment: "production", Time: start, Duration: 3 * time.Second,
+		Statuses: []*report.Status{{Resource: "File[/x]", Type: "File", Title: "/x", Time: start, EvaluationTime: 10 * time.Microsecond}}}
 	f := filepath.Join(t.TempDir(), "r.yaml")
-	require.NoError(t, report.WriteFiles(rep, report.Meta{}, f, ""))
+	rep.Meta = &report.Meta{} // an agent's report
+	require.NoError(t, report.WriteFiles(rep, f, ""))
 	b, err := os.ReadFile(f)
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "evaluation_time: 1.0e-05\n")
@@ -430,14 +436,15 @@ func TestYAMLStringsReadBack(t *testing.T) {
 		"[x]", "{x}", "*alias", "&anchor", "!tag", "%pct", "@at", "`tick", "'single'", "a #b", "x:", ".nan",
 		"0x1F", "+1", "Exec[a b]", "/etc/x y", "<html>&", "line\r", "\x01ctl", "='eq'", "?q", "|bar", ">gt"}
 	start := time.Date(2026, 11, 26, 19, 0, 0, 0, time.UTC)
-	rep := &catalog.Report{Host: "n", Environment: "production", Time: start}
+	rep := &report.Report{Host: "n", Environment: "production", Time: start}
 	for _, ti := range titles {
-		rep.Statuses = append(rep.Statuses, &catalog.Status{Resource: "Notify[" + ti + "]", Type: "Notify", Title: ti,
-			Time: start, Events: []catalog.Event{{Property: "message", Previous: ti, Desired: []any{ti}, Message: ti, Status: "success"}}})
+		rep.Statuses = append(rep.Statuses, &report.Status{Resource: "Notify[" + ti + "]", Type: "Notify", Title: ti,
+			Time: start, Events: []report.Event{{Property: "message", Previous: ti, Desired: []any{ti}, Message: ti, Status: "success"}}})
 	}
 	dir := t.TempDir()
 	f := filepath.Join(dir, "r.yaml")
-	require.NoError(t, report.WriteFiles(rep, report.Meta{}, f, ""))
+	rep.Meta = &report.Meta{} // an agent's report
+	require.NoError(t, report.WriteFiles(rep, f, ""))
 	b, err := os.ReadFile(f)
 	require.NoError(t, err)
 	d := doc(t, b)
@@ -469,8 +476,8 @@ func TestYAMLStringsReadBack(t *testing.T) {
 // followed, a version PuppetDB, Foreman and Puppetboard read as Puppet's
 // (issue 38 item 6), in the JSON, last_run_report.yaml and the summary.
 func TestPuppetVersion(t *testing.T) {
-	rep := &catalog.Report{Host: "node1", Environment: "production", Time: time.Now()}
-	body, err := report.JSON(rep, report.Meta{})
+	rep := &report.Report{Host: "node1", Environment: "production", Time: time.Now(), Meta: &report.Meta{}}
+	body, err := rep.MarshalJSON()
 	require.NoError(t, err)
 	var v struct {
 		PuppetVersion string `json:"puppet_version"`
@@ -480,7 +487,7 @@ func TestPuppetVersion(t *testing.T) {
 	assert.Regexp(t, `^7\.\d+\.\d+$`, v.PuppetVersion)
 
 	dir := t.TempDir()
-	require.NoError(t, report.WriteFiles(rep, report.Meta{}, filepath.Join(dir, "r.yaml"), filepath.Join(dir, "s.yaml")))
+	require.NoError(t, report.WriteFiles(rep, filepath.Join(dir, "r.yaml"), filepath.Join(dir, "s.yaml")))
 	b, err := os.ReadFile(filepath.Join(dir, "r.yaml"))
 	require.NoError(t, err)
 	var doc map[string]any

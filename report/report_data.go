@@ -1,4 +1,4 @@
-package catalog
+package report
 
 import (
 	"bytes"
@@ -177,8 +177,8 @@ var phaseOrder = []string{"startup_time", "node_retrieval", "plugin_sync", "fact
 
 // defaultResources are the resources Puppet's agent adds to every
 // catalog it applies (the default schedules, then the default filebucket).
-var defaultResources = []string{"Schedule[puppet]", "Schedule[hourly]", "Schedule[daily]", "Schedule[weekly]",
-	"Schedule[monthly]", "Schedule[never]", "Filebucket[puppet]"}
+var defaultResources = []struct{ typ, title string }{{"Schedule", "puppet"}, {"Schedule", "hourly"},
+	{"Schedule", "daily"}, {"Schedule", "weekly"}, {"Schedule", "monthly"}, {"Schedule", "never"}, {"Filebucket", "puppet"}}
 
 // summaryFigures are the counts the summary and the metrics share.
 type summaryFigures struct {
@@ -202,11 +202,11 @@ func (r *Report) statuses() []*Status {
 	}
 	out := r.Statuses
 	t := r.Time.Add(r.Duration)
-	for _, ref := range defaultResources {
+	for _, d := range defaultResources {
+		ref, typ, title := d.typ+"["+d.title+"]", d.typ, d.title
 		if have[ref] {
 			continue
 		}
-		typ, title, _ := parseRef(ref)
 		out = append(out, &Status{Resource: ref, Type: typ, Title: title, Path: "/" + ref, Containment: []string{ref},
 			Tags: []string{strings.ToLower(typ), title}, Time: t})
 	}
@@ -221,16 +221,10 @@ func (r *Report) data() *reportData {
 	}
 	d := &reportData{
 		Host: r.Host, Time: puppetTime(r.Time), ConfigurationVersion: configVersion(r.ConfigurationVersion),
-		TransactionUUID: r.TransactionUUID, ReportFormat: ReportFormat, PuppetVersion: r.version(),
+		TransactionUUID: r.TransactionUUID, ReportFormat: ReportFormat, PuppetVersion: r.Version(),
 		Status: r.Status, TransactionCompleted: !r.Incomplete, Noop: r.Noop, Environment: r.Environment,
 		Logs: []logData{}, CatalogUUID: r.CatalogUUID, CachedCatalogStatus: "not_used",
 		ServerUsed: m.ServerUsed, CodeID: r.CodeID, JobID: m.JobID,
-	}
-	if m.CodeID != "" {
-		d.CodeID = m.CodeID
-	}
-	if m.TransactionUUID != "" {
-		d.TransactionUUID = m.TransactionUUID
 	}
 	if m.CachedCatalogStatus != "" {
 		d.CachedCatalogStatus = m.CachedCatalogStatus
@@ -557,10 +551,9 @@ func value(v any) *node {
 	return scalar(v)
 }
 
-func (r *Report) version() string {
-	if r.Meta != nil && r.Meta.PuppetVersion != "" {
-		return r.Meta.PuppetVersion
-	}
+// Version is the Puppet version the report claims: PuppetVersion, or
+// protocol.PuppetVersion.
+func (r *Report) Version() string {
 	if r.PuppetVersion != "" {
 		return r.PuppetVersion
 	}

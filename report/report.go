@@ -1,20 +1,21 @@
-package catalog
+package report
 
 import (
 	"crypto/rand"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
-// Report is a run's outcome, as Puppet's transaction report holds it.
-// It is written as Puppet writes it: WriteYAML (last_run_report.yaml,
-// the report processors' YAML), WriteSummary (last_run_summary.yaml) and
-// MarshalJSON (the body an agent PUTs to /puppet/v3/report), all three
-// from one model, so that they say the same.
+// Report is a run's outcome, as Puppet's transaction report holds it
+// (see the package doc for who fills what).
 type Report struct {
 	Host, Environment, ConfigurationVersion, CatalogUUID string
-	TransactionUUID                                      string
-	// CodeID is the static catalog's code_id ("" for none).
+	// TransactionUUID is the run's (an agent sends it with the node and
+	// catalog requests too); Finish makes one when the run set none.
+	TransactionUUID string
+	// CodeID is the static catalog's code_id ("" for none, left out as
+	// Puppet leaves it).
 	CodeID   string
 	Time     time.Time
 	Duration time.Duration
@@ -32,35 +33,30 @@ type Report struct {
 	// and after the walk's.
 	Logs []LogEntry
 	// PuppetVersion names the Puppet the report says it is compatible
-	// with (Puppet's report field); "" writes protocol.PuppetVersion, the
-	// release whose semantics pippet follows.
+	// with (Puppet's report field, and the X-Puppet-Version header Submit
+	// sends); "" writes protocol.PuppetVersion, the release whose
+	// semantics pippet follows.
 	PuppetVersion string
 	// Meta is what an agent run adds (nil: a `receiver apply` run, written
 	// as `puppet apply` writes its report).
 	Meta *Meta
 }
 
-// Meta is what a run knows of itself that the catalog walk does not: the
-// agent's identifiers for the run, where its catalog came from, and how
-// long each of its phases took. Given (Report.Meta), the report is an
-// agent's: its run mode is agent, its time metric holds the phases, and
-// it holds the resources Puppet's agent adds to every catalog (the
-// default schedules and Filebucket[puppet]).
+// Meta is what an agent run knows of itself that the catalog walk does
+// not: where its catalog came from, and how long each of its phases
+// took. Given (Report.Meta), the report is an agent's: its run mode is
+// agent, its time metric holds the phases, and it holds the resources
+// Puppet's agent adds to every catalog (the default schedules and
+// Filebucket[puppet]). The run's identifiers (transaction UUID, code id)
+// and the Puppet version are the Report's own fields, set by the run.
 type Meta struct {
-	// TransactionUUID is the run's (sent with the node and catalog
-	// requests too); "" keeps the report's own.
-	TransactionUUID string
 	// CachedCatalogStatus: not_used, explicitly_requested or on_failure.
 	CachedCatalogStatus string
-	// CodeID is the static catalog's code_id; JobID the orchestrator's
-	// job; "" leaves each out, as Puppet does.
-	CodeID, JobID string
+	// JobID is the orchestrator's job; "" leaves it out, as Puppet does.
+	JobID string
 	// ServerUsed is host:port of the server chosen from server_list
 	// ("" leaves it out, as Puppet does when server_list is not set).
 	ServerUsed string
-	// PuppetVersion is the version the report claims ("" keeps the
-	// report's).
-	PuppetVersion string
 	// InitialEnvironment is the environment the run started with (the
 	// summary's application.initial_environment; "" is the report's).
 	InitialEnvironment string
@@ -69,6 +65,25 @@ type Meta struct {
 	// transaction_evaluation, catalog_application, total (the whole run;
 	// without it, the walk's duration), and any other.
 	Timings map[string]time.Duration
+}
+
+// StatusAudit is the status of an event that reports an audited value
+// changed since the last run (Puppet's "audit").
+const StatusAudit = "audit"
+
+// LogEntry is one line of a run's log, as the report keeps it.
+type LogEntry struct {
+	Level   slog.Level
+	Message string
+	// Source is the resource's containment path, or "Puppet".
+	Source string
+	Time   time.Time
+	// Tags, File and Line are those of the resource the line is about
+	// (none for a line of Puppet's own); the report adds the level's
+	// name to the tags, as Puppet does.
+	Tags []string
+	File string
+	Line int
 }
 
 // Status is one resource's outcome.
@@ -129,7 +144,9 @@ func (r *Report) Find(ref string) *Status {
 	return nil
 }
 
-func (r *Report) finish() {
+// Finish sets what the walk's end decides: the status, and a transaction
+// UUID when the report has none.
+func (r *Report) Finish() {
 	r.Status = r.status()
 	if r.TransactionUUID == "" {
 		r.TransactionUUID = uuid()
