@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -45,7 +46,8 @@ const externalFactWeight = 10000
 const aioRuby = "/opt/puppetlabs/puppet/bin/ruby"
 
 // customScript loads Facter, evaluates the custom facts of the directories
-// given as arguments, and prints {"facts": {NAME: {"value": V, "weight":
+// given as arguments (when files follow them, only those files' facts),
+// and prints {"facts": {NAME: {"value": V, "weight":
 // W}}, "errors": [...]}. Exit status 3: Facter cannot be loaded. What a
 // fact prints goes to stderr ($stdout is pointed there), not into the
 // answer.
@@ -64,9 +66,21 @@ Facter.on_message do |level, message|
   errors << message.to_s if level == :error || level == :fatal
 end
 Facter::Options[:no_external_facts] = true
-Facter.search(*ARGV)
+dirs, files = ARGV.partition { |p| File.directory?(p) }
+Facter.search(*dirs) unless dirs.empty?
+collection = LegacyFacter.collection
+facts = if files.empty?
+          collection.custom_facts
+        else
+          # Only these files' facts; the directories stay searched, for
+          # the facts they ask Facter.value for.
+          all = collection.instance_variable_get(:@facts)
+          before = all.keys
+          files.each { |f| collection.internal_loader.send(:load_file, f) }
+          all.select { |n, f| !before.include?(n) && f.options[:fact_type] == :custom }
+        end
 out = {}
-LegacyFacter.collection.custom_facts.each do |name, fact|
+facts.each do |name, fact|
   begin
     v = fact.value
     JSON.generate([v])
@@ -133,7 +147,8 @@ type customValue struct {
 }
 
 // Evaluator evaluates the custom facts of dirs (those that exist) in a
-// Ruby process already running, and returns Facter's answer as the
+// Ruby process already running (when files follow the directories in
+// dirs, only those files' facts: the others are resolved natively), and returns Facter's answer as the
 // Facter process prints it: {"facts": {NAME: {"value": V, "weight": W}},
 // "errors": [...]}. delegate.Fallback.CustomFacts is one: the Puppet an
 // agent's run starts for the types pippet lacks.
@@ -145,14 +160,14 @@ type Evaluator func(ctx context.Context, dirs []string) ([]byte, error)
 // process, when dirs hold no *.rb file. A *SkippedError says Facter is
 // not installed; each fact file that raised is one error.
 func LoadCustom(ctx context.Context, dirs []string, ruby string, timeout time.Duration) (Facts, map[string]int64, []error) {
-	return loadCustom(ctx, dirs, nil, ruby, timeout)
+	return loadCustom(ctx, dirs, customFiles(dirs), false, nil, ruby, timeout)
 }
 
-// loadCustom is LoadCustom, asking eval first when it is not nil: its
-// answer is taken unless it fails, and the Facter process then
-// evaluates the facts, as without it.
-func loadCustom(ctx context.Context, dirs []string, eval Evaluator, ruby string, timeout time.Duration) (Facts, map[string]int64, []error) {
-	files := customFiles(dirs)
+// loadCustom is LoadCustom for files, custom fact files of dirs (only
+// those when only is set: the others are resolved natively), asking eval
+// first when it is not nil: its answer is taken unless it fails, and the
+// Facter process then evaluates the facts, as without it.
+func loadCustom(ctx context.Context, dirs, files []string, only bool, eval Evaluator, ruby string, timeout time.Duration) (Facts, map[string]int64, []error) {
 	if len(files) == 0 {
 		return nil, nil, nil
 	}
@@ -160,10 +175,16 @@ func loadCustom(ctx context.Context, dirs []string, eval Evaluator, ruby string,
 		timeout = DefaultCustomTimeout
 	}
 	existing := ExistingDirs(dirs)
+	args := existing
+	if only {
+		// The directories stay searched (a fact asking Facter.value for
+		// another finds it), the files say whose facts to evaluate.
+		args = append(slices.Clip(existing), files...)
+	}
 	var errs []error
 	if eval != nil {
 		ectx, cancel := context.WithTimeout(ctx, timeout)
-		out, err := eval(ectx, existing)
+		out, err := eval(ectx, args)
 		cancel()
 		if err == nil {
 			return parseCustom(out, existing)
@@ -193,7 +214,7 @@ func loadCustom(ctx context.Context, dirs []string, eval Evaluator, ruby string,
 	} else {
 		ruby = p
 	}
-	out, err := runBounded(ctx, "/", timeout, maxCustomOutput, append([]string{ruby, "-e", customScript, "--"}, existing...)...)
+	out, err := runBounded(ctx, "/", timeout, maxCustomOutput, append([]string{ruby, "-e", customScript, "--"}, args...)...)
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.ExitCode() == 3 {

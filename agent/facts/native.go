@@ -1,0 +1,75 @@
+package facts
+
+import (
+	"context"
+
+	"github.com/pippet/pippet/agent/facts/native"
+)
+
+// The custom fact files pippet knows (package native: a module's
+// lib/facter file in a version whose content digest it lists) are
+// resolved in Go, the others by Facter, only them: an edited, newer or
+// unknown file goes to Ruby as before, and the known ones stay native.
+// Facter evaluates its files first, so that a known fact asking for one
+// of theirs (systemd's asks for service_provider) sees their value.
+
+// gatherCustom resolves the custom facts of o.CustomDirs: core are the
+// core and external facts gathered so far, ext the external ones,
+// overrides the FACTER_ ones.
+func gatherCustom(ctx context.Context, o Options, core, ext, overrides Facts) (Facts, map[string]int64, []error) {
+	files := customFiles(o.CustomDirs)
+	if len(files) == 0 {
+		return nil, nil, nil
+	}
+	nopts := native.Options{DefaultProvider: o.DefaultProvider, Puppet: o.Puppet, CommandTimeout: o.CommandTimeout, Path: envPath(o.Env)}
+	known, others := map[string]*native.File{}, files
+	if !o.NoNative {
+		known, others = native.Recognise(files, nopts)
+	}
+	var custom Facts
+	var weights map[string]int64
+	var errs []error
+	if len(others) > 0 {
+		custom, weights, errs = loadCustom(ctx, o.CustomDirs, others, len(known) > 0, o.Evaluate, o.Ruby, o.CustomTimeout)
+	}
+	if len(known) == 0 {
+		return custom, weights, errs
+	}
+	if custom == nil {
+		custom, weights = Facts{}, map[string]int64{}
+	}
+	lookup := func(name string) (any, bool, bool) {
+		if v, ok := overrides[name]; ok {
+			return v, true, true
+		}
+		if v, ok := ext[name]; ok {
+			if w, isCustom := weights[name]; !isCustom || w <= externalFactWeight {
+				return v, true, true
+			}
+		}
+		if v, ok := custom[name]; ok {
+			return v, false, true
+		}
+		v, ok := core[name]
+		return v, false, ok
+	}
+	values, nerrs := native.Resolve(ctx, known, lookup, nopts)
+	for name, v := range values {
+		if _, dup := custom[name]; dup {
+			continue
+		}
+		custom[name] = v.V
+		weights[name] = v.Weight
+	}
+	return custom, weights, append(errs, nerrs...)
+}
+
+// envPath is PATH in env (nil: the process's environment).
+func envPath(env []string) string {
+	for _, kv := range env {
+		if len(kv) > 5 && kv[:5] == "PATH=" {
+			return kv[5:]
+		}
+	}
+	return ""
+}
