@@ -6,9 +6,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/pippet/pippet/agent/facts"
 	"github.com/pippet/pippet/agent/pluginsync"
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/internal/applyrun"
 )
@@ -78,6 +81,24 @@ func syncedOf(res *pluginsync.Result, err error, factDirs []string) synced {
 		}
 	}
 	return s
+}
+
+// gatherOptions are the run's options of facts.Gather: the vardir's
+// fact directories, and what the known custom fact files ask of Puppet
+// (package agent/facts/native): its settings as the agent has them, and
+// the provider the engine would choose, which is Puppet's.
+func (r *run) gatherOptions() facts.Options {
+	var o facts.Options
+	o.UseVardir(r.s.Vardir)
+	o.Puppet = map[string]string{}
+	for _, name := range []string{"vardir", "environmentpath", "server"} {
+		if v, ok := r.s.Values[name]; ok {
+			o.Puppet[name] = v
+		}
+	}
+	eng := sync.OnceValue(func() *engine.Engine { return engine.New(applier.Default, nil) })
+	o.DefaultProvider = func(typ string) (string, error) { return eng().DefaultProvider(typ) }
+	return o
 }
 
 // factDirs are the run's custom fact directories, whether they exist or

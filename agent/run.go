@@ -598,8 +598,7 @@ func (r *run) prepare(ctx context.Context, hc *http.Client, base, env string, ch
 		}
 	}
 	start := time.Now()
-	fo := facts.Options{}
-	fo.UseVardir(r.s.Vardir)
+	fo := r.gatherOptions()
 	fo.Evaluate = r.evaluator(ctx, synced)
 	for _, dir := range fo.CustomDirs {
 		// Puppet says so for each fact directory there is.

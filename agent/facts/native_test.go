@@ -25,7 +25,8 @@ import (
 const debianModules = "/usr/share/puppet/modules"
 
 // nativeOptions are the options an agent's run gives Gather for the
-// known files: the engine's provider choice, Puppet's settings as
+// known files: Facter's external fact directories (Debian's openstacklib
+// installs one, os_service_default), the engine's provider choice, Puppet's settings as
 // `puppet config print` says them (facter -p's Puppet, run mode user).
 func nativeOptions(t *testing.T, dirs ...string) facts.Options {
 	t.Helper()
@@ -40,7 +41,6 @@ func nativeOptions(t *testing.T, dirs ...string) facts.Options {
 	}
 	e := engine.New(applier.Default, nil)
 	return facts.Options{
-		ExternalDirs:    []string{},
 		CustomDirs:      dirs,
 		Ruby:            filepath.Join(t.TempDir(), "no-ruby"), // any file sent to Facter fails the test
 		DefaultProvider: e.DefaultProvider,
@@ -82,52 +82,138 @@ func TestNativeFactsAgainstFacter(t *testing.T) {
 	for _, module := range modules {
 		t.Run(module, func(t *testing.T) {
 			t.Parallel()
-			src := filepath.Join(debianModules, module, "lib", "facter")
-			dir := t.TempDir()
-			var names []string
-			for _, f := range byModule[module] {
-				b, err := os.ReadFile(filepath.Join(src, f.Name))
-				if err != nil {
-					t.Fatalf("Debian's %s module (puppet-module-*, installed by .ci/run): %v", module, err)
-				}
-				if d := native.Digest(b); !contains(f.Digests, d) {
-					t.Fatalf("%s/%s: Debian's file (sha256 %s) is not a known version", module, f.Name, d)
-				}
-				if err := os.WriteFile(filepath.Join(dir, f.Name), b, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				names = append(names, f.Facts...)
-			}
-			// What the files require from beside them (stdlib's util/).
-			if util := filepath.Join(src, "util"); isDir(util) {
-				if out, err := exec.Command("cp", "-r", util, dir).CombinedOutput(); err != nil {
-					t.Fatalf("cp: %v: %s", err, out)
-				}
-			}
-			want := facterP(t, dir, names)
-			o := nativeOptions(t, dir)
-			got, errs := facts.Gather(context.Background(), o)
-			for _, err := range errs {
-				var skipped *facts.SkippedError
-				if errors.As(err, &skipped) {
-					t.Errorf("went to Facter, not resolved natively: %v", err)
-				} else {
-					t.Logf("error (Facter's fact would be absent too): %v", err)
-				}
-			}
-			for _, name := range names {
-				if g, w := encodeFact(t, got[name]), encodeFact(t, want[name]); g != w {
-					t.Errorf("%s: native %s, facter -p %s", name, g, w)
-				}
-			}
+			compareModule(t, module, byModule[module], nil)
 		})
 	}
 }
 
-// facterP is `facter -p --json --custom-dir dir names...`.
-func facterP(t *testing.T, dir string, names []string) map[string]any {
+// fakePrograms are what the programs the facts ask print, in the
+// versions seen on Debian and Ubuntu, for the programs not installed
+// here: the facts' parsing is compared with Facter's on them (put
+// first in PATH, which both search first).
+var fakePrograms = map[string]string{
+	"httpd":         "Server version: Apache/2.4.57 (Debian)\nServer built:   2023-04-13T03:26:51\nServer's Module Magic Number: 20120211:127\n",
+	"haproxy":       "HAProxy version 2.6.12-1+deb12u1 2023/12/16 - https://haproxy.org/\nStatus: long-term supported branch - will stop receiving fixes around Q2 2027.\n",
+	"collectd":      "Usage: collectd [OPTIONS]\n\nAvailable options:\n  -h       Display help (this message)\n\ncollectd 5.12.0.git, http://collectd.org/\nby Florian octo Forster <octo@collectd.org>\n",
+	"python":        "/usr/local/lib/python3.11/dist-packages\n",
+	"iptables":      "iptables v1.8.9 (nf_tables)\n",
+	"ip6tables":     "ip6tables v1.8.9 (nf_tables)\n",
+	"mysql":         "mysql  Ver 15.1 Distrib 10.11.6-MariaDB, for debian-linux-gnu (x86_64) using  EditLine wrapper\n",
+	"mysqld":        "mysqld  Ver 10.11.6-MariaDB-0+deb12u1 for debian-linux-gnu on x86_64 (Debian 12)\n",
+	"erl":           `"/usr/lib/erlang/lib/ssl-10.8.7/ebin"`,
+	"rabbitmqctl":   "Status of node rabbit@web1 ...\nRuntime\n\nOS PID: 1234\n",
+	"rabbitmqadmin": "rabbitmqadmin 3.10.8\n",
+	"redis-server":  "Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0 bits=64 build=c4a1e5b5e9e5c0d4\n",
+	"sshd":          "unknown option -- V\nOpenSSH_8.9p1 Ubuntu-3ubuntu0.6, OpenSSL 3.0.2 15 Mar 2022\nusage: sshd [-46DdeiqTt] [-C connection_spec]\n",
+}
+
+// TestNativeFactsAgainstFacterWithPrograms compares again, with the
+// programs of fakePrograms first in PATH.
+func TestNativeFactsAgainstFacterWithPrograms(t *testing.T) {
+	if _, err := exec.LookPath("facter"); err != nil {
+		t.Skip("facter is not installed: nothing to compare with")
+	}
+	bin := t.TempDir()
+	for name, out := range fakePrograms {
+		script := "#!/bin/sh\nprintf '%s' '" + strings.ReplaceAll(out, "'", `'\''`) + "'\n"
+		if err := os.WriteFile(filepath.Join(bin, name), []byte(script), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := []string{"PATH=" + bin + ":" + os.Getenv("PATH")}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PATH=") {
+			env = append(env, kv)
+		}
+	}
+	byModule := map[string][]*native.File{}
+	for _, f := range native.Files {
+		byModule[f.Module] = append(byModule[f.Module], f)
+	}
+	for _, module := range []string{"apache", "haproxy", "collectd", "firewall", "mysql", "rabbitmq", "redis", "ssh"} {
+		t.Run(module, func(t *testing.T) {
+			t.Parallel()
+			compareModule(t, module, byModule[module], env)
+		})
+	}
+}
+
+// compareModule compares the facts of files (of Debian's module) as
+// Gather resolves them natively with what facter -p says, both with env
+// (nil: this process's).
+func compareModule(t *testing.T, module string, files []*native.File, env []string) {
+	t.Helper()
+	src := filepath.Join(debianModules, module, "lib", "facter")
+	dir := t.TempDir()
+	var names, prefixes []string
+	for _, f := range files {
+		b, err := os.ReadFile(filepath.Join(src, f.Name))
+		if err != nil {
+			t.Fatalf("Debian's %s module (puppet-module-*, installed by .ci/run): %v", module, err)
+		}
+		if d := native.Digest(b); !contains(f.Digests, d) {
+			t.Fatalf("%s/%s: Debian's file (sha256 %s) is not a known version", module, f.Name, d)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f.Name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range f.Facts {
+			if p, dynamic := strings.CutSuffix(n, "*"); dynamic {
+				prefixes = append(prefixes, p)
+			} else {
+				names = append(names, n)
+			}
+		}
+	}
+	// What the files require from beside them (stdlib's util/).
+	if util := filepath.Join(src, "util"); isDir(util) {
+		if out, err := exec.Command("cp", "-r", util, dir).CombinedOutput(); err != nil {
+			t.Fatalf("cp: %v: %s", err, out)
+		}
+	}
+	query := names
+	if len(prefixes) > 0 {
+		query = nil // every fact, to see the names Facter makes
+	}
+	want := facterP(t, dir, query, env...)
+	o := nativeOptions(t, dir)
+	o.Env = env
+	got, errs := facts.Gather(context.Background(), o)
+	for _, err := range errs {
+		var skipped *facts.SkippedError
+		if errors.As(err, &skipped) {
+			t.Errorf("went to Facter, not resolved natively: %v", err)
+		} else {
+			t.Logf("error (Facter's fact would be absent too): %v", err)
+		}
+	}
+	for _, p := range prefixes {
+		for _, m := range []map[string]any{got, want} {
+			for n := range m {
+				if strings.HasPrefix(n, p) && !contains(names, n) {
+					names = append(names, n)
+				}
+			}
+		}
+	}
+	if len(names) == 0 {
+		t.Fatal("no facts to compare")
+	}
+	for _, name := range names {
+		if g, w := encodeFact(t, got[name]), encodeFact(t, want[name]); g != w {
+			t.Errorf("%s: native %s, facter -p %s", name, g, w)
+		} else {
+			t.Logf("%s: %s", name, g)
+		}
+	}
+}
+
+// facterP is `facter -p --json --custom-dir dir names...`, with env
+// (nil: this process's).
+func facterP(t *testing.T, dir string, names []string, env ...string) map[string]any {
 	t.Helper()
 	cmd := exec.Command("facter", append([]string{"-p", "--json", "--custom-dir", dir}, names...)...)
+	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

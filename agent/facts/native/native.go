@@ -317,10 +317,27 @@ func (r *Run) exec(command string) (string, error) {
 	if args != "" {
 		line += " " + args
 	}
+	out, err := r.run(command, line, true)
+	return rubyStrip(out), err
+}
+
+// Shell is Ruby's Open3.capture2(line): line run by /bin/sh as it is
+// (no lookup, the environment unchanged), its standard output as
+// printed; bounded as Exec.
+func (r *Run) Shell(line string) (string, error) {
+	return r.run(line, line, false)
+}
+
+// run runs line with /bin/sh (cLocale: LC_ALL=C and LANG=C, as Facter
+// sets them), bounded in time and output; command names it in errors.
+func (r *Run) run(command, line string, cLocale bool) (string, error) {
 	ctx, cancel := context.WithTimeout(r.ctx, r.o.CommandTimeout)
 	defer cancel()
 	cmd := exec.Command("/bin/sh", "-c", line)
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "LANG=C")
+	cmd.Env = append(os.Environ(), "PATH="+r.path)
+	if cLocale {
+		cmd.Env = append(cmd.Env, "LC_ALL=C", "LANG=C")
+	}
 	cmd.Dir = "/"
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()
@@ -362,7 +379,7 @@ func (r *Run) exec(command string) (string, error) {
 	if res.over {
 		return "", fmt.Errorf("%s: printed more than %d bytes; killed", command, r.o.MaxOutput)
 	}
-	return rubyStrip(string(res.b)), nil
+	return string(res.b), nil
 }
 
 // rubyStrip is Ruby's String#strip: leading and trailing white space and
