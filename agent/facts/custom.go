@@ -15,6 +15,7 @@ import (
 
 	"github.com/goccy/go-json"
 
+	"github.com/pippet/pippet/internal/factsrb"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -51,7 +52,11 @@ const aioRuby = "/opt/puppetlabs/puppet/bin/ruby"
 // W}}, "errors": [...]}. Exit status 3: Facter cannot be loaded. What a
 // fact prints goes to stderr ($stdout is pointed there), not into the
 // answer.
-const customScript = `
+var customScript = customScriptSetup + factsrb.Source + `
+answer.write(JSON.generate({ 'facts' => pippet_custom_facts(ARGV, errors), 'errors' => errors }))
+`
+
+const customScriptSetup = `
 answer = $stdout.dup
 $stdout.reopen($stderr)
 begin
@@ -66,31 +71,6 @@ Facter.on_message do |level, message|
   errors << message.to_s if level == :error || level == :fatal
 end
 Facter::Options[:no_external_facts] = true
-dirs, files = ARGV.partition { |p| File.directory?(p) }
-Facter.search(*dirs) unless dirs.empty?
-collection = LegacyFacter.collection
-facts = if files.empty?
-          collection.custom_facts
-        else
-          # Only these files' facts; the directories stay searched, for
-          # the facts they ask Facter.value for.
-          all = collection.instance_variable_get(:@facts)
-          before = all.keys
-          files.each { |f| collection.internal_loader.send(:load_file, f) }
-          all.select { |n, f| !before.include?(n) && f.options[:fact_type] == :custom }
-        end
-out = {}
-facts.each do |name, fact|
-  begin
-    v = fact.value
-    JSON.generate([v])
-  rescue StandardError, ScriptError => e
-    errors << "Error while resolving custom fact fact='#{name}': #{e.message}"
-    next
-  end
-  out[name.to_s] = { 'value' => v, 'weight' => fact.used_resolution_weight }
-end
-answer.write(JSON.generate({ 'facts' => out, 'errors' => errors }))
 `
 
 // SkippedError says custom facts were found but not evaluated, because

@@ -119,3 +119,32 @@ func TestNativeFactsNeedingPuppetGoToFacterWithoutIt(t *testing.T) {
 	assert.Equal(t, []string{"package_provider"}, skipped.Facts)
 	assert.Equal(t, false, f["is_pe"])
 }
+
+// The same through the run's Puppet: the bridge is given the directory
+// and the edited file, and evaluates that file's facts alone (the known
+// files' facts come from Go, so apt's are not evaluated by Ruby: a fact
+// file of the directory that records its evaluation says so).
+func TestNativeFactsEditedFileGoesToTheRunsPuppet(t *testing.T) {
+	fb := needPuppet(t)
+	dir, logDir := t.TempDir(), t.TempDir()
+	debianFactFile(t, dir, "apt", "apt_reboot_required.rb")
+	edited := debianFactFile(t, dir, "ssh", "ssh_server_version.rb")
+	b, err := os.ReadFile(edited)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(edited, append(b, '\n'), 0o644))
+	var asked [][]string
+	f, errs := facts.Gather(context.Background(), facts.Options{CustomDirs: []string{dir}, Ruby: filepath.Join(logDir, "no-ruby"),
+		Evaluate: func(ctx context.Context, dirs []string) ([]byte, error) {
+			asked = append(asked, dirs)
+			out, err := fb.CustomFacts(ctx, dirs)
+			if err == nil && strings.Contains(string(out), "apt_reboot_required") {
+				t.Errorf("the bridge evaluated a known file: %s", out)
+			}
+			return out, err
+		}})
+	assert.Empty(t, errs)
+	assert.Equal(t, [][]string{{dir, edited}}, asked)
+	want := facterP(t, dir, []string{"apt_reboot_required", "ssh_server_version_full"})
+	assert.Equal(t, encodeFact(t, want["ssh_server_version_full"]), encodeFact(t, f["ssh_server_version_full"]))
+	assert.Equal(t, false, f["apt_reboot_required"])
+}
