@@ -41,8 +41,8 @@ type ahead struct {
 // evaluateAhead starts evaluating the custom facts of the last
 // pluginsync with fb, in the background.
 func (r *run) evaluateAhead(ctx context.Context, fb *delegate.Fallback) {
-	dirs := facts.ExistingDirs(r.factDirs())
-	if fb == nil || !facts.HasCustom(dirs) {
+	dirs := facts.FacterArgs(r.gatherOptions())
+	if fb == nil || len(dirs) == 0 {
 		return
 	}
 	// Puppet's start, then the facts.
@@ -90,12 +90,9 @@ func syncedOf(res *pluginsync.Result, err error, factDirs []string) synced {
 func (r *run) gatherOptions() facts.Options {
 	var o facts.Options
 	o.UseVardir(r.s.Vardir)
-	o.Puppet = map[string]string{}
-	for _, name := range []string{"vardir", "environmentpath", "server"} {
-		if v, ok := r.s.Values[name]; ok {
-			o.Puppet[name] = v
-		}
-	}
+	// As the run's Puppet is given them (puppetSettings).
+	host, _ := r.serverAddr()
+	o.Puppet = map[string]string{"vardir": r.s.Vardir, "server": host, "environmentpath": r.s.Values["environmentpath"]}
 	eng := sync.OnceValue(func() *engine.Engine { return engine.New(applier.Default, nil) })
 	o.DefaultProvider = func(typ string) (string, error) { return eng().DefaultProvider(typ) }
 	return o
@@ -125,7 +122,7 @@ func (r *run) evaluator(ctx context.Context, sy synced) facts.Evaluator {
 		applyrun.CloseFallback(ctx, r.fallback, r.log)
 		r.fallback, a = nil, nil
 	}
-	if r.fallback == nil && r.o.Fallback != delegate.ModeNone && facts.HasCustom(r.factDirs()) {
+	if r.fallback == nil && r.o.Fallback != delegate.ModeNone && facts.NeedsFacter(r.gatherOptions()) {
 		r.log.Debug("Starting Puppet for the custom facts")
 		r.fallback = r.startPuppet(ctx)
 	}

@@ -431,14 +431,14 @@ func (r *run) applyOptions() applyrun.Options {
 }
 
 // startFallback starts Puppet ahead (startPuppet) when the last
-// pluginsync left custom facts, or the cached catalog, the last run's,
+// pluginsync left custom facts pippet does not resolve natively, or the cached catalog, the last run's,
 // has a resource pippet hands to Puppet: the run to come most likely
 // needs it too. nil otherwise.
 func (r *run) startFallback(ctx context.Context) *delegate.Fallback {
 	if r.o.Fallback == delegate.ModeNone {
 		return nil
 	}
-	if facts.HasCustom(r.factDirs()) {
+	if facts.NeedsFacter(r.gatherOptions()) {
 		r.log.Debug("Starting Puppet ahead for the custom facts")
 		return r.startPuppet(ctx)
 	}

@@ -64,6 +64,34 @@ func gatherCustom(ctx context.Context, o Options, core, ext, overrides Facts) (F
 	return custom, weights, append(errs, nerrs...)
 }
 
+// NeedsFacter says whether Gather with o would have Facter evaluate
+// custom facts: whether o.CustomDirs hold a fact file that is not
+// resolved natively. No Ruby starts for the facts otherwise.
+func NeedsFacter(o Options) bool { return len(FacterArgs(o)) > 0 }
+
+// FacterArgs are what Gather with o hands an Evaluator (o.Evaluate):
+// the custom fact directories that exist and, when some of their files
+// are resolved natively, the files Facter is to evaluate; nil when
+// Facter has nothing to evaluate.
+func FacterArgs(o Options) []string {
+	files := customFiles(o.CustomDirs)
+	if len(files) == 0 {
+		return nil
+	}
+	others := files
+	if !o.NoNative {
+		_, others = native.Recognise(files, native.Options{DefaultProvider: o.DefaultProvider, Puppet: o.Puppet})
+		if len(others) == 0 {
+			return nil
+		}
+	}
+	args := ExistingDirs(o.CustomDirs)
+	if len(others) < len(files) {
+		args = append(args, others...)
+	}
+	return args
+}
+
 // envPath is PATH in env (nil: the process's environment).
 func envPath(env []string) string {
 	for _, kv := range env {
