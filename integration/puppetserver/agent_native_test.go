@@ -157,7 +157,7 @@ func runReceiverAgentWrapped(t *testing.T, n *acoreNode, confdir string, wrapper
 
 // removeCron removes the cron entries of user nobody named name (Puppet's
 // "# Puppet Name: NAME" line and the line after it).
-func removeCron(t *testing.T, name string) {
+func removeCron(t testing.TB, name string) {
 	out, err := exec.Command("crontab", "-u", "nobody", "-l").Output()
 	if err != nil {
 		return
