@@ -609,6 +609,11 @@ func (r *run) prepare(ctx context.Context, hc *http.Client, base, env string, ch
 	f, errs := facts.Gather(ctx, fo)
 	for _, err := range errs {
 		var skipped *facts.SkippedError
+		var dw *facts.DirWarning
+		if errors.As(err, &dw) {
+			r.log.Warn("Facter: " + err.Error())
+			continue
+		}
 		if errors.As(err, &skipped) {
 			// The run goes on without them: a warning, in the words of
 			// Facter's own for what it cannot load.

@@ -2,6 +2,10 @@ package facts
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/pippet/pippet/agent/facts/native"
 )
@@ -17,9 +21,10 @@ import (
 // core and external facts gathered so far, ext the external ones,
 // overrides the FACTER_ ones.
 func gatherCustom(ctx context.Context, o Options, core, ext, overrides Facts) (Facts, map[string]int64, []error) {
+	dirErrs := checkDirs(o.CustomDirs)
 	files := customFiles(o.CustomDirs)
 	if len(files) == 0 {
-		return nil, nil, nil
+		return nil, nil, dirErrs
 	}
 	nopts := native.Options{DefaultProvider: o.DefaultProvider, Puppet: o.Puppet, CommandTimeout: o.CommandTimeout, Path: envPath(o.Env)}
 	known, others := map[string]*native.File{}, files
@@ -28,9 +33,11 @@ func gatherCustom(ctx context.Context, o Options, core, ext, overrides Facts) (F
 	}
 	var custom Facts
 	var weights map[string]int64
-	var errs []error
+	errs := dirErrs
 	if len(others) > 0 {
-		custom, weights, errs = loadCustom(ctx, o.CustomDirs, others, len(known) > 0, o.Evaluate, o.Ruby, o.CustomTimeout)
+		var lerrs []error
+		custom, weights, lerrs = loadCustom(ctx, o.CustomDirs, others, len(known) > 0, o.Evaluate, o.Ruby, o.CustomTimeout)
+		errs = append(errs, lerrs...)
 	}
 	if len(known) == 0 {
 		return custom, weights, errs
@@ -62,6 +69,35 @@ func gatherCustom(ctx context.Context, o Options, core, ext, overrides Facts) (F
 		weights[name] = v.Weight
 	}
 	return custom, weights, append(errs, nerrs...)
+}
+
+// A DirWarning is about a custom fact directory Gather read all the
+// same, or could not read: a warning, the run goes on.
+type DirWarning struct {
+	Dir, Problem string
+}
+
+func (w *DirWarning) Error() string { return "custom fact directory " + w.Dir + ": " + w.Problem }
+
+// checkDirs says which of dirs is a symbolic link to elsewhere (its
+// facts are read from there, as Facter reads them) or cannot be read
+// (its facts are missing).
+func checkDirs(dirs []string) []error {
+	var errs []error
+	for _, d := range dirs {
+		fi, err := os.Lstat(d)
+		if err != nil {
+			continue // absent: nothing to say, as Facter
+		}
+		if fi.Mode()&os.ModeSymlink != 0 {
+			target, _ := filepath.EvalSymlinks(d)
+			errs = append(errs, &DirWarning{Dir: d, Problem: "a symbolic link to " + target + "; its facts are read from there"})
+		}
+		if _, err := os.ReadDir(d); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, &DirWarning{Dir: d, Problem: fmt.Sprintf("cannot be read (%v); its facts are missing", err)})
+		}
+	}
+	return errs
 }
 
 // NeedsFacter says whether Gather with o would have Facter evaluate

@@ -148,3 +148,20 @@ func TestNativeFactsEditedFileGoesToTheRunsPuppet(t *testing.T) {
 	assert.Equal(t, encodeFact(t, want["ssh_server_version_full"]), encodeFact(t, f["ssh_server_version_full"]))
 	assert.Equal(t, false, f["apt_reboot_required"])
 }
+
+// A custom fact directory that is a symbolic link to elsewhere: its
+// facts are read from there (as Facter), with one warning saying so.
+func TestCustomFactDirSymlinkWarns(t *testing.T) {
+	real, parent := t.TempDir(), t.TempDir()
+	debianFactFile(t, real, "apt", "apt_reboot_required.rb")
+	link := filepath.Join(parent, "facter")
+	require.NoError(t, os.Symlink(real, link))
+	ruby, marker := fakeRuby(t)
+	f, errs := facts.Gather(context.Background(), facts.Options{ExternalDirs: []string{}, CustomDirs: []string{link}, Ruby: ruby})
+	assert.NoFileExists(t, marker)
+	assert.Equal(t, false, f["apt_reboot_required"])
+	require.Len(t, errs, 1)
+	var dw *facts.DirWarning
+	require.True(t, errors.As(errs[0], &dw), "%v", errs[0])
+	assert.Equal(t, "custom fact directory "+link+": a symbolic link to "+real+"; its facts are read from there", errs[0].Error())
+}
