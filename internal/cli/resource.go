@@ -11,6 +11,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/engine"
+	"github.com/pippet/pippet/internal/assemble"
 	"github.com/pippet/pippet/internal/dsl"
 	"github.com/pippet/pippet/internal/puppetlog"
 	"github.com/pippet/pippet/protocol"
@@ -112,10 +113,10 @@ func Resource(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
 	logger := slog.New(puppetlog.New(stderr, level))
-	eng := engine.New(applier.Default, &applier.Env{
+	eng := assemble.New(assemble.Config{
 		Options: applier.Options{Noop: *noop, StateDir: *stateDir},
-		Log:     logger,
-	})
+		Log:     logger.Handler(),
+	}).Engine
 	print := func(res protocol.Result) int {
 		failed := res.Error || res.Failed
 		switch {
