@@ -6,9 +6,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/pippet/pippet/agent/facts"
 	"github.com/pippet/pippet/agent/pluginsync"
+	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/delegate"
 )
 
@@ -37,8 +40,8 @@ type ahead struct {
 // evaluateAhead starts evaluating the custom facts of the last
 // pluginsync with fb, in the background.
 func (r *run) evaluateAhead(ctx context.Context, fb *delegate.Fallback) {
-	dirs := facts.ExistingDirs(r.factDirs())
-	if fb == nil || !facts.HasCustom(dirs) {
+	dirs := facts.FacterArgs(r.gatherOptions())
+	if fb == nil || len(dirs) == 0 {
 		return
 	}
 	// Puppet's start, then the facts.
@@ -79,6 +82,21 @@ func syncedOf(res *pluginsync.Result, err error, factDirs []string) synced {
 	return s
 }
 
+// gatherOptions are the run's options of facts.Gather: the vardir's
+// fact directories, and what the known custom fact files ask of Puppet
+// (package agent/facts/native): its settings as the agent has them, and
+// the provider the engine would choose, which is Puppet's.
+func (r *run) gatherOptions() facts.Options {
+	var o facts.Options
+	o.UseVardir(r.s.Vardir)
+	// As the run's Puppet is given them (puppetSettings).
+	host, _ := r.serverAddr()
+	o.Puppet = map[string]string{"vardir": r.s.Vardir, "server": host, "environmentpath": r.s.Values["environmentpath"]}
+	eng := sync.OnceValue(func() *engine.Engine { return engine.New(applier.Default, nil) })
+	o.DefaultProvider = func(typ string) (string, error) { return eng().DefaultProvider(typ) }
+	return o
+}
+
 // factDirs are the run's custom fact directories, whether they exist or
 // not.
 func (r *run) factDirs() []string {
@@ -103,7 +121,7 @@ func (r *run) evaluator(ctx context.Context, sy synced) facts.Evaluator {
 		r.puppet.Restart(ctx)
 		a = nil
 	}
-	if facts.HasCustom(r.factDirs()) && r.puppet.Start(ctx) {
+	if facts.NeedsFacter(r.gatherOptions()) && r.puppet.Start(ctx) {
 		r.log.Debug("Starting Puppet for the custom facts")
 	}
 	fb := r.puppet.Fallback()

@@ -460,14 +460,15 @@ func (r *run) puppetConfig() assemble.PuppetConfig {
 }
 
 // startFallback starts the run's Puppet ahead, in the background, when
-// the last pluginsync left custom facts, or the cached catalog, the last
+// the last pluginsync left custom facts pippet does not resolve
+// natively, or the cached catalog, the last
 // run's, has a resource pippet hands to Puppet: the run to come most
 // likely needs it too.
 func (r *run) startFallback(ctx context.Context) {
 	if r.puppet.Fallback() == nil {
 		return
 	}
-	if facts.HasCustom(r.factDirs()) {
+	if facts.NeedsFacter(r.gatherOptions()) {
 		r.log.Debug("Starting Puppet ahead for the custom facts")
 		r.puppet.Start(ctx)
 		return
@@ -614,8 +615,7 @@ func (r *run) prepare(ctx context.Context, hc *http.Client, base, env string, ch
 		}
 	}
 	start := time.Now()
-	fo := facts.Options{}
-	fo.UseVardir(r.s.Vardir)
+	fo := r.gatherOptions()
 	fo.Evaluate = r.evaluator(ctx, synced)
 	for _, dir := range fo.CustomDirs {
 		// Puppet says so for each fact directory there is.
@@ -626,6 +626,11 @@ func (r *run) prepare(ctx context.Context, hc *http.Client, base, env string, ch
 	f, errs := facts.Gather(ctx, fo)
 	for _, err := range errs {
 		var skipped *facts.SkippedError
+		var dw *facts.DirWarning
+		if errors.As(err, &dw) {
+			r.log.Warn("Facter: " + err.Error())
+			continue
+		}
 		if errors.As(err, &skipped) {
 			// The run goes on without them: a warning, in the words of
 			// Facter's own for what it cannot load.

@@ -172,9 +172,7 @@ const (
 func (r *run) resubmitFacts(ctx context.Context, hc *http.Client, env string) {
 	start := time.Now()
 	defer func() { r.timings[TimeResubmitFacts] = time.Since(start) }()
-	fo := facts.Options{}
-	fo.UseVardir(r.s.Vardir)
-	f, errs := facts.Gather(ctx, fo)
+	f, errs := facts.Gather(ctx, r.gatherOptions())
 	for _, err := range errs {
 		r.log.Error("Facter: " + err.Error())
 	}

@@ -37,14 +37,18 @@ import (
 
 	json "github.com/goccy/go-json"
 
+	"github.com/pippet/pippet/internal/factsrb"
 	"github.com/pippet/pippet/protocol"
 	"github.com/pippet/pippet/runner"
 )
 
-// Bridge is the Ruby program run on the Puppet side.
-//
+// Bridge is the Ruby program run on the Puppet side: pippet-bridge.rb,
+// after the custom facts' evaluation it shares with agent/facts
+// (internal/factsrb).
+var Bridge = factsrb.Source + bridge
+
 //go:embed pippet-bridge.rb
-var Bridge string
+var bridge string
 
 // EnvBridge carries the bridge's source to the loader; the loader removes
 // it from the environment before Puppet runs anything.

@@ -211,8 +211,10 @@ def apply_one(env, req, errors)
   h
 end
 
-# The custom facts of an agent's run ({"op":"facts","dirs":[...]}): the
-# Ruby facts pluginsync brought, evaluated by the Facter this Puppet has
+# The custom facts of an agent's run ({"op":"facts","dirs":[...]}, the
+# fact files to evaluate after the directories when pippet resolves the
+# others natively: pippet_custom_facts, internal/factsrb): the Ruby facts
+# pluginsync brought, evaluated by the Facter this Puppet has
 # loaded, as Puppet's agent evaluates them in its own process (facts that
 # ask Puppet for its settings see them). Facter starts afresh (reset) for
 # each request, so a file pluginsync changed since is read again. External
@@ -240,18 +242,7 @@ def custom_facts(req)
     facter.reset
     Puppet.initialize_facts
     Facter::Options[:no_external_facts] = true
-    facter.search(*dirs) unless dirs.empty?
-    LegacyFacter.collection.custom_facts.each do |name, fact|
-      next if PUPPET_OWN_FACTS.include?(name.to_s)
-      begin
-        v = fact.value
-        JSON.generate([v])
-      rescue StandardError, ScriptError => e
-        errors << "Error while resolving custom fact fact='#{name}': #{e.message}"
-        next
-      end
-      out[name.to_s] = { 'value' => v, 'weight' => fact.used_resolution_weight }
-    end
+    out = pippet_custom_facts(dirs, errors, PUPPET_OWN_FACTS)
   ensure
     Facter::Options[:no_external_facts] = !external
     # Facter's messages go to Puppet's log again, as Puppet set them up.

@@ -8,12 +8,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-json"
 
+	"github.com/pippet/pippet/internal/factsrb"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -45,11 +47,16 @@ const externalFactWeight = 10000
 const aioRuby = "/opt/puppetlabs/puppet/bin/ruby"
 
 // customScript loads Facter, evaluates the custom facts of the directories
-// given as arguments, and prints {"facts": {NAME: {"value": V, "weight":
+// given as arguments (when files follow them, only those files' facts),
+// and prints {"facts": {NAME: {"value": V, "weight":
 // W}}, "errors": [...]}. Exit status 3: Facter cannot be loaded. What a
 // fact prints goes to stderr ($stdout is pointed there), not into the
 // answer.
-const customScript = `
+var customScript = customScriptSetup + factsrb.Source + `
+answer.write(JSON.generate({ 'facts' => pippet_custom_facts(ARGV, errors), 'errors' => errors }))
+`
+
+const customScriptSetup = `
 answer = $stdout.dup
 $stdout.reopen($stderr)
 begin
@@ -64,19 +71,6 @@ Facter.on_message do |level, message|
   errors << message.to_s if level == :error || level == :fatal
 end
 Facter::Options[:no_external_facts] = true
-Facter.search(*ARGV)
-out = {}
-LegacyFacter.collection.custom_facts.each do |name, fact|
-  begin
-    v = fact.value
-    JSON.generate([v])
-  rescue StandardError, ScriptError => e
-    errors << "Error while resolving custom fact fact='#{name}': #{e.message}"
-    next
-  end
-  out[name.to_s] = { 'value' => v, 'weight' => fact.used_resolution_weight }
-end
-answer.write(JSON.generate({ 'facts' => out, 'errors' => errors }))
 `
 
 // SkippedError says custom facts were found but not evaluated, because
@@ -133,7 +127,8 @@ type customValue struct {
 }
 
 // Evaluator evaluates the custom facts of dirs (those that exist) in a
-// Ruby process already running, and returns Facter's answer as the
+// Ruby process already running (when files follow the directories in
+// dirs, only those files' facts: the others are resolved natively), and returns Facter's answer as the
 // Facter process prints it: {"facts": {NAME: {"value": V, "weight": W}},
 // "errors": [...]}. delegate.Fallback.CustomFacts is one: the Puppet an
 // agent's run starts for the types pippet lacks.
@@ -145,14 +140,14 @@ type Evaluator func(ctx context.Context, dirs []string) ([]byte, error)
 // process, when dirs hold no *.rb file. A *SkippedError says Facter is
 // not installed; each fact file that raised is one error.
 func LoadCustom(ctx context.Context, dirs []string, ruby string, timeout time.Duration) (Facts, map[string]int64, []error) {
-	return loadCustom(ctx, dirs, nil, ruby, timeout)
+	return loadCustom(ctx, dirs, customFiles(dirs), false, nil, ruby, timeout)
 }
 
-// loadCustom is LoadCustom, asking eval first when it is not nil: its
-// answer is taken unless it fails, and the Facter process then
-// evaluates the facts, as without it.
-func loadCustom(ctx context.Context, dirs []string, eval Evaluator, ruby string, timeout time.Duration) (Facts, map[string]int64, []error) {
-	files := customFiles(dirs)
+// loadCustom is LoadCustom for files, custom fact files of dirs (only
+// those when only is set: the others are resolved natively), asking eval
+// first when it is not nil: its answer is taken unless it fails, and the
+// Facter process then evaluates the facts, as without it.
+func loadCustom(ctx context.Context, dirs, files []string, only bool, eval Evaluator, ruby string, timeout time.Duration) (Facts, map[string]int64, []error) {
 	if len(files) == 0 {
 		return nil, nil, nil
 	}
@@ -160,10 +155,16 @@ func loadCustom(ctx context.Context, dirs []string, eval Evaluator, ruby string,
 		timeout = DefaultCustomTimeout
 	}
 	existing := ExistingDirs(dirs)
+	args := existing
+	if only {
+		// The directories stay searched (a fact asking Facter.value for
+		// another finds it), the files say whose facts to evaluate.
+		args = append(slices.Clip(existing), files...)
+	}
 	var errs []error
 	if eval != nil {
 		ectx, cancel := context.WithTimeout(ctx, timeout)
-		out, err := eval(ectx, existing)
+		out, err := eval(ectx, args)
 		cancel()
 		if err == nil {
 			return parseCustom(out, existing)
@@ -193,7 +194,7 @@ func loadCustom(ctx context.Context, dirs []string, eval Evaluator, ruby string,
 	} else {
 		ruby = p
 	}
-	out, err := runBounded(ctx, "/", timeout, maxCustomOutput, append([]string{ruby, "-e", customScript, "--"}, existing...)...)
+	out, err := runBounded(ctx, "/", timeout, maxCustomOutput, append([]string{ruby, "-e", customScript, "--"}, args...)...)
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.ExitCode() == 3 {

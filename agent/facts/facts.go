@@ -67,6 +67,22 @@ type Options struct {
 	// when it fails, the error is one of Gather's and the process
 	// evaluates them after all.
 	Evaluate Evaluator
+	// NoNative has Facter evaluate every custom fact file, the known
+	// ones too (package native resolves those otherwise).
+	NoNative bool
+	// DefaultProvider answers which provider Puppet would choose for a
+	// type, for the known fact files that ask (stdlib's
+	// package_provider, service_provider); nil: those files go to
+	// Facter.
+	DefaultProvider func(typ string) (string, error)
+	// Puppet are Puppet's settings as the run has them (vardir,
+	// environmentpath, server), for the known fact files that read them
+	// (stdlib's puppet_settings); a file that reads one missing here goes
+	// to Facter.
+	Puppet map[string]string
+	// CommandTimeout bounds each command a natively resolved custom fact
+	// runs (default native.DefaultCommandTimeout).
+	CommandTimeout time.Duration
 	// Names is how hostname, domain and fqdn are learnt (HostNames);
 	// nil: SystemNames. With Root set, Root's /etc/hostname and
 	// resolv.conf, without a lookup.
@@ -160,15 +176,19 @@ func Gather(ctx context.Context, o Options) (Facts, []error) {
 	for k, v := range ext {
 		g.f[k] = v
 	}
-	custom, weights, errs := loadCustom(ctx, o.CustomDirs, o.Evaluate, o.Ruby, o.CustomTimeout)
-	g.errs = append(g.errs, errs...)
-	mergeCustom(g.f, custom, weights, ext)
+	overrides := Facts{}
 	// FACTER_name=value in the environment overrides everything, as in Facter.
 	for _, kv := range env {
 		k, v, ok := strings.Cut(kv, "=")
 		if n, isFact := strings.CutPrefix(k, "FACTER_"); ok && isFact && n != "" {
-			g.f[strings.ToLower(n)] = v
+			overrides[strings.ToLower(n)] = v
 		}
+	}
+	custom, weights, errs := gatherCustom(ctx, o, g.f, ext, overrides)
+	g.errs = append(g.errs, errs...)
+	mergeCustom(g.f, custom, weights, ext)
+	for k, v := range overrides {
+		g.f[k] = v
 	}
 	return g.f, g.errs
 }

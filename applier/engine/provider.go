@@ -210,3 +210,22 @@ func (e *Engine) preference(t *applier.Type) []*applier.ProviderSpec {
 	e.order.Store(t, list)
 	return list
 }
+
+// DefaultProvider is the provider a resource of type typ gets when it
+// names none: Puppet's default provider for the type here (stdlib's
+// package_provider and service_provider facts ask Puppet for it).
+func (e *Engine) DefaultProvider(typ string) (string, error) {
+	t, ok := e.reg.Lookup(typ)
+	if !ok {
+		return "", fmt.Errorf("unknown type %s", typ)
+	}
+	r, err := t.NewResource("dummy", nil, false)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", typ, err)
+	}
+	p, err := e.SelectProvider(r)
+	if err != nil {
+		return "", err
+	}
+	return p.Name, nil
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -37,6 +38,10 @@ func BenchmarkAgentConverged(b *testing.B) {
 	// with pluginsync; lean: only the modules the node uses.
 	b.Run("site", func(b *testing.B) { benchAgents(b, s, acoreEnv) })
 	b.Run("lean", func(b *testing.B) { benchAgents(b, s, acoreLeanEnv) })
+	// native: issue 34's check, native types only, Debian's stdlib, ssh,
+	// systemd, host_core and cron_core, whose custom facts pippet
+	// resolves natively (no Ruby in the receiver's run).
+	b.Run("native", func(b *testing.B) { benchAgents(b, s, anativeEnv) })
 }
 
 func benchAgents(b *testing.B, s *server, env string) {
@@ -94,11 +99,14 @@ func benchAgents(b *testing.B, s *server, env string) {
 		return time.Since(start)
 	}
 	sum := map[string]float64{}
+	peak := map[string]int64{}
+	b.Cleanup(func() { removeCron(b, "anative-facts") })
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		sum["rubyfloor-s"] += rubyFloor().Seconds()
 		for who, f := range map[string]func() (time.Duration, map[string]float64){"receiver": pippet, "puppet": puppet} {
 			wall, times := f()
+			peak[who] = max(peak[who], lastPeakRSS)
 			sum[who+"-s"] += wall.Seconds()
 			for _, p := range phases {
 				sum[who+"-"+p.name+"-s"] += times[p.metric]
@@ -119,6 +127,9 @@ func benchAgents(b *testing.B, s *server, env string) {
 		b.ReportMetric(v/float64(b.N), k+"/op")
 	}
 	b.ReportMetric(sum["receiver-s"]/sum["puppet-s"], "receiver/puppet")
+	for who, kib := range peak {
+		b.ReportMetric(float64(kib)/1024, who+"-peakrss-MiB")
+	}
 }
 
 // reportPuts are the durations (ms) of the server's answers to certname's
@@ -177,11 +188,21 @@ func benchPuppetAgent(n *acoreNode, confdir string) (int, string) {
 	return code, out + errs
 }
 
+// lastPeakRSS is the peak resident memory (KiB) of runCmd's last
+// command and the processes it waited for (wait4's ru_maxrss).
+var lastPeakRSS int64
+
 func runCmd(cmd *exec.Cmd) (int, string, string) {
 	cmd.Dir = "/"
 	var out, errs bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errs
 	err := cmd.Run()
+	lastPeakRSS = 0
+	if cmd.ProcessState != nil {
+		if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			lastPeakRSS = ru.Maxrss
+		}
+	}
 	if ee, ok := err.(*exec.ExitError); ok {
 		return ee.ExitCode(), out.String(), errs.String()
 	} else if err != nil {

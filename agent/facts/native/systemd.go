@@ -1,0 +1,76 @@
+package native
+
+import (
+	"errors"
+	"regexp"
+)
+
+// camptocamp-systemd's facts, on Linux.
+//
+//   - systemd: whether the fact service_provider (stdlib's) is
+//     "systemd"; false without it.
+//   - systemd_version: the second field of systemctl --version's line
+//     that names systemd, when systemd is true.
+//   - systemd_internal_services: the enabled, disabled, enabled-runtime
+//     and indirect systemd-* services and their state, from systemctl
+//     list-unit-files, when systemd is true.
+func init() {
+	register(&File{
+		Module: "systemd", Name: "systemd.rb",
+		Digests: []string{
+			"22b1971091271b8798874a6db4288977b32e3130ed9fd0b94e3ce619987e9f1d", // Debian 2.12.0-3
+		},
+		Facts:   []string{"systemd", "systemd_version", "systemd_internal_services"},
+		resolve: resolveSystemd,
+	})
+}
+
+var whitespace = regexp.MustCompile(`\s+`)
+
+func resolveSystemd(r *Run, out map[string]Value) {
+	if !r.confine("kernel", "linux") {
+		return
+	}
+	isSystemd := r.Value("service_provider") == "systemd"
+	out["systemd"] = Value{V: isSystemd, Weight: 1}
+	if !isSystemd {
+		return
+	}
+	if v, err := r.Exec("systemctl --version | awk '/systemd/{ print $2 }'"); err == nil {
+		out["systemd_version"] = Value{V: v, Weight: 1}
+	} else if !errors.Is(err, ErrNotFound) {
+		r.Fail(r.file("systemd_version"), "systemd_version", err)
+	}
+	text, err := r.Exec(`systemctl list-unit-files --no-legend --no-pager "systemd-*" -t service --state=enabled,disabled,enabled-runtime,indirect`)
+	if err != nil {
+		// Facter's nil.lines raises.
+		r.Fail(r.file("systemd_internal_services"), "systemd_internal_services", err)
+		return
+	}
+	services := map[string]any{}
+	for _, line := range rubyLines(text) {
+		f := rubySplitRe(line, whitespace)
+		var service, status any
+		if len(f) > 0 {
+			service = f[0]
+		}
+		if len(f) > 1 {
+			status = f[1]
+		}
+		if service != nil {
+			services[service.(string)] = status
+		}
+	}
+	out["systemd_internal_services"] = Value{V: services, Weight: 1}
+}
+
+// rubySplitRe is Ruby's String#split(regexp): leading empty field kept
+// unless the match is at 0 with zero width... simplified to what fact
+// lines need: trailing empty fields dropped.
+func rubySplitRe(s string, re *regexp.Regexp) []string {
+	f := re.Split(s, -1)
+	for len(f) > 0 && f[len(f)-1] == "" {
+		f = f[:len(f)-1]
+	}
+	return f
+}

@@ -1,0 +1,448 @@
+package native
+
+import (
+	"errors"
+	"regexp"
+	"strings"
+	"syscall"
+)
+
+// The facts that read a program's version, module by module. Each runs
+// its command only when the program is installed (Facter's which: PATH,
+// then /sbin and /usr/sbin); without it the fact is absent, unless said.
+
+// apache_version (puppetlabs-apache), on FreeBSD and Linux: the first of
+// httpd -V, apache2 -V, apachectl -v, apache2ctl -v found, its "Server
+// version: Apache/X.Y.Z" line's version.
+var apacheServer = regexp.MustCompile(`(?m)^Server version: Apache/(\d+.\d+(.\d+)?)`)
+
+// haproxy_version (puppetlabs-haproxy): the version in haproxy -v's first
+// line ("HAProxy version 2.6.12-1 2023/..." gives 2.6.12); the fact is
+// not defined at all without haproxy.
+var (
+	haproxyName    = regexp.MustCompile(`HA?.Proxy`)
+	haproxyVersion = regexp.MustCompile(`version`)
+	haproxyNumber  = regexp.MustCompile(`((\d+\.){2,}\d+).*`)
+)
+
+// collectd_version (voxpupuli-collectd): collectd -h's "collectd X.Y.Z,
+// http://collectd.org/". python_dir: python's first site-packages
+// directory (distutils' get_python_lib on RedHat), "" without python.
+var collectdHelp = regexp.MustCompile(`(?m)^collectd ([\w\.]+), http://collectd\.org/`)
+
+// iptables_version, ip6tables_version (puppetlabs-firewall), on Linux:
+// the first X.Y.Z in iptables --version (ip6tables), "" when there is
+// none. iptables_persistent_version, on Debian and Ubuntu: the version
+// dpkg-query reports of netfilter-persistent (Debian 8 and later, Ubuntu
+// 14.10 and later; iptables-persistent before), when it looks like one.
+var (
+	threeNumbers = regexp.MustCompile(`\d+\.\d+\.\d+`)
+	twoNumbers   = regexp.MustCompile(`\d+\.\d+`)
+)
+
+// mysql_version (puppetlabs-mysql): the first X.Y.Z of mysql --version.
+// mysqld_version: mysqld --no-defaults -V, as it prints it.
+// mysql_server_id: the macaddress fact's bytes from the third on, six
+// bits each, as an integer.
+
+// erl_ssl_path (puppetlabs-rabbitmq): erl's code:lib_dir(ssl, ebin),
+// without its quotes (absent when it printed none, as Ruby's gsub!
+// answers nil). rabbitmq_nodename: the node in rabbitmqctl status's
+// "Status of node NAME@HOST". rabbitmq_version: rabbitmqadmin --version's.
+var (
+	rabbitNode    = regexp.MustCompile(`(?m)^Status of node '?([\w\.\-]+@[\w\.\-]+)'?`)
+	rabbitVersion = regexp.MustCompile(`(?m)^rabbitmqadmin ([\w\.]+)`)
+	erlQuotes     = regexp.MustCompile(`\A"|"\z`)
+)
+
+// redis_server_version (arioch-redis): redis-server -v's "Redis server
+// v=X.Y.Z" (or "version X.Y.Z").
+var (
+	redisV        = regexp.MustCompile(`v=([\w\.]+)`)
+	redisVMatch   = regexp.MustCompile(`Redis server v=([\w\.]+).+`)
+	redisVer      = regexp.MustCompile(`version ([\w\.]+)`)
+	redisVerMatch = regexp.MustCompile(`Redis server version ([\w\.]+).+`)
+)
+
+// filebeat_version (pcfens-filebeat), on FreeBSD, OpenBSD, Linux and
+// Windows: the version `filebeat version` (else `filebeat --version`)
+// prints, of the first of /usr/bin, /usr/local/bin,
+// /usr/share/filebeat/bin and /usr/local/sbin that has it; false without
+// filebeat.
+var filebeatVersion = regexp.MustCompile(`(?m)^filebeat version ([^\s]+)?`)
+
+func init() {
+	register(&File{Module: "apache", Name: "apache_version.rb", Facts: []string{"apache_version"},
+		Digests: []string{"f2a89933196490669e861453ee4e1954cc828728af1b95962e1de9e8618eb5f6"}, // Debian 5.5.0-2
+		resolve: func(r *Run, out map[string]Value) {
+			if !r.confine("kernel", "FreeBSD", "Linux") {
+				return
+			}
+			for _, c := range []string{"httpd -V 2>&1", "apache2 -V 2>&1", "apachectl -v 2>&1", "apache2ctl -v 2>&1"} {
+				if r.Which(firstWord(c)) == "" {
+					continue
+				}
+				text, err := r.Exec(c)
+				if err != nil {
+					r.Fail(r.file("apache_version"), "apache_version", err)
+					return
+				}
+				if m := apacheServer.FindStringSubmatch(text); m != nil {
+					out["apache_version"] = Value{V: m[1], Weight: 1}
+				}
+				return
+			}
+		}})
+	register(&File{Module: "haproxy", Name: "haproxy_version.rb", Facts: []string{"haproxy_version"},
+		Digests: []string{"22b2896015c658381e7534570e2464c3232200b57dfd72338b2d49f9435201e1"}, // Debian 2.1.0-5
+		resolve: func(r *Run, out map[string]Value) {
+			if r.Which("haproxy") == "" {
+				return
+			}
+			text, err := r.Exec("haproxy -v 2>&1")
+			fail := func(err error) { r.Fail(r.file("haproxy_version"), "haproxy_version", err) }
+			if err != nil {
+				fail(err)
+				return
+			}
+			lines := rubyLines(text)
+			if len(lines) == 0 {
+				fail(errors.New("haproxy -v printed nothing"))
+				return
+			}
+			after := rubySplitRe(rubyStrip(lines[0]), haproxyName)
+			if len(after) < 2 {
+				fail(errors.New("haproxy -v: no HAProxy in " + lines[0]))
+				return
+			}
+			parts := rubySplitRe(rubyStrip(after[1]), haproxyVersion)
+			if len(parts) < 2 {
+				fail(errors.New("haproxy -v: no version in " + lines[0]))
+				return
+			}
+			if m := haproxyNumber.FindStringSubmatch(rubyStrip(parts[1])); m != nil {
+				out["haproxy_version"] = Value{V: m[1]}
+			}
+		}})
+	register(&File{Module: "collectd", Name: "collectd_version.rb", Facts: []string{"collectd_version"},
+		Digests: []string{"ee2cbcc263461b9e163b271e9d839d7583974d6fdf7dcb412232096da245340b"}, // Debian 11.0.0-4
+		resolve: func(r *Run, out map[string]Value) {
+			if r.Which("collectd") == "" {
+				return
+			}
+			text, err := r.Exec("collectd -h")
+			if err == nil {
+				if m := collectdHelp.FindStringSubmatch(text); m != nil {
+					out["collectd_version"] = Value{V: m[1]}
+					return
+				}
+				err = errors.New("collectd -h: no version")
+			}
+			r.Fail(r.file("collectd_version"), "collectd_version", err)
+		}})
+	register(&File{Module: "collectd", Name: "python_dir.rb", Facts: []string{"python_dir"},
+		Digests: []string{"9dd095aa6cb4c3887d5ca709a5ed27af4c23d4a09824e358e7a764755527a469"}, // Debian 11.0.0-4
+		resolve: func(r *Run, out map[string]Value) {
+			if r.Which("python") == "" {
+				out["python_dir"] = Value{V: ""}
+				return
+			}
+			c := `python -c "import site; print(site.getsitepackages()[0])"`
+			if r.Value("osfamily") == "RedHat" {
+				c = `python -c "from distutils.sysconfig import get_python_lib; print(get_python_lib())"`
+			}
+			if text, err := r.Exec(c); err == nil {
+				out["python_dir"] = Value{V: text}
+			} else {
+				r.Fail(r.file("python_dir"), "python_dir", err)
+			}
+		}})
+	register(&File{Module: "firewall", Name: "iptables_version.rb", Facts: []string{"iptables_version"},
+		Digests: []string{"58d4bc9cb7c21d318824c0b9f162ae3b807e6122c2d1e0754307619016bc307d"}, // Debian 3.4.0-1
+		resolve: iptablesVersion("iptables_version", "iptables --version")})
+	register(&File{Module: "firewall", Name: "ip6tables_version.rb", Facts: []string{"ip6tables_version"},
+		Digests: []string{"5733b5b89974a9aa4c3341c3f67d3c2a5faff5e4c9379c094401dc53012ce2bd"}, // Debian 3.4.0-1
+		resolve: iptablesVersion("ip6tables_version", "ip6tables --version")})
+	register(&File{Module: "firewall", Name: "iptables_persistent_version.rb", Facts: []string{"iptables_persistent_version"},
+		Digests: []string{"6742f64b5d2a61fc1d2bc629b6c38dac61059e51dba9f3e8c7611e4b9b4b1e3f"}, // Debian 3.4.0-1
+		resolve: func(r *Run, out map[string]Value) {
+			if !r.confine("operatingsystem", "Debian", "Ubuntu") {
+				return
+			}
+			os, _ := r.Value("operatingsystem").(string)
+			rel := rubyToS(r.Value("operatingsystemrelease"))
+			pkg := "iptables-persistent"
+			if os == "Debian" && (versionCmp(rel, "8.0") >= 0 || versionCmp(rel, "unstable") >= 0) ||
+				os == "Ubuntu" && versionCmp(rel, "14.10") >= 0 {
+				pkg = "netfilter-persistent"
+			}
+			v, err := r.Exec("dpkg-query -Wf '${Version}' " + pkg + " 2>/dev/null")
+			if err != nil && !errors.Is(err, ErrNotFound) {
+				r.Fail(r.file("iptables_persistent_version"), "iptables_persistent_version", err)
+				return
+			}
+			if err == nil && twoNumbers.MatchString(v) {
+				out["iptables_persistent_version"] = Value{V: v, Weight: 1}
+			}
+		}})
+	register(&File{Module: "mysql", Name: "mysql_version.rb", Facts: []string{"mysql_version"},
+		Digests: []string{"dbbdcbd11788275c9ff9f0b1bce2e80ecaf6e580c5645be67d3b831bc6636cd4"}, // Debian 8.1.0-7
+		resolve: func(r *Run, out map[string]Value) {
+			v, err := r.Exec("mysql --version")
+			switch {
+			case errors.Is(err, ErrNotFound):
+			case err != nil:
+				r.Fail(r.file("mysql_version"), "mysql_version", err)
+			case threeNumbers.MatchString(v):
+				out["mysql_version"] = Value{V: threeNumbers.FindString(v)}
+			default:
+				r.Fail(r.file("mysql_version"), "mysql_version", errors.New("mysql --version: no version in "+v))
+			}
+		}})
+	register(&File{Module: "mysql", Name: "mysqld_version.rb", Facts: []string{"mysqld_version"},
+		Digests: []string{"5b2cebcf10319ce69159ea71c0d6081a75608d1817118564c35f96da653d03ae"}, // Debian 8.1.0-7
+		resolve: func(r *Run, out map[string]Value) {
+			v, err := r.Exec("mysqld --no-defaults -V 2>/dev/null")
+			if err == nil {
+				out["mysqld_version"] = Value{V: v}
+			} else if !errors.Is(err, ErrNotFound) {
+				r.Fail(r.file("mysqld_version"), "mysqld_version", err)
+			}
+		}})
+	register(&File{Module: "mysql", Name: "mysql_server_id.rb", Facts: []string{"mysql_server_id"},
+		Digests: []string{"8f8b24c4e09d100e6e599f588067412a31c8941a9866737e06f74e032512f5e3"}, // Debian 8.1.0-7
+		resolve: func(r *Run, out map[string]Value) {
+			mac, ok := r.Value("macaddress").(string)
+			if !ok {
+				return // Ruby's rescue: nil
+			}
+			parts := rubySplit(mac, ":")
+			if len(parts) < 2 {
+				return
+			}
+			var id int64
+			for _, p := range parts[2:] {
+				id = id<<6 + rubyHex(p)
+			}
+			out["mysql_server_id"] = Value{V: id}
+		}})
+	register(&File{Module: "rabbitmq", Name: "erl_ssl_path.rb", Facts: []string{"erl_ssl_path"},
+		Digests: []string{"14e54ab63714309c853a64bce3eb927793a69667ec905e0c2cb25ce9f0436bf8"}, // Debian 8.5.0-7
+		resolve: func(r *Run, out map[string]Value) {
+			if r.Which("erl") == "" {
+				return
+			}
+			data, err := r.Exec(`erl -eval 'io:format("~p", [code:lib_dir(ssl, ebin)]),halt().' -noshell`)
+			if err != nil {
+				r.Fail(r.file("erl_ssl_path"), "erl_ssl_path", err)
+				return
+			}
+			if erlQuotes.MatchString(data) {
+				out["erl_ssl_path"] = Value{V: erlQuotes.ReplaceAllString(data, "")}
+			}
+		}})
+	register(&File{Module: "rabbitmq", Name: "rabbitmq_nodename.rb", Facts: []string{"rabbitmq_nodename"},
+		Digests: []string{"84823ba9b746dd8f9de2dd5e90d69562ce2f96d3a0cb963bc9e25bd28ea1e190"}, // Debian 8.5.0-7
+		resolve: func(r *Run, out map[string]Value) {
+			if r.Which("rabbitmqctl") == "" {
+				return
+			}
+			text, err := r.Exec("rabbitmqctl status 2>&1")
+			if err == nil {
+				if m := rabbitNode.FindStringSubmatch(text); m != nil {
+					out["rabbitmq_nodename"] = Value{V: m[1]}
+					return
+				}
+				err = errors.New("rabbitmqctl status: no node name")
+			}
+			r.Fail(r.file("rabbitmq_nodename"), "rabbitmq_nodename", err)
+		}})
+	register(&File{Module: "rabbitmq", Name: "rabbitmq_version.rb", Facts: []string{"rabbitmq_version"},
+		Digests: []string{"c636aee596aad96de06903350b1a6278dac9bd04281b8804db1f9333d7dde710"}, // Debian 8.5.0-7
+		resolve: func(r *Run, out map[string]Value) {
+			if r.Which("rabbitmqadmin") == "" {
+				return
+			}
+			text, err := r.Exec("rabbitmqadmin --version 2>&1")
+			if err != nil {
+				r.Fail(r.file("rabbitmq_version"), "rabbitmq_version", err)
+				return
+			}
+			if m := rabbitVersion.FindStringSubmatch(text); m != nil {
+				out["rabbitmq_version"] = Value{V: m[1]}
+			}
+		}})
+	register(&File{Module: "redis", Name: "redis_server_version.rb", Facts: []string{"redis_server_version"},
+		Digests: []string{"b7eadf355e9fd2b0890c7526333e2d32eb5cd03e409d8666b62dffa09b541ceb"}, // Debian 3.2.0-3
+		resolve: func(r *Run, out map[string]Value) {
+			if r.Which("redis-server") == "" {
+				return
+			}
+			text, err := r.Exec("redis-server -v")
+			if err != nil {
+				r.Fail(r.file("redis_server_version"), "redis_server_version", err)
+				return
+			}
+			var m []string
+			switch {
+			case redisV.MatchString(text):
+				m = redisVMatch.FindStringSubmatch(text)
+			case redisVer.MatchString(text):
+				m = redisVerMatch.FindStringSubmatch(text)
+			default:
+				return
+			}
+			if m == nil {
+				r.Fail(r.file("redis_server_version"), "redis_server_version", errors.New("redis-server -v: no version in "+text))
+				return
+			}
+			out["redis_server_version"] = Value{V: m[1]}
+		}})
+	register(&File{Module: "filebeat", Name: "filebeat_version.rb", Facts: []string{"filebeat_version"},
+		Digests: []string{"c92e14e638a06918988566ad55214a8ced0a9ac2f75dcb2c49a2704d8268b326"}, // Debian 4.9.0-3
+		resolve: func(r *Run, out map[string]Value) {
+			if !r.confine("kernel", "FreeBSD", "OpenBSD", "Linux", "Windows") {
+				return
+			}
+			var text string
+			var err error
+			found := false
+			for _, c := range []struct {
+				path       string
+				tryVersion bool
+			}{{"/usr/bin/filebeat", true}, {"/usr/local/bin/filebeat", true}, {"/usr/share/filebeat/bin/filebeat", false}, {"/usr/local/sbin/filebeat", false}} {
+				if !executable(c.path) {
+					continue
+				}
+				found = true
+				if c.tryVersion {
+					text, err = r.Exec(c.path + " version")
+				}
+				if !c.tryVersion || err == nil && text == "" {
+					text, err = r.Exec(c.path + " --version")
+				}
+				break
+			}
+			if !found {
+				out["filebeat_version"] = Value{V: false, Weight: 1}
+				return
+			}
+			if err == nil {
+				if m := filebeatVersion.FindStringSubmatch(text); m != nil {
+					if m[1] != "" {
+						out["filebeat_version"] = Value{V: m[1], Weight: 1}
+					}
+					return
+				}
+				err = errors.New("no filebeat version in " + text)
+			}
+			r.Fail(r.file("filebeat_version"), "filebeat_version", err)
+		}})
+}
+
+func iptablesVersion(fact, command string) func(r *Run, out map[string]Value) {
+	return func(r *Run, out map[string]Value) {
+		if !r.confine("kernel", "Linux") {
+			return
+		}
+		v, err := r.Exec(command)
+		if errors.Is(err, ErrNotFound) {
+			return
+		}
+		if err != nil {
+			r.Fail(r.file(fact), fact, err)
+			return
+		}
+		out[fact] = Value{V: threeNumbers.FindString(v), Weight: 1}
+	}
+}
+
+// rubyHex is Ruby's String#hex: the leading hexadecimal digits (an
+// optional sign and 0x), 0 when there are none.
+func rubyHex(s string) int64 {
+	s = strings.TrimSpace(s)
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	s = strings.TrimPrefix(strings.TrimPrefix(s, "0x"), "0X")
+	var n int64
+	for _, c := range s {
+		var d int64
+		switch {
+		case c >= '0' && c <= '9':
+			d = int64(c - '0')
+		case c >= 'a' && c <= 'f':
+			d = int64(c-'a') + 10
+		case c >= 'A' && c <= 'F':
+			d = int64(c-'A') + 10
+		case c == '_':
+			continue
+		default:
+			if neg {
+				return -n
+			}
+			return n
+		}
+		n = n*16 + d
+	}
+	if neg {
+		return -n
+	}
+	return n
+}
+
+var versionToken = regexp.MustCompile(`[-.]|\d+|[^-.\d]+`)
+
+// versionCmp is Puppet::Util::Package.versioncmp: -1, 0 or 1.
+func versionCmp(a, b string) int {
+	ax, bx := versionToken.FindAllString(a, -1), versionToken.FindAllString(b, -1)
+	isNum := func(s string) bool {
+		for _, c := range s {
+			if c < '0' || c > '9' {
+				return false
+			}
+		}
+		return s != ""
+	}
+	for len(ax) > 0 && len(bx) > 0 {
+		x, y := ax[0], bx[0]
+		ax, bx = ax[1:], bx[1:]
+		switch {
+		case x == y:
+			continue
+		case x == "-":
+			return -1
+		case y == "-":
+			return 1
+		case x == ".":
+			return -1
+		case y == ".":
+			return 1
+		case isNum(x) && isNum(y):
+			if x[0] == '0' || y[0] == '0' {
+				return strings.Compare(strings.ToUpper(x), strings.ToUpper(y))
+			}
+			return compareDigits(x, y)
+		}
+		return strings.Compare(strings.ToUpper(x), strings.ToUpper(y))
+	}
+	return strings.Compare(a, b)
+}
+
+// compareDigits compares two decimal numbers without leading zeros.
+func compareDigits(x, y string) int {
+	if len(x) != len(y) {
+		if len(x) < len(y) {
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(x, y)
+}
+
+// executable is Ruby's File.executable?.
+func executable(p string) bool {
+	return syscall.Access(p, 1) == nil
+}
