@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -87,9 +88,12 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	var cat *catalog.Catalog
 	var err error
 	if *code != "" || strings.HasSuffix(fs.Arg(0), ".pp") {
-		cat, err = compileManifest(ctx, fs.Arg(0), *code, modulePath, stderr)
+		cat, err = compileManifest(ctx, fs.Arg(0), *code, modulePath, *debug, stderr)
 	} else {
 		cat, err = readCatalog(fs.Arg(0), stdin)
+	}
+	if errors.Is(err, delegate.ErrCompileLogged) {
+		return exitFailed // Puppet's own error line said it, as puppet apply does
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "receiver apply: %v\n", err)
@@ -193,8 +197,9 @@ func localSources(pf source.PuppetOptions, s *config.Settings, modulePath string
 	return catalog.ModuleFiles(mp)
 }
 
-// compileManifest has Puppet compile a manifest file or code.
-func compileManifest(ctx context.Context, manifest, code, modulePath string, stderr io.Writer) (*catalog.Catalog, error) {
+// compileManifest has Puppet compile a manifest file or code; with debug,
+// Puppet logs its debug lines and an error's backtrace (--debug --trace).
+func compileManifest(ctx context.Context, manifest, code, modulePath string, debug bool, stderr io.Writer) (*catalog.Catalog, error) {
 	if manifest != "" {
 		abs, err := filepath.Abs(manifest)
 		if err != nil {
@@ -205,7 +210,11 @@ func compileManifest(ctx context.Context, manifest, code, modulePath string, std
 		}
 		manifest = abs
 	}
-	data, err := delegate.Compile(ctx, delegate.CompileOptions{Manifest: manifest, Code: code, ModulePath: modulePath, Stderr: stderr})
+	var args []string
+	if debug {
+		args = []string{"--debug", "--trace"}
+	}
+	data, err := delegate.Compile(ctx, delegate.CompileOptions{Manifest: manifest, Code: code, ModulePath: modulePath, Args: args, Stderr: stderr})
 	if err != nil {
 		return nil, err
 	}
