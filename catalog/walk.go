@@ -118,6 +118,13 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 			for _, h := range s.queued {
 				noop = noop && h.noop
 			}
+			if noop && v.kind == completed {
+				// Puppet's event manager on a container that heard only
+				// noop events: "Class[Main]: Would have triggered
+				// 'refresh' from 3 events", one noop event passed on.
+				o.Log.current(nil)
+				log.Log(ctx, applier.LevelNotice, v.res.Ref()+": "+refreshMessage("Would have triggered", len(s.queued)))
+			}
 			s.queued = nil
 			g.send(st, get, v, []heard{{noop: noop}})
 			continue
