@@ -10,7 +10,6 @@ import (
 	"github.com/pippet/pippet/agent/facts"
 	"github.com/pippet/pippet/agent/pluginsync"
 	"github.com/pippet/pippet/delegate"
-	"github.com/pippet/pippet/internal/applyrun"
 )
 
 // Custom facts and the run's Puppet.
@@ -96,19 +95,18 @@ func (r *run) factDirs() []string {
 func (r *run) evaluator(ctx context.Context, sy synced) facts.Evaluator {
 	a := r.ahead
 	r.ahead = nil
-	if a != nil && sy.code && r.fallback != nil {
+	if a != nil && sy.code && r.puppet.Fallback() != nil {
 		// Ruby does not load a required file twice: a new Puppet.
 		a.cancel()
 		<-a.done
 		r.log.Debug("Starting Puppet again: pluginsync changed code its custom facts may have loaded")
-		applyrun.CloseFallback(ctx, r.fallback, r.log)
-		r.fallback, a = nil, nil
+		r.puppet.Restart(ctx)
+		a = nil
 	}
-	if r.fallback == nil && r.o.Fallback != delegate.ModeNone && facts.HasCustom(r.factDirs()) {
+	if facts.HasCustom(r.factDirs()) && r.puppet.Start(ctx) {
 		r.log.Debug("Starting Puppet for the custom facts")
-		r.fallback = r.startPuppet(ctx)
 	}
-	fb := r.fallback
+	fb := r.puppet.Fallback()
 	if fb == nil {
 		return nil
 	}

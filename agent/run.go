@@ -13,16 +13,19 @@
 //     (agent/pluginsync) and the facts (agent/facts), then the catalog
 //     request; the catalog cached, and the cache used when the server
 //     cannot give one and usecacheonfailure says so;
-//  5. the apply (internal/applyrun, as `receiver apply`): native types
+//  5. the apply (internal/assemble, as `receiver apply`): native types
 //     by the engine, the others by Puppet, which finds the types
 //     pluginsync brought in VARDIR/lib;
 //  6. the report (agent/report): last_run_summary.yaml, the report sent
 //     to the server, last_run_report.yaml.
 //
-// Each phase is timed for the report's time metrics (fact_generation,
-// plugin_sync, node_retrieval, config_retrieval, catalog_application,
-// total). A run that cannot get a catalog applies nothing and still
-// sends a failed report, as Puppet's agent does. Run's result is the
+// Each phase is timed for the report's time metrics, by Puppet's names
+// (startup_time, node_retrieval, plugin_sync, fact_generation,
+// convert_catalog, config_retrieval, transaction_evaluation,
+// catalog_application, total); the report's time is when the run began,
+// and total the time from then to the report. A run that cannot get a
+// catalog applies nothing and still sends a failed report, as Puppet's
+// agent does. Run's result is the
 // process's exit status: 1 when the run could not happen (disabled,
 // locked, no certificate, no catalog), else 0, or with detailed exit
 // codes 2 (changes), 4 (failures) or 6 (both).
@@ -61,8 +64,7 @@ import (
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/catalog"
-	"github.com/pippet/pippet/delegate"
-	"github.com/pippet/pippet/internal/applyrun"
+	"github.com/pippet/pippet/internal/assemble"
 )
 
 // Exit statuses of a run.
@@ -98,8 +100,8 @@ type Options struct {
 	Delegate []string
 	// JobID is sent in the report (Puppet's --job-id).
 	JobID string
-	// Start is when the command started (the report's startup_time);
-	// zero: when Run is called.
+	// Start is when the process started (the report's startup_time, up
+	// to the run's beginning: ProcessStart); zero: when Run is called.
 	Start time.Time
 	// NoSplay: do not splay even when the settings say so (the daemon's
 	// runs after its first, `--test`).
@@ -120,8 +122,12 @@ const (
 	TimeNodeRetrieval      = "node_retrieval"
 	TimeConfigRetrieval    = "config_retrieval"
 	TimeCatalogApplication = "catalog_application"
-	TimeTotal              = "total"
-	TimeResubmitFacts      = "resubmit_facts"
+	// TimeConvertCatalog and TimeTransactionEvaluation are the apply's
+	// (assemble.Options.Timings).
+	TimeConvertCatalog        = "convert_catalog"
+	TimeTransactionEvaluation = "transaction_evaluation"
+	TimeTotal                 = "total"
+	TimeResubmitFacts         = "resubmit_facts"
 )
 
 // run is one run's state.
@@ -135,10 +141,13 @@ type run struct {
 	timings map[string]time.Duration
 	// codeID is the applied catalog's code_id (static catalogs).
 	codeID string
-	// fallback is the run's Puppet (customfacts.go), nil while none was
-	// started; ahead, the custom facts it evaluates during pluginsync.
-	fallback *delegate.Fallback
-	ahead    *ahead
+	// puppet is the run's Puppet (customfacts.go), made when the run
+	// configures and stopped when it ends; puppetErr says why there is
+	// none when there should be one (the apply then fails). ahead: the
+	// custom facts it evaluates during pluginsync.
+	puppet    *assemble.Puppet
+	puppetErr error
+	ahead     *ahead
 	// pluginFailure: pluginsync failed and usecacheonfailure is on:
 	// Puppet's running failure (the cached catalog runs, when there is
 	// one).
@@ -168,7 +177,7 @@ func newRun(s *config.Settings, o Options) *run {
 	}
 	return &run{
 		s: s, o: o, logh: logh, log: slog.New(logh),
-		uuid: newUUID(), start: o.Start,
+		uuid: newUUID(), start: start,
 		timings: map[string]time.Duration{TimeStartup: start.Sub(o.Start)},
 	}
 }
@@ -334,13 +343,14 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 	// Puppet for the types pippet lacks and the custom facts starts now,
 	// in the background of the requests, when the last run needed it;
 	// it evaluates the custom facts while pluginsync runs.
-	r.fallback = r.startFallback(ctx)
-	r.evaluateAhead(ctx, r.fallback)
+	r.puppet, r.puppetErr = assemble.NewPuppet(r.puppetConfig())
+	defer r.puppet.Close(ctx)
+	r.startFallback(ctx)
+	r.evaluateAhead(ctx, r.puppet.Fallback())
 	defer func() {
 		if r.ahead != nil {
 			r.ahead.cancel() // never asked for: the run ended before its facts
 		}
-		applyrun.CloseFallback(ctx, r.fallback, r.log)
 	}()
 	first := true
 	res, err := c.Retrieve(ctx, server.Options{
@@ -367,7 +377,11 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 	status := server.CacheNotUsed
 	if res != nil {
 		env, status = res.Environment, res.CachedCatalogStatus
-		r.timings[TimeNodeRetrieval] = res.NodeRetrieval
+		if res.NodeRetrieval > 0 {
+			// Only when the node was asked for (not with the last run's
+			// environment, as Puppet's use_last_environment).
+			r.timings[TimeNodeRetrieval] = res.NodeRetrieval
+		}
 		r.timings[TimeConfigRetrieval] = res.CatalogRetrieval
 	}
 	if err != nil {
@@ -388,14 +402,13 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 		return ExitFailed
 	}
 	applyStart := time.Now()
-	ao := r.applyOptions()
-	ao.Started, r.fallback = r.fallback, nil
-	ao.Source = source.Options{
+	rep, err := r.apply(ctx, res.Catalog, source.Options{
 		Puppet: &source.PuppetOptions{Client: hc, Server: host, Port: port, Environment: env, Certname: r.s.Certname},
 		Static: static,
-	}
-	rep, err := applyrun.Apply(ctx, res.Catalog, ao)
-	r.timings[TimeCatalogApplication] = time.Since(applyStart)
+	})
+	// As Puppet's, the catalog's conversion (convert_catalog) is a phase
+	// of its own, before the application.
+	r.timings[TimeCatalogApplication] = time.Since(applyStart) - r.timings[TimeConvertCatalog]
 	if err != nil {
 		r.log.Error(fmt.Sprintf("Failed to apply catalog: %v", err))
 		r.command(ctx, "postrun_command")
@@ -413,63 +426,62 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 	return ExitOK
 }
 
-// applyOptions are the apply's options but its sources.
-func (r *run) applyOptions() applyrun.Options {
-	return applyrun.Options{
+// apply applies cat with the run's Puppet, its sources as src says.
+func (r *run) apply(ctx context.Context, cat *catalog.Catalog, src source.Options) (*catalog.Report, error) {
+	if r.puppetErr != nil {
+		return nil, r.puppetErr
+	}
+	return assemble.Apply(ctx, cat, assemble.Options{
 		Noop: r.s.Noop, Tags: r.s.Tags, SkipTags: r.s.SkipTags,
 		StateDir: r.o.StateDir,
+		// pippet's, not Puppet's transactionstore.yaml: its own format.
+		TransactionStore: filepath.Join(r.o.StateDir, "transactionstore.json"),
+		Log:              r.logh, Source: src, Puppet: r.puppet,
+		Timings: r.timings,
+	})
+}
+
+// puppetConfig is the run's Puppet: the agent's libdir, where pluginsync
+// put the plugins, and its settings.
+func (r *run) puppetConfig() assemble.PuppetConfig {
+	return assemble.PuppetConfig{
 		Fallback: r.o.Fallback, Delegate: r.o.Delegate,
 		LibDir: r.libdir(),
 		// What the custom facts Puppet evaluates, and its providers,
 		// may ask of the agent's settings (stdlib's puppet_vardir,
 		// puppet_server, puppet_environmentpath).
-		PuppetSettings: r.puppetSettings(),
-		// pippet's, not Puppet's transactionstore.yaml: its own format.
-		TransactionStore: filepath.Join(r.o.StateDir, "transactionstore.json"),
-		Level:            r.o.Level, Log: r.logh,
+		Settings: r.puppetSettings(),
+		Noop:     r.s.Noop, Level: r.o.Level, Log: r.logh,
 	}
 }
 
-// startFallback starts Puppet ahead (startPuppet) when the last
-// pluginsync left custom facts, or the cached catalog, the last run's,
-// has a resource pippet hands to Puppet: the run to come most likely
-// needs it too. nil otherwise.
-func (r *run) startFallback(ctx context.Context) *delegate.Fallback {
-	if r.o.Fallback == delegate.ModeNone {
-		return nil
+// startFallback starts the run's Puppet ahead, in the background, when
+// the last pluginsync left custom facts, or the cached catalog, the last
+// run's, has a resource pippet hands to Puppet: the run to come most
+// likely needs it too.
+func (r *run) startFallback(ctx context.Context) {
+	if r.puppet.Fallback() == nil {
+		return
 	}
 	if facts.HasCustom(r.factDirs()) {
 		r.log.Debug("Starting Puppet ahead for the custom facts")
-		return r.startPuppet(ctx)
+		r.puppet.Start(ctx)
+		return
 	}
 	if r.s.ClientDataDir == "" {
-		return nil
+		return
 	}
 	cat, _, err := server.LoadCache(r.s.ClientDataDir, r.s.Certname)
 	if err != nil {
-		return nil
-	}
-	forced := map[string]bool{}
-	for _, t := range r.o.Delegate {
-		forced[strings.ToLower(t)] = true
+		return
 	}
 	for _, res := range cat.Resources {
-		t := strings.ToLower(res.Type)
-		if res.IsContainer() {
-			continue
-		}
-		if _, native := applier.Default.Lookup(t); !native || forced[t] {
+		if !res.IsContainer() && !r.puppet.Native(applier.Default, res.Type) {
 			r.log.Debug("Starting Puppet ahead for " + res.Type + " (the last catalog had one)")
-			return r.startPuppet(ctx)
+			r.puppet.Start(ctx)
+			return
 		}
 	}
-	return nil
-}
-
-// startPuppet starts the run's Puppet in the background
-// (applyrun.Start): nil when there is none.
-func (r *run) startPuppet(ctx context.Context) *delegate.Fallback {
-	return applyrun.Start(ctx, r.applyOptions())
 }
 
 // environmentExists asks the server whether it has env, as Puppet's agent
@@ -648,8 +660,12 @@ func (r *run) finish(ctx context.Context, hc *http.Client, rep *catalog.Report, 
 		cancel()
 	}
 	if rep == nil {
-		rep = &catalog.Report{Time: r.start, Incomplete: true, Logs: r.logh.Take()}
+		rep = &catalog.Report{Incomplete: true, Logs: r.logh.Take()}
 	}
+	// The report's time is when the run began, as Puppet's (its report
+	// is made at the start of the run), not when the catalog arrived:
+	// PuppetDB takes time + the total time as the run's end.
+	rep.Time = r.start
 	rep.Host = r.s.Certname
 	rep.Environment = env
 	rep.TransactionUUID = r.uuid

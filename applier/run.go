@@ -59,6 +59,9 @@ func RunFrom(ctx context.Context) Run {
 type RunSet struct {
 	byType map[string][]RunResource
 	names  map[runName]struct{} // every resource's title, namevar and aliases
+	// generated are the resources the set's resources generate
+	// (Type.ReportAs: a concat_file's File), managed by the run too.
+	generated map[runName]struct{}
 }
 
 type runName struct{ typ, name string }
@@ -80,12 +83,17 @@ func (e *RunError) Error() string { return protocol.Ref(e.Type, e.Title) + ": " 
 // the type has) are refused, as Puppet's catalog refuses them: the error
 // is a *RunError naming the second.
 func NewRunSet(types *Registry, resources []RunResource) (*RunSet, error) {
-	rs := &RunSet{byType: map[string][]RunResource{}, names: make(map[runName]struct{}, len(resources))}
+	rs := &RunSet{byType: map[string][]RunResource{}, names: make(map[runName]struct{}, len(resources)), generated: map[runName]struct{}{}}
 	owner := make(map[runName]string, len(resources))
 	namevars := map[string]string{}
 	for _, r := range resources {
 		typ := strings.ToLower(r.Type)
 		r.Type = typ
+		if types != nil {
+			if t, found := types.Lookup(typ); found && t.ReportAs != nil {
+				rs.addGenerated(t.ReportAs(r.Title, r.Params))
+			}
+		}
 		nv, ok := namevars[typ]
 		if !ok {
 			nv = "name"
@@ -145,17 +153,35 @@ func NewRunSet(types *Registry, resources []RunResource) (*RunSet, error) {
 	return rs, nil
 }
 
+// addGenerated records a generated resource's reference (Type[title]).
+func (rs *RunSet) addGenerated(ref string) {
+	i := strings.IndexByte(ref, '[')
+	if i <= 0 || !strings.HasSuffix(ref, "]") {
+		return
+	}
+	typ, title := strings.ToLower(ref[:i]), ref[i+1:len(ref)-1]
+	rs.generated[runName{typ, title}] = struct{}{}
+	if typ == "file" {
+		rs.generated[runName{typ, cleanRunPath(title)}] = struct{}{}
+	}
+}
+
 // Managed reports whether the set holds typ[title], by title, namevar or
-// alias (a file also by its path cleaned).
+// alias (a file also by its path cleaned), or one of its resources
+// generates it (a concat_file's File).
 func (rs *RunSet) Managed(typ, title string) bool {
 	typ = strings.ToLower(typ)
-	if _, ok := rs.names[runName{typ, title}]; ok {
+	has := func(k runName) bool {
+		_, ok := rs.names[k]
+		_, gen := rs.generated[k]
+		return ok || gen
+	}
+	if has(runName{typ, title}) {
 		return true
 	}
 	if typ == "file" {
 		if c := cleanRunPath(title); c != title {
-			_, ok := rs.names[runName{typ, c}]
-			return ok
+			return has(runName{typ, c})
 		}
 	}
 	return false

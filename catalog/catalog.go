@@ -95,7 +95,8 @@ type Resource struct {
 	// File and Line locate the declaration in the manifests.
 	File string
 	Line int
-	// Exported resources are not applied.
+	// Exported: the resource was exported (@@) and collected; it is
+	// applied as any other, as Puppet's agent applies it.
 	Exported bool
 	// Kind is the compiler's: compilable_type, defined_type, class, unknown.
 	Kind string

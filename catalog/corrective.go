@@ -105,6 +105,12 @@ func (st *transactionStore) record(s *Status, v *vertex) {
 			continue
 		}
 		should, managed := v.res.Params[e.Property]
+		if !managed && e.Status == protocol.StatusSuccess && e.Desired != nil {
+			// A property the catalog leaves to its default (a file's
+			// ensure given content, a host's ensure): what the run
+			// wanted of it, as Puppet's store keeps its should.
+			should, managed = e.Desired, true
+		}
 		if o, ok := old[e.Property]; ok && !e.Redacted && !notIdempotent(s.Type, e.Property) {
 			switch {
 			case o.HasSystem:
@@ -129,6 +135,16 @@ func (st *transactionStore) record(s *Status, v *vertex) {
 			p.System, p.HasSystem = e.Previous, true
 		}
 		keep[e.Property] = p
+	}
+	// A property left to its default and in sync this run (no event):
+	// what the run before wanted of it stands.
+	for name, p := range old {
+		if _, ok := keep[name]; ok || secret[name] {
+			continue
+		}
+		if _, given := v.res.Params[name]; !given {
+			keep[name] = p
+		}
 	}
 	if len(keep) > 0 {
 		st.new[ref] = keep

@@ -131,7 +131,9 @@ func Build(c *Catalog, types Types) (*Graph, error) {
 			adm[r], cmp[r] = newV(admissible, r), newV(completed, r)
 			continue
 		}
-		if r.Exported || strings.EqualFold(r.Type, "schedule") {
+		// An exported resource is applied as any other, as Puppet's agent
+		// does: the server sends only the exports a collector collected.
+		if strings.EqualFold(r.Type, "schedule") {
 			continue // schedules are the walk's data, not work
 		}
 		v := newV(leaf, r)
@@ -178,7 +180,7 @@ func Build(c *Catalog, types Types) (*Graph, error) {
 			return nil, fmt.Errorf("the catalog's containment edge names %s, which it does not declare", e.Target)
 		}
 		if _, ok := adm[t]; !ok {
-			continue // an exported resource
+			continue // a schedule
 		}
 		// A class both included at the top and contained by another class
 		// has two containers; its path names the first.

@@ -44,8 +44,9 @@ type logState struct {
 	as      string // the path its lines are given to (applier.Type.ReportAs), or ""
 	res     *Resource
 	secrets []string
-	paths   map[string]string // ref → containment path, for the run's resources
-	heard   int               // events the resource heard (its refresh names them)
+	paths   map[string]string    // ref → containment path, for the run's resources
+	byPath  map[string]*Resource // containment path → resource, for the lines about one not being applied
+	heard   int                  // events the resource heard (its refresh names them)
 	keep    bool
 	level   *slog.Level // the lowest level kept (nil: notice)
 	entries []LogEntry
@@ -127,8 +128,8 @@ func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
 		if source != "Puppet" {
 			e.Message = msg[len(source)+2:]
 		}
-		if source != "Puppet" && st.res != nil {
-			e.Tags, e.File, e.Line = st.res.Tags, st.res.File, st.res.Line
+		if r := st.resourceOf(source); r != nil {
+			e.Tags, e.File, e.Line = r.Tags, r.File, r.Line
 		}
 		st.entries = append(st.entries, e)
 	}
@@ -142,7 +143,7 @@ func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
 		e := LogEntry{Level: rec.Level, Message: msg, Source: source, Time: rec.Time}
 		if source != "Puppet" {
 			e.Message = msg[len(source)+2:]
-			if r := st.resNow(); r != nil {
+			if r := st.resourceOfLocked(source); r != nil {
 				e.Tags, e.File, e.Line = r.Tags, r.File, r.Line
 			}
 		}
@@ -170,10 +171,35 @@ func EntryOf(ctx context.Context) (LogEntry, bool) {
 	return e, ok
 }
 
-func (st *logState) resNow() *Resource {
+// resourceOf is the resource a line with source is about: the one being
+// applied, or the run's resource at that containment path (a line the
+// walk logs for a resource before or after applying it: Scheduling
+// refresh of ..., Would have triggered ...), so that its tags, file and
+// line are Puppet's. The source may end with the property
+// (/Stage[main]/Main/File[/x]/content). st.mu is held.
+func (st *logState) resourceOf(source string) *Resource {
+	if source == "Puppet" {
+		return nil
+	}
+	if st.res != nil && st.isPath(source) {
+		return st.res
+	}
+	if r, ok := st.byPath[source]; ok {
+		return r
+	}
+	if i := strings.LastIndex(source, "]/"); i > 0 {
+		if r, ok := st.byPath[source[:i+1]]; ok {
+			return r
+		}
+	}
+	return st.res
+}
+
+// resourceOfLocked is resourceOf taking st.mu.
+func (st *logState) resourceOfLocked(source string) *Resource {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.res
+	return st.resourceOf(source)
 }
 
 func (st *logState) secretsCopy() []string {
@@ -236,10 +262,11 @@ func leadingRef(msg string) string {
 	return ""
 }
 
-// setPaths gives the containment paths of the run's resources.
-func (h *Log) setPaths(paths map[string]string) {
+// setPaths gives the containment paths of the run's resources (by
+// reference) and the resources (by path).
+func (h *Log) setPaths(paths map[string]string, byPath map[string]*Resource) {
 	h.st.mu.Lock()
-	h.st.paths = paths
+	h.st.paths, h.st.byPath = paths, byPath
 	h.st.mu.Unlock()
 }
 

@@ -32,7 +32,8 @@ type Report struct {
 	// and after the walk's.
 	Logs []LogEntry
 	// PuppetVersion names the Puppet the report says it is compatible
-	// with (Puppet's report field); "" writes pippet's version.
+	// with (Puppet's report field); "" writes protocol.PuppetVersion, the
+	// release whose semantics pippet follows.
 	PuppetVersion string
 	// Meta is what an agent run adds (nil: a `receiver apply` run, written
 	// as `puppet apply` writes its report).

@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/pippet/pippet/internal/puppetlog"
+	"github.com/pippet/pippet/protocol"
 )
 
 // The report as Puppet 7 serializes it (Puppet::Transaction::Report's
@@ -563,5 +564,9 @@ func (r *Report) version() string {
 	if r.PuppetVersion != "" {
 		return r.PuppetVersion
 	}
-	return "pippet"
+	// The Puppet release whose semantics the run followed: tools that
+	// read reports (PuppetDB, Foreman, Puppetboard) expect a Puppet
+	// version here. pippet says its own name where nothing reads a
+	// version (the User-Agent of its requests).
+	return protocol.PuppetVersion
 }

@@ -8,24 +8,48 @@ import (
 )
 
 // run is the applier.Run of a catalog: every resource of concrete type it
-// holds, found by title, namevar or alias.
+// holds, found by title, namevar or alias, and the resources its types
+// generate before the walk (a concat_file's File), as Puppet's generate
+// puts them in the catalog before any recursion or purge looks.
 type run struct {
 	g    *Graph
 	once sync.Once
 	byT  map[string][]applier.RunResource
+	// generated are the keys (refKey) of the resources the catalog's
+	// resources generate (applier.Type.ReportAs).
+	generated map[string]bool
 }
 
-func newRun(g *Graph) *run { return &run{g: g} }
+func newRun(g *Graph) *run {
+	r := &run{g: g, generated: map[string]bool{}}
+	for _, v := range g.leaves {
+		if v.typ == nil || v.typ.ReportAs == nil {
+			continue
+		}
+		typ, title, ok := parseRef(v.typ.ReportAs(v.res.Title, v.res.Params))
+		if !ok {
+			continue
+		}
+		r.generated[refKey(typ, title)] = true
+		if strings.EqualFold(typ, "file") {
+			r.generated[refKey(typ, cleanPath(title))] = true
+		}
+	}
+	return r
+}
 
-// Managed reports whether the catalog holds typ[title].
+// Managed reports whether the catalog holds typ[title], or one of its
+// resources generates it.
 func (r *run) Managed(typ, title string) bool {
 	typ = strings.ToLower(typ)
-	if _, ok := r.g.byKey[refKey(typ, title)]; ok {
+	k := refKey(typ, title)
+	if _, ok := r.g.byKey[k]; ok || r.generated[k] {
 		return true
 	}
 	if typ == "file" {
-		_, ok := r.g.byKey[refKey(typ, cleanPath(title))]
-		return ok
+		k = refKey(typ, cleanPath(title))
+		_, ok := r.g.byKey[k]
+		return ok || r.generated[k]
 	}
 	return false
 }

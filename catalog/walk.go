@@ -68,10 +68,12 @@ func Apply(ctx context.Context, g *Graph, app protocol.Applier, o Options) *Repo
 		CatalogUUID: g.Catalog.UUID, CodeID: g.Catalog.CodeID, Time: start, Noop: o.Noop,
 	}
 	paths := make(map[string]string, len(g.leaves))
+	byPath := make(map[string]*Resource, len(g.leaves))
 	for _, v := range g.leaves {
 		paths[v.res.Ref()] = v.path
+		byPath[v.path] = v.res
 	}
-	o.Log.setPaths(paths)
+	o.Log.setPaths(paths, byPath)
 	sched := loadSchedules(g, o.Schedules, log)
 	store := loadStore(o.TransactionStore, log)
 	corrective := map[string]bool{} // source and message of each corrective change's line

@@ -20,6 +20,12 @@ const ProtocolLevel = "3"
 // Version of the receiver and its protocol implementation.
 const Version = "0.1.0"
 
+// PuppetVersion is the Puppet release whose semantics pippet follows (the
+// reference its tests record): what its reports say as puppet_version,
+// its agent as clientversion, as tools that read them (PuppetDB, Foreman,
+// Puppetboard, the server's report processors) expect a Puppet version.
+const PuppetVersion = "7.23.0"
+
 // AppendResult appends r as one JSON answer line (with its newline) to dst.
 //
 // The first fields keep the order of Puppet's receiver: resource, failed,

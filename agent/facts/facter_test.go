@@ -119,6 +119,14 @@ func TestAgainstFacter(t *testing.T) {
 }
 
 func compare(path string, got, want any, problems *[]string) {
+	if mountFigure.MatchString(path) {
+		// A mount point's use moves as the machine writes: its kind only
+		// (TestStorageAndRuntimeFactsAsFacter bounds the bytes).
+		if reflect.TypeOf(got) != reflect.TypeOf(want) {
+			*problems = append(*problems, fmt.Sprintf("%s: type %T, facter %T", path, got, want))
+		}
+		return
+	}
 	if tol, ok := volatile[path]; ok {
 		if reflect.TypeOf(got) != reflect.TypeOf(want) {
 			*problems = append(*problems, fmt.Sprintf("%s: type %T, facter %T", path, got, want))

@@ -135,6 +135,7 @@ func Gather(ctx context.Context, o Options) (Facts, []error) {
 	g.virtualFacts()
 	g.sshFacts()
 	g.miscFacts()
+	g.storageFacts()
 
 	if o.HideLegacy {
 		for k := range g.f {
@@ -905,7 +906,7 @@ var legacyPrefixes = []string{
 // IsLegacy says whether name is one of Facter's legacy core facts, which
 // `facter --json` shows only with --show-legacy (Puppet's agent sends them).
 func IsLegacy(name string) bool {
-	if legacyNames[name] {
+	if legacyNames[name] || storageLegacy(name) {
 		return true
 	}
 	for _, p := range legacyPrefixes {

@@ -44,6 +44,7 @@ import (
 	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/applier/types/file"
+	"github.com/pippet/pippet/internal/assemble"
 	"github.com/pippet/pippet/protocol"
 )
 
@@ -145,17 +146,17 @@ func Sync(ctx context.Context, o Options) (*Result, error) {
 		return nil, errors.New("pluginsync: the file type is not registered")
 	}
 	reg.Add(ft)
-	aenv := &applier.Env{
-		Facts: applier.Facts{},
-		Log:   slog.New(slog.DiscardHandler), // the changes are logged as Puppet logs them, below
+	eng := assemble.New(assemble.Config{
+		Registry: reg,
+		Facts:    applier.Facts{},
+		// Log: none; the changes are logged as Puppet logs them, below.
 		// backup is false: nothing goes to a filebucket.
 		Options: applier.Options{StateDir: filepath.Join(o.Vardir, "clientbucket")},
-	}
-	file.SetSourceOptions(aenv, source.Options{
-		HTTPTimeout: o.Timeout,
-		Puppet:      &source.PuppetOptions{Server: host, Port: port, Environment: env, Client: o.Client},
-	})
-	eng := engine.New(reg, aenv)
+		Source: &source.Options{
+			HTTPTimeout: o.Timeout,
+			Puppet:      &source.PuppetOptions{Server: host, Port: port, Environment: env, Client: o.Client},
+		},
+	}).Engine
 
 	res := &Result{}
 	for _, m := range mounts {

@@ -80,6 +80,9 @@ func Submit(ctx context.Context, hc *http.Client, base, certname, env string, bo
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
 	req.Header.Set("X-Puppet-Version", puppetVersion(body))
+	// pippet's name, as in the agent's other requests; the version of
+	// Puppet it follows is X-Puppet-Version's and the report's.
+	req.Header.Set("User-Agent", "pippet")
 	resp, err := hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("sending the report to %s: %w", base, err)

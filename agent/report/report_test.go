@@ -26,6 +26,7 @@ import (
 	"github.com/pippet/pippet/applier/engine"
 	_ "github.com/pippet/pippet/applier/types/all"
 	"github.com/pippet/pippet/catalog"
+	"github.com/pippet/pippet/protocol"
 )
 
 // testdata holds what Puppet 7.23's agent made of one catalog against
@@ -326,12 +327,13 @@ func TestIncompleteRun(t *testing.T) {
 
 func TestSubmit(t *testing.T) {
 	var got struct {
-		method, path, rawPath, query, ctype, version string
-		body                                         []byte
+		method, path, rawPath, query, ctype, version, agent string
+		body                                                []byte
 	}
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got.method, got.path, got.rawPath, got.query = r.Method, r.URL.Path, r.URL.EscapedPath(), r.URL.RawQuery
 		got.ctype, got.version = r.Header.Get("Content-Type"), r.Header.Get("X-Puppet-Version")
+		got.agent = r.Header.Get("User-Agent")
 		got.body, _ = io.ReadAll(r.Body)
 		switch {
 		case strings.HasSuffix(r.URL.Path, "/broken"):
@@ -363,6 +365,8 @@ func TestSubmit(t *testing.T) {
 	assert.Equal(t, "environment=prod+env", got.query)
 	assert.Equal(t, "application/json", got.ctype)
 	assert.Equal(t, "7.23.0", got.version)
+	// pippet says who it is, as in its other requests (issue 37 item 5).
+	assert.Equal(t, "pippet", got.agent)
 	assert.Equal(t, body, got.body)
 
 	var re *report.Error
@@ -459,4 +463,36 @@ func TestYAMLStringsReadBack(t *testing.T) {
 	require.NoError(t, json.Unmarshal(out, &back), string(out))
 	require.Len(t, back, len(titles)+7)
 	assert.Equal(t, titles, back[:len(titles)])
+}
+
+// TestPuppetVersion: the report says which Puppet's semantics the run
+// followed, a version PuppetDB, Foreman and Puppetboard read as Puppet's
+// (issue 38 item 6), in the JSON, last_run_report.yaml and the summary.
+func TestPuppetVersion(t *testing.T) {
+	rep := &catalog.Report{Host: "node1", Environment: "production", Time: time.Now()}
+	body, err := report.JSON(rep, report.Meta{})
+	require.NoError(t, err)
+	var v struct {
+		PuppetVersion string `json:"puppet_version"`
+	}
+	require.NoError(t, json.Unmarshal(body, &v))
+	assert.Equal(t, protocol.PuppetVersion, v.PuppetVersion)
+	assert.Regexp(t, `^7\.\d+\.\d+$`, v.PuppetVersion)
+
+	dir := t.TempDir()
+	require.NoError(t, report.WriteFiles(rep, report.Meta{}, filepath.Join(dir, "r.yaml"), filepath.Join(dir, "s.yaml")))
+	b, err := os.ReadFile(filepath.Join(dir, "r.yaml"))
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, yaml.Unmarshal([]byte(strings.Replace(string(b), "!ruby/object:Puppet::Transaction::Report", "", 1)), &doc))
+	assert.Equal(t, protocol.PuppetVersion, doc["puppet_version"])
+	b, err = os.ReadFile(filepath.Join(dir, "s.yaml"))
+	require.NoError(t, err)
+	var sum struct {
+		Version struct {
+			Puppet string `yaml:"puppet"`
+		} `yaml:"version"`
+	}
+	require.NoError(t, yaml.Unmarshal(b, &sum))
+	assert.Equal(t, protocol.PuppetVersion, sum.Version.Puppet)
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	json "github.com/goccy/go-json"
+
+	"github.com/pippet/pippet/protocol"
 )
 
 // FactsOptions are what the agent adds to the facts it sends, as
@@ -31,7 +33,7 @@ type FactsOptions struct {
 // DefaultClientVersion is the clientversion sent when neither the
 // options nor the facts give one: the Puppet release pippet's agent
 // behaves as.
-const DefaultClientVersion = "7.23.0"
+const DefaultClientVersion = protocol.PuppetVersion
 
 // FactsJSON is the facts document the catalog request sends, in the form
 // Puppet 7 renders Puppet::Node::Facts as JSON: {"name": certname,
@@ -50,7 +52,7 @@ func FactsJSON(certname string, values map[string]any, o FactsOptions) ([]byte, 
 	}
 	v := make(map[string]any, len(values)+4)
 	for k, x := range values {
-		v[k] = x
+		v[k] = sanitize(x)
 	}
 	v["clientcert"] = certname
 	cv := o.ClientVersion
@@ -76,6 +78,29 @@ func FactsJSON(certname string, values map[string]any, o FactsOptions) ([]byte, 
 		return nil, fmt.Errorf("the facts cannot be sent as JSON: %w", err)
 	}
 	return b, nil
+}
+
+// sanitize is Puppet's Puppet::Node::Facts#sanitize_fact for the values
+// facts hold: a null inside a fact becomes "" (nil.to_s); hashes and
+// arrays are copied, the caller's left as they are.
+func sanitize(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = sanitize(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = sanitize(e)
+		}
+		return out
+	}
+	return v
 }
 
 // rubyISO8601 is Ruby's Time#iso8601(9): 2026-11-26T19:17:55.800999974+00:00.

@@ -20,16 +20,13 @@ import (
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/catalog"
 	"github.com/pippet/pippet/delegate"
-	"github.com/pippet/pippet/internal/applyrun"
+	"github.com/pippet/pippet/internal/assemble"
 	"github.com/pippet/pippet/internal/cli"
 	"github.com/pippet/pippet/internal/puppetlog"
 )
 
-// apply wires `receiver apply CATALOG`: the logic is package catalog's.
-func init() {
-	subcommands["apply"] = applyMain
-}
-
+// apply wires `receiver apply CATALOG`: the logic is package catalog's,
+// the run's assembly internal/assemble's.
 const applyUsage = `usage: receiver apply [flags] CATALOG.json | - | MANIFEST.pp
        receiver apply [flags] -e CODE
 
@@ -124,10 +121,18 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		return exitFailed
 	}
 	logh := catalog.NewLog(puppetlog.New(stderr, level))
-	rep, err := applyrun.Apply(ctx, cat, applyrun.Options{
+	puppet, err := assemble.NewPuppet(assemble.PuppetConfig{
+		Fallback: fallback, ModulePath: modulePath, Delegate: cli.SplitList(forced),
+		Noop: *noop, Level: level, Log: logh,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "receiver apply: %v\n", err)
+		return exitFailed
+	}
+	defer puppet.Close(ctx)
+	rep, err := assemble.Apply(ctx, cat, assemble.Options{
 		Noop: *noop, Tags: cli.SplitList(*tags), SkipTags: cli.SplitList(*skipTags),
-		StateDir: *stateDir, Fallback: fallback, ModulePath: modulePath, Delegate: cli.SplitList(forced),
-		Level: level, Log: logh,
+		StateDir: *stateDir, Log: logh, Puppet: puppet,
 		Source:  source.Options{Puppet: puppetOpts, Static: static},
 		Sources: localSources(pf, settings, modulePath),
 	})

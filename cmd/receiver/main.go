@@ -37,13 +37,9 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/command"
-	"github.com/pippet/pippet/applier/dirsync"
-	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/applier/source"
 	_ "github.com/pippet/pippet/applier/types/all"
-	"github.com/pippet/pippet/applier/types/file"
-	"github.com/pippet/pippet/delegate"
-	"github.com/pippet/pippet/internal/applyrun"
+	"github.com/pippet/pippet/internal/assemble"
 	"github.com/pippet/pippet/internal/cli"
 	"github.com/pippet/pippet/internal/puppetlog"
 	"github.com/pippet/pippet/internal/stream"
@@ -140,21 +136,14 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return exitUsage
 	}
 	handler := puppetlog.New(stderr, level)
-	logger := slog.New(handler)
-	dirs := stream.NewDirSync(logger, !o.sync)
-	eng := newEngine(&o, puppetOpts, logger, dirs)
-
-	// One session reads every line of stdin: it keeps the lines sent
-	// again and what was built from them.
-	sess := eng.NewSession()
-	app, fallback, err := applyrun.WithFallback(sess, delegate.Options{
+	puppet, err := assemble.NewPuppet(assemble.PuppetConfig{
 		Fallback:   o.fallback,
 		ModulePath: o.modulePath,
-		Types:      cli.SplitList(o.delegate),
+		Delegate:   cli.SplitList(o.delegate),
 		Noop:       o.noop,
-		LogLevel:   puppetlog.Name(level),
+		Level:      level,
 		MaxRequest: o.maxLine,
-		Logger:     slog.New(delegate.RelayHandler(handler, applier.LevelNotice)),
+		Log:        handler,
 	})
 	if err != nil {
 		fmt.Fprintf(stderr, "receiver: %v\n", err)
@@ -162,7 +151,31 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	// The Puppet process, if one was started, is stopped whatever ends
 	// the loop (after the resource in progress).
-	defer applyrun.CloseFallback(ctx, fallback, logger)
+	defer puppet.Close(ctx)
+	durability := assemble.Grouped
+	if o.sync {
+		durability = assemble.AtOnceLogged
+	}
+	run := assemble.New(assemble.Config{
+		Options:    applier.Options{Noop: o.noop, StateDir: o.stateDir},
+		Log:        handler,
+		Durability: durability,
+		Source: &source.Options{
+			CAFile:      o.caFile,
+			HTTPTimeout: o.httpTimeout,
+			MaxSize:     o.maxSourceSize,
+			Puppet:      puppetOpts,
+		},
+		Puppet: puppet,
+	})
+	logger := run.Log
+	// One session reads every line of stdin: it keeps the lines sent
+	// again and what was built from them.
+	sess, app, err := run.Session()
+	if err != nil {
+		fmt.Fprintf(stderr, "receiver: %v\n", err)
+		return exitUsage
+	}
 
 	// A closed stdout must not kill us with SIGPIPE: the write fails with
 	// EPIPE and the loop ends quietly with exitOutput. The signal is
@@ -188,7 +201,7 @@ func realMain(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		Compat:  o.compat,
 		Banner:  !o.noBanner,
 		Log:     logger,
-		Dirs:    dirs,
+		Dirs:    run.Dirs,
 		Tally:   count,
 		Decode:  sess.Decode,
 		Declare: sess.Declare,
@@ -250,24 +263,6 @@ func parseOptions(args []string, stdout, stderr io.Writer) (o options, level slo
 		return usageErr("--max-line must be positive")
 	}
 	return o, level, 0, false
-}
-
-// newEngine is the engine over every registered type with the options'
-// settings: the global noop and state directory for every type, where
-// sources come from for the file type.
-func newEngine(o *options, puppet *source.PuppetOptions, logger *slog.Logger, dirs *dirsync.Syncer) *engine.Engine {
-	env := &applier.Env{
-		Options: applier.Options{Noop: o.noop, StateDir: o.stateDir},
-		Log:     logger,
-		Dirs:    dirs,
-	}
-	file.SetSourceOptions(env, source.Options{
-		CAFile:      o.caFile,
-		HTTPTimeout: o.httpTimeout,
-		MaxSize:     o.maxSourceSize,
-		Puppet:      puppet,
-	})
-	return engine.New(applier.Default, env)
 }
 
 func subcommandNames() string {

@@ -12,8 +12,8 @@ import (
 
 	agentfacts "github.com/pippet/pippet/agent/facts"
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/delegate"
+	"github.com/pippet/pippet/internal/assemble"
 )
 
 // describe and facts read the declarations and this machine's facts; they
@@ -69,7 +69,7 @@ func Describe(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		types = append(types, t)
 	}
 	if *asJSON {
-		eng := engine.New(applier.Default, nil)
+		eng := assemble.New(assemble.Config{}).Engine
 		for _, t := range types {
 			b, err := eng.DescribeJSON(t)
 			if err == nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/delegate"
+	"github.com/pippet/pippet/internal/assemble"
 	"github.com/pippet/pippet/internal/dsl"
 	"github.com/pippet/pippet/internal/puppetlog"
 	"github.com/pippet/pippet/protocol"
@@ -127,10 +128,10 @@ func Resource(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
-	var eng protocol.Applier = engine.New(applier.Default, &applier.Env{
+	var eng protocol.Applier = assemble.New(assemble.Config{
 		Options: applier.Options{Noop: *noop, StateDir: *stateDir},
-		Log:     logger,
-	})
+		Log:     logger.Handler(),
+	}).Engine
 	if !ok {
 		defer fb.Close(context.WithoutCancel(ctx))
 		eng = &delegate.Applier{Native: eng, Fallback: fb, NativeKnow: func(name string) bool {

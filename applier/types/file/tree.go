@@ -286,12 +286,23 @@ func (p *posix) treePlan(ctx context.Context) ([]treeAction, error) {
 		p.env.Logger().Warn(fmt.Sprintf("%s: the tree holds %d entries, more than the soft limit of %d; "+
 			"set max_files to bound it, or to -1 to silence this warning", p.r.Ref(), entries, softMaxFiles))
 	}
-	// An entry another resource of the run manages is that resource's:
-	// recursion neither copies, chowns nor purges it (Puppet makes no
-	// child resource where the catalog has one).
+	// An entry another resource of the run manages is that resource's,
+	// and so is everything below it: recursion neither copies, chowns nor
+	// purges it (Puppet makes no child resource where the catalog has one,
+	// and drops the children below a more specific File of the catalog:
+	// remove_less_specific_files). The run holds what its resources
+	// generate too (a concat_file's File).
 	run := applier.RunFrom(ctx)
 	managed := func(rel string) bool {
-		return run != nil && run.Managed("file", filepath.Join(p.path, rel))
+		if run == nil {
+			return false
+		}
+		for r := rel; r != "." && r != "/" && r != ""; r = path.Dir(r) {
+			if run.Managed("file", filepath.Join(p.path, r)) {
+				return true
+			}
+		}
+		return false
 	}
 	var plan []treeAction
 	// blocked are the entries of the destination that stay something

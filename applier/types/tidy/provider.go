@@ -54,8 +54,15 @@ func newWalker(r *applier.Resource, env *applier.Env) (applier.Provider, error) 
 // is removed.
 func (p *provider) Get(ctx context.Context, cur *applier.State) error {
 	p.picked = p.picked[:0]
+	// A file the run manages is that resource's, never tidied (Puppet
+	// makes no File to remove a path its catalog holds); its directory,
+	// no longer emptied, stays too.
+	run := applier.RunFrom(ctx)
 	w := &walker{ctx: ctx, c: &p.c, root: p.r.Name(), max: p.max,
 		visit: func(_ int, _ string, path string, st *syscall.Stat_t, emptied bool) (bool, error) {
+			if run != nil && run.Managed("file", path) {
+				return false, nil
+			}
 			if !emptied || !p.c.tidy(st) {
 				return false, nil
 			}

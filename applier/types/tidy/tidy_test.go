@@ -17,6 +17,8 @@ import (
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/types/tidy"
 	"github.com/pippet/pippet/applier/typetest"
+	"github.com/pippet/pippet/applier/typetest/puppetcase"
+	"github.com/pippet/pippet/protocol"
 )
 
 // tree makes files (with content) and directories (ending in /) under
@@ -216,4 +218,31 @@ func TestManyRemovals(t *testing.T) {
 	require.Len(t, res.Events, 10001)
 	assert.Equal(t, "removed 50 more entries (logged, not listed)", res.Events[10000].Message)
 	assert.Empty(t, listing(t, root))
+}
+
+// A file the run manages (the catalog's, or a controller's declared run)
+// is never tidied, and neither is the directory holding it: Puppet's
+// tidy makes no File to remove a path its catalog holds ("Tidying 1
+// files" where two match, recorded with puppet apply). A second run
+// finds nothing more to do.
+func TestManagedFilesKept(t *testing.T) {
+	root := filepath.Join(t.TempDir(), "d")
+	tree(t, root, []string{"a.log", "keep.log", "sub/kept/x.log", "sub/gone/y.log", "managed/"})
+	run := puppetcase.Run{
+		{Type: "file", Title: filepath.Join(root, "keep.log"), Params: map[string]any{"content": "kept\n"}},
+		{Type: "file", Title: filepath.Join(root, "sub/kept/x.log"), Params: map[string]any{"ensure": "file"}},
+		{Type: "file", Title: filepath.Join(root, "managed"), Params: map[string]any{"ensure": "directory"}},
+		{Type: "tidy", Title: root},
+	}
+	ctx := applier.WithRun(context.Background(), run)
+	e := typetest.New(t, []*applier.Type{tidy.Type})
+	req := func() *protocol.Request {
+		return &protocol.Request{Type: "tidy", Title: root, Params: map[string]any{"recurse": true, "rmdirs": true}}
+	}
+	res := e.Engine.Apply(ctx, req())
+	assert.Equal(t, "changed", typetest.Summary(res), typetest.Events(res))
+	assert.Equal(t, []string{"keep.log", "managed/", "sub/", "sub/kept/", "sub/kept/x.log"}, listing(t, root))
+	assert.Contains(t, e.Log(), "Tidying 3 files", "a.log, sub/gone/y.log and sub/gone")
+	again := e.Engine.Apply(ctx, req())
+	assert.Equal(t, "unchanged", typetest.Summary(again), typetest.Events(again))
 }

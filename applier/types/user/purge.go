@@ -150,11 +150,48 @@ func isKey(line []byte) bool {
 // maxKeyFile bounds a key file read.
 const maxKeyFile = 16 << 20
 
-// unmanagedKeys lists the key lines found in files, as "FILE: NAME" (the
-// key's comment, or unnamed-N as Puppet names a key without one), each
-// file read as the user would (openKeyFile); a file that is no key file
-// for the user is logged and skipped.
-func unmanagedKeys(files []string, p *perms, log func(string)) ([]any, error) {
+// keyNames names each key line of data as Puppet's purge_ssh_keys does:
+// the key's comment, or FILE:unnamed-N (N counting the file's keys
+// without one); "" for a line that is no key.
+func keyNames(file string, lines [][]byte) []string {
+	names := make([]string, len(lines))
+	unnamed := 0
+	for i, line := range lines {
+		line = bytes.TrimRight(line, "\n")
+		if !isKey(line) {
+			continue
+		}
+		name := strings.TrimSpace(string(keyLine.FindSubmatch(bytes.TrimLeft(line, " \t"))[4]))
+		if name == "" {
+			unnamed++
+			name = fmt.Sprintf("%s:unnamed-%d", file, unnamed)
+		}
+		names[i] = name
+	}
+	return names
+}
+
+// managedKey reports whether the run manages the key named name (an
+// ssh_authorized_key of the catalog or of the declared run, by title or
+// alias): Puppet's purge generates no removal for it.
+type managedKey func(name string) bool
+
+// managedKeys is the run's test of ctx (nil: nothing is managed, the
+// resource is applied alone).
+func managedKeys(ctx context.Context) managedKey {
+	run := applier.RunFrom(ctx)
+	if run == nil {
+		return func(string) bool { return false }
+	}
+	return func(name string) bool { return run.Managed("ssh_authorized_key", name) }
+}
+
+// unmanagedKeys lists the names of the key lines found in files that the
+// run does not manage (the key's comment, or FILE:unnamed-N as Puppet
+// names a key without one), each file read as the user would
+// (openKeyFile); a file that is no key file for the user is logged and
+// skipped.
+func unmanagedKeys(files []string, p *perms, managed managedKey, log func(string)) ([]any, error) {
 	var found []any
 	for _, f := range files {
 		k, err := openKeyFile(f, p)
@@ -166,17 +203,10 @@ func unmanagedKeys(files []string, p *perms, log func(string)) ([]any, error) {
 		}
 		data := k.data
 		k.close()
-		unnamed := 0
-		for _, line := range bytes.Split(data, []byte("\n")) {
-			if !isKey(line) {
-				continue
+		for _, name := range keyNames(f, bytes.Split(data, []byte("\n"))) {
+			if name != "" && !managed(name) {
+				found = append(found, name)
 			}
-			name := strings.TrimSpace(string(keyLine.FindSubmatch(bytes.TrimLeft(line, " \t"))[4]))
-			if name == "" {
-				unnamed++
-				name = fmt.Sprintf("%s:unnamed-%d", f, unnamed)
-			}
-			found = append(found, name)
 		}
 	}
 	return found, nil
@@ -194,11 +224,12 @@ func skip(err error, log func(string)) bool {
 	return true
 }
 
-// purge removes every key line from files, keeping the other lines, each
+// purge removes every key line the run does not manage from files,
+// keeping the other lines, each
 // file replaced atomically in place with its mode and owner, where the
 // user could (keyFile.replace). found is what Get reported, for the
 // message.
-func purge(ctx context.Context, files []string, p *perms, found any) (string, error) {
+func purge(ctx context.Context, files []string, p *perms, managed managedKey, found any) (string, error) {
 	for _, f := range files {
 		k, err := openKeyFile(f, p)
 		if skip(err, nil) {
@@ -209,8 +240,10 @@ func purge(ctx context.Context, files []string, p *perms, found any) (string, er
 		}
 		var out []byte
 		removed := false
-		for _, l := range bytes.SplitAfter(k.data, []byte("\n")) {
-			if isKey(bytes.TrimRight(l, "\n")) {
+		lines := bytes.SplitAfter(k.data, []byte("\n"))
+		names := keyNames(f, lines)
+		for i, l := range lines {
+			if names[i] != "" && !managed(names[i]) {
 				removed = true
 				continue
 			}

@@ -1,6 +1,7 @@
 package user_test
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +13,8 @@ import (
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/types/user"
 	"github.com/pippet/pippet/applier/typetest"
+	"github.com/pippet/pippet/applier/typetest/puppetcase"
+	"github.com/pippet/pippet/protocol"
 )
 
 // reachableDir is a temporary directory every user may pass through (a
@@ -105,4 +108,36 @@ func TestPurgeSSHKeysLeadingBlanks(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "# keep\n  # a comment\nnot a key\n", string(got))
 	assert.Equal(t, "unchanged", typetest.Summary(e.Apply("user", "pipu372", "{purge_ssh_keys: true}")))
+}
+
+// TestPurgeSSHKeysLeavesManagedKeys: the keys the run manages (an
+// ssh_authorized_key of the catalog or of the declared run, by title or
+// alias) are not purged, as Puppet's purge makes no removal for a key its
+// catalog holds; the stray ones are, and the next run is in sync (before:
+// every run purged the managed key, the key's resource wrote it back).
+func TestPurgeSSHKeysLeavesManagedKeys(t *testing.T) {
+	needRoot(t)
+	cleanup(t, []string{"pipu373"}, nil)
+	dir := reachableDir(t)
+	e := typetest.New(t, []*applier.Type{user.Type})
+	body := "ssh-ed25519 AAAAC3Nzakept kept@host\nssh-rsa AAAAB3Nzastray stray@host\nssh-rsa AAAAB3Nzanoname\n"
+	_, file := userWithKeys(t, e, dir, "pipu373", 47373, body)
+	run := puppetcase.Run{
+		{Type: "user", Title: "pipu373", Params: map[string]any{"purge_ssh_keys": true}},
+		{Type: "ssh_authorized_key", Title: "kept@host", Params: map[string]any{"user": "pipu373", "type": "ssh-ed25519", "key": "AAAAC3Nzakept"}},
+		{Type: "ssh_authorized_key", Title: file + ":unnamed-1", Params: map[string]any{"user": "pipu373", "type": "ssh-rsa", "key": "AAAAB3Nzanoname"}},
+	}
+	ctx := applier.WithRun(context.Background(), run)
+	req := func() *protocol.Request {
+		return &protocol.Request{Type: "user", Title: "pipu373", Params: map[string]any{"purge_ssh_keys": true}}
+	}
+	res := e.Engine.Apply(ctx, req())
+	require.Equal(t, "changed", typetest.Summary(res), typetest.Events(res)+res.Exception)
+	assert.Contains(t, typetest.Events(res), "purged unmanaged SSH keys: stray@host")
+	assert.NotContains(t, typetest.Events(res), "kept@host")
+	got, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.Equal(t, "ssh-ed25519 AAAAC3Nzakept kept@host\nssh-rsa AAAAB3Nzanoname\n", string(got))
+	again := e.Engine.Apply(ctx, req())
+	assert.Equal(t, "unchanged", typetest.Summary(again), typetest.Events(again))
 }

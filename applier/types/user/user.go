@@ -370,7 +370,7 @@ func sortedSet(l []string) []any {
 	return out
 }
 
-func (p *provider) Get(_ context.Context, cur *applier.State) error {
+func (p *provider) Get(ctx context.Context, cur *applier.State) error {
 	r := p.r
 	name := r.Name()
 	users, err := accounts.LoadUsers()
@@ -413,7 +413,7 @@ func (p *provider) Get(_ context.Context, cur *applier.State) error {
 		if err != nil {
 			return err
 		}
-		found, err := unmanagedKeys(files, pp, func(why string) {
+		found, err := unmanagedKeys(files, pp, managedKeys(ctx), func(why string) {
 			p.env.Logger().Warn(r.Ref() + ": purge_ssh_keys: " + why)
 		})
 		if err != nil {
@@ -543,7 +543,7 @@ func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 		if err != nil {
 			return err
 		}
-		msg, err := purge(ctx, r.Strings("purge_ssh_keys"), pp, c.Is)
+		msg, err := purge(ctx, r.Strings("purge_ssh_keys"), pp, managedKeys(ctx), c.Is)
 		if err != nil {
 			return fmt.Errorf("Could not purge SSH keys of user %s: %w", name, err)
 		}

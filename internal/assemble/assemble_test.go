@@ -1,4 +1,4 @@
-package applyrun
+package assemble
 
 import (
 	"bytes"
@@ -8,16 +8,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/engine"
 	_ "github.com/pippet/pippet/applier/types/all"
 	"github.com/pippet/pippet/catalog"
 	"github.com/pippet/pippet/delegate"
-	"github.com/pippet/pippet/internal/cli"
 	"github.com/pippet/pippet/internal/puppetlog"
 	"github.com/pippet/pippet/protocol"
 )
@@ -32,25 +31,31 @@ while IFS= read -r l; do
   printf '{"resource":"Anchor[%s]","failed":false,"changed":false,"noop":false,"error":false,"exception":"from the fallback"}\n' "$t"
 done
 `), 0o755))
-	eng := engine.New(applier.Default, nil).NewSession()
 	ctx := context.Background()
+	session := func(c PuppetConfig) (protocol.Applier, error) {
+		p, err := NewPuppet(c)
+		if err != nil {
+			return nil, err
+		}
+		t.Cleanup(func() { p.Close(ctx) })
+		_, app, err := New(Config{Puppet: p}).Session()
+		return app, err
+	}
 
-	app, fb, err := WithFallback(eng, delegate.Options{Fallback: "sh " + script, Types: cli.SplitList(" Anchor, ")})
+	app, err := session(PuppetConfig{Fallback: "sh " + script, Delegate: []string{"Anchor"}})
 	require.NoError(t, err)
-	defer CloseFallback(ctx, fb, slog.New(slog.DiscardHandler))
 	res := app.Apply(ctx, &protocol.Request{Type: "anchor", Title: "a"})
 	assert.Equal(t, "Anchor[a]", res.Resource)
 	assert.Equal(t, "from the fallback", res.Exception, "named: delegated")
 	assert.Equal(t, "Notify[n]", app.Apply(ctx, &protocol.Request{Type: "notify", Title: "n"}).Resource, "not named: native")
 
-	app, fb, err = WithFallback(eng, delegate.Options{Fallback: "sh " + script})
+	app, err = session(PuppetConfig{Fallback: "sh " + script})
 	require.NoError(t, err)
-	defer CloseFallback(ctx, fb, slog.New(slog.DiscardHandler))
 	res = app.Apply(ctx, &protocol.Request{Type: "anchor", Title: "a"})
 	assert.Equal(t, "Anchor[a]", res.Resource)
 	assert.Empty(t, res.Exception, "without --delegate: native")
 
-	_, _, err = WithFallback(eng, delegate.Options{Fallback: delegate.ModeNone, Types: []string{"file_line"}})
+	_, err = session(PuppetConfig{Fallback: delegate.ModeNone, Delegate: []string{"file_line"}})
 	assert.ErrorContains(t, err, "--delegate file_line: there is no fallback to send them to (--fallback none)")
 }
 
@@ -65,7 +70,7 @@ func TestApply(t *testing.T) {
 	cat, err := catalog.Parse(strings.NewReader(doc))
 	require.NoError(t, err)
 	var out bytes.Buffer
-	o := Options{StateDir: t.TempDir(), Fallback: delegate.ModeNone, Level: slog.LevelInfo}
+	o := Options{StateDir: t.TempDir()}
 	o.Log = catalog.NewLog(puppetlog.New(&out, slog.LevelInfo))
 	rep, err := Apply(context.Background(), cat, o)
 	require.NoError(t, err)
@@ -95,8 +100,60 @@ func TestApplyRefusedCatalog(t *testing.T) {
 	 "edges":[]}`
 	cat, err := catalog.Parse(strings.NewReader(doc))
 	require.NoError(t, err)
-	_, err = Apply(context.Background(), cat, Options{StateDir: t.TempDir(), Fallback: delegate.ModeNone})
+	_, err = Apply(context.Background(), cat, Options{StateDir: t.TempDir()})
 	require.Error(t, err)
 	assert.NoFileExists(t, filepath.Join(dir, "a"))
 	assert.NoFileExists(t, filepath.Join(dir, "b"))
+}
+
+// TestPuppetOwner: making the run's Puppet starts nothing; its first
+// delegated request starts it, Close stops it, and the next use starts it
+// again; Start starts it ahead, once; the routing rule is native unless
+// forced or unknown.
+func TestPuppetOwner(t *testing.T) {
+	script := filepath.Join(t.TempDir(), "receiver.sh")
+	require.NoError(t, os.WriteFile(script, []byte(`echo '{"ready":true}'
+while IFS= read -r l; do
+  printf '{"resource":"Anchor[a]","failed":false,"changed":false,"noop":false,"error":false,"exception":"from the fallback"}\n'
+done
+`), 0o755))
+	ctx := context.Background()
+	p, err := NewPuppet(PuppetConfig{Fallback: "sh " + script, Delegate: []string{"ANCHOR"}})
+	require.NoError(t, err)
+	defer p.Close(ctx)
+	assert.Zero(t, p.Fallback().Pid(), "made, not started")
+
+	assert.True(t, p.Native(applier.Default, "notify"), "known: native")
+	assert.False(t, p.Native(applier.Default, "anchor"), "forced: Puppet")
+	assert.False(t, p.Native(applier.Default, "no_such_type"), "unknown: Puppet")
+	var none *Puppet
+	assert.True(t, none.Native(applier.Default, "anchor"), "no Puppet: native when known")
+	assert.False(t, none.Native(applier.Default, "no_such_type"))
+
+	_, app, err := New(Config{Puppet: p}).Session()
+	require.NoError(t, err)
+	res := app.Apply(ctx, &protocol.Request{Type: "anchor", Title: "a"})
+	assert.Equal(t, "from the fallback", res.Exception)
+	pid := p.Fallback().Pid()
+	assert.NotZero(t, pid, "started by its first use")
+	assert.False(t, p.Start(ctx), "running: Start has nothing to start")
+
+	p.Close(ctx)
+	assert.Zero(t, p.Fallback().Pid(), "stopped by Close")
+	res = app.Apply(ctx, &protocol.Request{Type: "anchor", Title: "a"})
+	assert.Equal(t, "from the fallback", res.Exception, "started again by the next use")
+	assert.NotZero(t, p.Fallback().Pid())
+	assert.NotEqual(t, pid, p.Fallback().Pid())
+
+	p.Restart(ctx)
+	assert.Zero(t, p.Fallback().Pid(), "Restart: stopped, to start on next use")
+	assert.True(t, p.Start(ctx), "Start: started ahead")
+	assert.False(t, p.Start(ctx), "once")
+	assert.Eventually(t, func() bool { return p.Fallback().Pid() != 0 }, 10*time.Second, 10*time.Millisecond, "started in the background")
+
+	_, err = NewPuppet(PuppetConfig{Fallback: delegate.ModeNone})
+	require.NoError(t, err)
+	var nilPuppet *Puppet
+	nilPuppet.Close(ctx) // a run without Puppet closes nothing
+	assert.False(t, nilPuppet.Start(ctx))
 }

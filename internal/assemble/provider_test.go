@@ -1,4 +1,4 @@
-package applyrun
+package assemble
 
 import (
 	"bytes"
@@ -68,8 +68,10 @@ ini_setting { 'pippet-tidy-skipped': path => 'DIR/b.ini', section => 's', settin
 	cat, err := catalog.Parse(bytes.NewReader(data))
 	require.NoError(t, err)
 	var log bytes.Buffer
-	rep, err := Apply(context.Background(), cat, Options{StateDir: t.TempDir(), Tags: []string{"bar"}, Delegate: []string{"ini_setting"},
-		ModulePath: "/usr/share/puppet/modules", Level: slog.LevelInfo, Log: catalog.NewLog(nil)})
+	p, err := NewPuppet(PuppetConfig{Delegate: []string{"ini_setting"}, ModulePath: "/usr/share/puppet/modules", Level: slog.LevelInfo})
+	require.NoError(t, err)
+	defer p.Close(context.Background())
+	rep, err := Apply(context.Background(), cat, Options{StateDir: t.TempDir(), Tags: []string{"bar"}, Puppet: p, Log: catalog.NewLog(nil)})
 	require.NoError(t, err, log.String())
 	got := map[string]string{}
 	for _, s := range rep.Statuses {
