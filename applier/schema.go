@@ -247,6 +247,16 @@ type Resolver interface {
 	Resolve(ctx context.Context) error
 }
 
+// NoopExplainer is a Provider whose property out of sync stands for other
+// changes (concat_file's ensure for its target File's content, mode...):
+// in noop, the events recorded are the parts NoopParts returns (each a
+// property, its values and its "current_value ..., should be ... (noop)"
+// message), as Puppet reports them on the resource it generates; none
+// returned, the property's own noop event.
+type NoopExplainer interface {
+	NoopParts(property string) []Part
+}
+
 // Refresher is a Provider that acts on a refresh: the request said a
 // notify edge of the caller's graph fired into this resource (the
 // protocol's "refresh": true). A service restarts, an exec runs. The

@@ -375,6 +375,17 @@ func TestUnknownRelationshipTarget(t *testing.T) {
 	_, err = catalog.Build(c, applier.Default)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "Exec[nope]")
+
+	// Puppet's words, whichever the relationship (recorded: puppet apply
+	// --catalog with each of them says "Error: Failed to apply catalog:
+	// Could not retrieve dependency 'Exec[nosuch]' of Exec[a]").
+	for _, rel := range []string{"require", "before", "notify", "subscribe"} {
+		c, err := catalog.Parse(bytes.NewReader(build(t,
+			res{typ: "Exec", title: "a", params: map[string]any{"command": "/bin/true", rel: "Exec[nosuch]"}})))
+		require.NoError(t, err)
+		_, err = catalog.Build(c, applier.Default)
+		assert.EqualError(t, err, "Could not retrieve dependency 'Exec[nosuch]' of Exec[a]", rel)
+	}
 }
 
 func TestSensitiveIsNeverLogged(t *testing.T) {

@@ -227,7 +227,8 @@ func Build(c *Catalog, types Types) (*Graph, error) {
 			for _, ref := range refs {
 				o := g.lookupRef(ref, all)
 				if o == nil {
-					return nil, fmt.Errorf("Could not find resource '%s' for relationship %s '%s'", ref, map[bool]string{true: "on", false: "from"}[rel.forward], r.Ref())
+					// Puppet's words, whichever the relationship.
+					return nil, fmt.Errorf("Could not retrieve dependency '%s' of %s", ref, r.Ref())
 				}
 				if _, ok := adm[o]; !ok {
 					continue

@@ -178,6 +178,13 @@ func (w *walk) pass(v *vertex, s *vstate) {
 	for _, h := range s.queued {
 		noop = noop && h.noop
 	}
+	if noop && v.kind == completed {
+		// Puppet's event manager on a container that heard only noop
+		// events: "Class[Main]: Would have triggered 'refresh' from 3
+		// events", one noop event passed on.
+		w.o.Log.current(nil)
+		w.log.Log(w.ctx, applier.LevelNotice, v.res.Ref()+": "+refreshMessage("Would have triggered", len(s.queued)))
+	}
 	s.queued = nil
 	w.g.send(w.st, w.state, v, []heard{{noop: noop}})
 }

@@ -24,11 +24,21 @@ type CompileOptions struct {
 	Manifest, Code string
 	// ModulePath: "" is Puppet's default.
 	ModulePath string
-	// Args are further Puppet settings (--certname=x, --environment=y).
+	// Args are further Puppet settings (--certname=x, --environment=y;
+	// --trace for the backtrace of an error).
 	Args []string
 	// Stderr receives Puppet's log as it comes (nil: discarded).
 	Stderr io.Writer
 }
+
+// ErrCompileLogged is wrapped by Compile's error when Puppet's compiler
+// refused the manifest and has said why on Stderr, as puppet apply says it
+// ("Error: Could not parse for environment production: ..."): the caller
+// has nothing to add and exits 1, as puppet apply does.
+var ErrCompileLogged = errors.New("Puppet could not compile the catalog (its error is logged above)")
+
+// exitLogged is pippet-compile.rb's EXIT_LOGGED.
+const exitLogged = 65
 
 // Compile compiles a manifest into a catalog with Puppet's own compiler
 // (facts from Facter, as puppet apply gathers them) and returns the
@@ -58,6 +68,10 @@ func Compile(ctx context.Context, o CompileOptions) ([]byte, error) {
 		cmd.Stderr = io.MultiWriter(&stderr, o.Stderr)
 	}
 	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == exitLogged && ctx.Err() == nil {
+		return nil, ErrCompileLogged
+	}
 	if err != nil {
 		return nil, fmt.Errorf("Puppet could not compile the catalog: %w: %s", err, lastLines(stderr.String(), 5))
 	}

@@ -404,6 +404,46 @@ func (f *Fallback) Apply(ctx context.Context, req *protocol.Request) protocol.Re
 	return f.answer(ref, result, err)
 }
 
+// Read answers a find or search through Puppet's bridge, which reads as
+// `puppet resource TYPE [NAME]` does (the provider's instances); the
+// answer is the receiver's: a find's state and params, a search's
+// instances, or Puppet's error. It is not called while answers of Send
+// are owed.
+func (f *Fallback) Read(ctx context.Context, req *protocol.Request) protocol.Result {
+	ref := protocol.Ref(req.Type, req.Title)
+	if req.Op == protocol.OpSearch {
+		ref = protocol.RefType(req.Type)
+	}
+	if f.command {
+		return protocol.ErrorResult(ref, fmt.Sprintf("%s: %s does not answer %s", ref, f.desc, req.Op))
+	}
+	if err := f.register(ctx); err != nil {
+		return protocol.ErrorResult(ref, fmt.Sprintf("%s: cannot delegate to %s: %v", ref, f.desc, err))
+	}
+	res := &runner.Resource{Type: req.Type, Title: req.Title, Values: req.Params}
+	if req.Op == protocol.OpSearch {
+		inst, err := runner.Search(ctx, f.recv, req.Type, req.Params)
+		if err != nil {
+			return f.answer(ref, resultOf(err), err)
+		}
+		return protocol.Result{Resource: ref, Instances: inst}
+	}
+	found, err := runner.FindResource(ctx, f.recv, res)
+	if err != nil {
+		return f.answer(ref, resultOf(err), err)
+	}
+	return protocol.Result{Resource: found.Ref, State: found.State, Params: found.Params}
+}
+
+// resultOf is the answer a *runner.ResultError carries, if err is one.
+func resultOf(err error) protocol.Result {
+	var re *runner.ResultError
+	if errors.As(err, &re) {
+		return re.Result
+	}
+	return protocol.Result{}
+}
+
 // resource is the runner's request for req, the process started if it
 // is not running yet; fail is the error answer when it can't be.
 func (f *Fallback) resource(ctx context.Context, req *protocol.Request, ref string) (*runner.Resource, *protocol.Result) {
@@ -534,7 +574,10 @@ func (f *Fallback) Close(ctx context.Context) error {
 
 // Applier sends an apply request to Native when it knows the type, else
 // to the Fallback when that can apply it, else to Native (whose answer is
-// then the unknown-type error); every other verb goes to Native.
+// then the unknown-type error). A find or search goes the same way to
+// Puppet's bridge (which reads as `puppet resource TYPE [NAME]` does); a
+// describe, and the read verbs with a command fallback (Puppet's own
+// receiver has no verbs), go to Native.
 type Applier struct {
 	Native     protocol.Applier
 	NativeKnow func(name string) bool
@@ -543,10 +586,8 @@ type Applier struct {
 
 // Apply implements protocol.Applier.
 func (a *Applier) Apply(ctx context.Context, req *protocol.Request) protocol.Result {
-	// Only apply is delegated: find, search and describe of a type pippet
-	// lacks get the engine's answer (the bridge only applies).
 	if !a.Delegates(req) {
-		return a.Native.Apply(ctx, req)
+		return a.ApplyNative(ctx, req)
 	}
 	if res, ok := a.carried(ctx, req); ok {
 		return res
@@ -578,8 +619,20 @@ func (a *Applier) ProviderName(req *protocol.Request) string {
 
 // ApplyNative applies a request Delegates refused: Apply without asking
 // again (the loop asks Delegates first to know whether to send ahead).
+// A find or search of a type only Puppet's bridge knows is the bridge's,
+// one at a time (never sent ahead).
 func (a *Applier) ApplyNative(ctx context.Context, req *protocol.Request) protocol.Result {
+	if a.DelegatesRead(req) {
+		return a.Fallback.Read(ctx, req)
+	}
 	return a.Native.Apply(ctx, req)
+}
+
+// DelegatesRead reports whether req is a find or search the Fallback
+// answers: a type Native lacks and Puppet's bridge knows.
+func (a *Applier) DelegatesRead(req *protocol.Request) bool {
+	return a.Fallback != nil && !a.Fallback.command && (req.Op == protocol.OpFind || req.Op == protocol.OpSearch) &&
+		!a.NativeKnow(req.Type) && a.Fallback.Knows(req.Type)
 }
 
 // Send is the Fallback's Send, for a request Delegates; a request its

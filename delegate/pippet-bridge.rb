@@ -211,6 +211,65 @@ def apply_one(env, req, errors)
   h
 end
 
+# The read verbs ({"op":"find",...}, {"op":"search",...}), as `puppet
+# resource TYPE [NAME]` reads: Puppet::Resource's RAL terminus, the
+# provider's instances (a find of a name no instance has is the resource
+# as its provider reads it, every property audited). The answer is the
+# receiver's: "state" (ensure first, the rest by name, as `puppet
+# resource` prints them, pruned as it prunes them; symbols as strings) and "params" (the state as a
+# JSON object, which is YAML) for a find, "instances" (title and state,
+# sorted by title) for a search. A search's params are conditions on the
+# instances' values, compared as strings, as Puppet compares them.
+def state_of(resource)
+  # What `puppet resource` prints: the properties, the namevar and the
+  # provider; empty and absent values left out (ensure's kept).
+  resource = resource.prune_parameters(parameters_to_include: [:provider])
+  h = resource.to_hash.reject { |k, _| k == :name && resource.to_hash[:name].to_s == resource.title.to_s }
+  keys = h.keys.map(&:to_s).sort
+  keys.unshift(keys.delete('ensure')) if keys.include?('ensure')
+  keys.to_h { |k| [k, plain(h[k.to_sym])] }
+end
+
+def plain(v)
+  case v
+  when Symbol then v.to_s
+  when Array then v.map { |x| plain(x) }
+  when Hash then v.to_h { |k, x| [k.to_s, plain(x)] }
+  when String, Integer, Float, true, false, nil then v
+  else v.to_s
+  end
+end
+
+def read_one(req)
+  type_name = req['type']
+  return error_answer(nil, 'invalid request: type must be a string') unless type_name.is_a?(String)
+
+  type = Puppet::Type.type(type_name.downcase)
+  return error_answer(ref_of(type_name, req['title'].to_s), "unknown resource type '#{type_name}'") if type.nil?
+
+  params = req['params']
+  params = YAML.safe_load(params) || {} if params.is_a?(String)
+  params = {} if params.nil?
+  if req['op'] == 'search'
+    found = Puppet::Resource.indirection.search(type.name.to_s, params.transform_keys(&:to_sym))
+    instances = found.map { |r| { 'title' => r.title.to_s, 'state' => state_of(r) } }
+    return { 'resource' => ref_of(type.name, '').chomp('[]'), 'failed' => false, 'changed' => false, 'noop' => false,
+             'error' => false, 'exception' => nil, 'instances' => instances }
+  end
+  title = req['title']
+  return error_answer(ref_of(type.name, ''), 'invalid request: find needs a title') unless title.is_a?(String) && !title.empty?
+
+  ref = ref_of(type.name, title)
+  begin
+    found = Puppet::Resource.indirection.find("#{type.name}/#{title}")
+  rescue Puppet::Error, ArgumentError, TypeError => e
+    return error_answer(ref, e.message)
+  end
+  state = state_of(found)
+  { 'resource' => ref, 'failed' => false, 'changed' => false, 'noop' => false, 'error' => false,
+    'exception' => nil, 'state' => state, 'params' => JSON.generate(state) }
+end
+
 # The custom facts of an agent's run ({"op":"facts","dirs":[...]}, the
 # fact files to evaluate after the directories when pippet resolves the
 # others natively: pippet_custom_facts, internal/factsrb): the Ruby facts
@@ -275,13 +334,17 @@ fact_dirs = env.modules.map { |m| File.join(m.path, 'lib', 'facter') }.select { 
 Puppet.runtime[:facter].search(*fact_dirs) unless fact_dirs.empty?
 
 Puppet.override(current_environment: env, loaders: Puppet::Pops::Loaders.new(env), stringify_rich: true) do
-  answer(answers, 'ready' => true, 'protocol' => 1, 'bridge' => 'pippet-bridge', 'puppet' => Puppet.version, 'pid' => Process.pid)
+  answer(answers, 'ready' => true, 'protocol' => 2, 'bridge' => 'pippet-bridge', 'puppet' => Puppet.version, 'pid' => Process.pid)
   $stdin.each_line do |line|
     next if line.strip.empty? || line.lstrip.start_with?('#')
     h = begin
       req = JSON.parse(line)
       raise JSON::ParserError, 'not a JSON object' unless req.is_a?(Hash)
-      req['op'] == 'facts' ? custom_facts(req) : apply_one(env, req, errors)
+      case req['op']
+      when 'facts' then custom_facts(req)
+      when 'find', 'search' then read_one(req)
+      else apply_one(env, req, errors)
+      end
     rescue JSON::ParserError => e
       error_answer(nil, "invalid request: #{e.message}")
     rescue Exception => e # rubocop:disable Lint/RescueException

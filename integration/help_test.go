@@ -48,3 +48,14 @@ func TestHelpAndUsageErrors(t *testing.T) {
 		})
 	}
 }
+
+// receiver apply --help spells -e CODE as its usage line and Puppet do
+// (it listed --e CODE), the other flags with two dashes.
+func TestApplyHelpExecute(t *testing.T) {
+	out, err := exec.Command(receiverBin, "apply", "--help").Output()
+	assert.NoError(t, err)
+	assert.Contains(t, string(out), "       receiver apply [flags] -e CODE\n")
+	assert.Contains(t, string(out), "\n  -e CODE\n      compile this manifest code with Puppet, then apply it\n")
+	assert.NotContains(t, string(out), "--e ")
+	assert.Contains(t, string(out), "\n  --noop\n")
+}

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"bufio"
+	"bytes"
 	"io"
 	"os"
 	"os/exec"
@@ -264,4 +265,54 @@ func TestResourceMatchesPuppet(t *testing.T) {
 			assert.Equal(t, string(want), string(got))
 		})
 	}
+}
+
+// TestDelegatedReadsMatchPuppet: find, search and `receiver resource` on a
+// type pippet delegates (alternatives, from Debian's
+// puppet-module-puppetlabs-alternatives) go to Puppet, as `puppet resource
+// TYPE` reads them, and print what it prints; they said `unknown resource
+// type` before.
+func TestDelegatedReadsMatchPuppet(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow: runs Puppet")
+	}
+	needPuppet(t)
+	if registered("alternatives") {
+		t.Skip("alternatives is native now: pick another delegated type")
+	}
+	if _, err := os.Stat("/usr/share/puppet/modules/alternatives"); err != nil {
+		t.Skip("Debian's puppet-module-puppetlabs-alternatives is not installed")
+	}
+	puppetEnv := append(os.Environ(), "PATH=/usr/sbin:/usr/bin:/sbin:/bin")
+	for _, args := range []string{"alternatives editor", "alternatives"} {
+		t.Run(args, func(t *testing.T) {
+			puppet := exec.Command("puppet", append([]string{"resource"}, strings.Fields(args)...)...)
+			puppet.Env = puppetEnv
+			want, err := puppet.Output()
+			require.NoError(t, err, "puppet resource %s", args)
+			cmd := exec.Command(receiverBin, append([]string{"resource"}, strings.Fields(args)...)...)
+			cmd.Env = puppetEnv
+			var stderr bytes.Buffer
+			cmd.Stderr = &stderr
+			got, err := cmd.Output()
+			require.NoError(t, err, stderr.String())
+			assert.Equal(t, string(want), string(got))
+		})
+	}
+
+	// The pipe's verbs: the same state, in the receiver's answer.
+	s := newSession(t)
+	res := s.find("alternatives", "editor", "")
+	assert.Equal(t, "Alternatives[editor]", res.Resource)
+	mode, _ := res.State.Get("mode")
+	assert.Contains(t, []any{"auto", "manual"}, mode)
+	path, _ := res.State.Get("path")
+	assert.NotEmpty(t, path)
+	assert.Contains(t, res.Params, `"path":`)
+	res = s.search("alternatives", "")
+	assert.Equal(t, "Alternatives", res.Resource)
+	assert.Contains(t, titles(res), "editor")
+	res, raw := s.send(map[string]any{"op": "find", "type": "alternatives", "title": "nosuchalt-pippet"})
+	assert.True(t, res.Failed, raw)
+	assert.Contains(t, res.Exception, "no alternatives for nosuchalt-pippet", "Puppet's own error")
 }

@@ -205,3 +205,20 @@ func TestCustomFactsProcessIsBounded(t *testing.T) {
 	assert.Contains(t, errs[0].Error(), "custom facts ("+dir+"): still running after 300ms; killed")
 	assert.Less(t, time.Since(start), 10*time.Second)
 }
+
+// When the caller's context ends first (the agent's runtimeout, shorter
+// than the facts' own bound), the message says when they were stopped and
+// why, not the bound they did not reach ("still running after 1m0s").
+func TestCustomFactsStoppedByCaller(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "slow.rb", "Facter.add(:slow) { setcode { sleep 60 } }\n", 0o644)
+	ruby := writeFile(t, t.TempDir(), "ruby", "#!/bin/sh\nsleep 60\n", 0o755)
+	ctx, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, _, errs := facts.LoadCustom(ctx, []string{dir}, ruby, time.Minute)
+	require.Len(t, errs, 1)
+	assert.NotContains(t, errs[0].Error(), "1m0s")
+	assert.Regexp(t, `custom facts \(`+dir+`\): killed after 1\.[5-9]s: context deadline exceeded`, errs[0].Error())
+	assert.Less(t, time.Since(start), 10*time.Second)
+}

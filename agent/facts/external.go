@@ -199,6 +199,7 @@ func runScript(ctx context.Context, path string, timeout time.Duration, max int)
 // its output open); stderr is kept, bounded, for the error. It returns
 // what the command printed on stdout.
 func runBounded(ctx context.Context, dir string, timeout time.Duration, max int, argv ...string) ([]byte, error) {
+	parent, start := ctx, time.Now()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
@@ -264,6 +265,16 @@ func runBounded(ctx context.Context, dir string, timeout time.Duration, max int,
 	switch {
 	case over:
 		return nil, fmt.Errorf("printed more than %d bytes; killed", max)
+	case parent.Err() != nil:
+		// The caller's end (the agent's runtimeout, a signal) came first:
+		// say when and why, not the bound that was not reached.
+		took := time.Since(start)
+		if took >= time.Second {
+			took = took.Round(100 * time.Millisecond)
+		} else {
+			took = took.Round(time.Millisecond)
+		}
+		return nil, fmt.Errorf("killed after %s: %w", took, context.Cause(parent))
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		return nil, fmt.Errorf("still running after %s; killed", timeout)
 	case ctx.Err() != nil:

@@ -703,3 +703,53 @@ func TestFactsJSONAgentSpecifiedEnvironment(t *testing.T) {
 		assert.Equal(t, "Linux", doc.Values["kernel"])
 	}
 }
+
+// TestCatalogRedirectRepostsBody: a 301, 302 or 307 answer to the catalog
+// POST is followed with the same method and body, as Puppet's agent does
+// (Puppet::HTTP::Redirector copies the request's body and headers), where
+// Go's client turns a 301 or 302 into a GET without the facts.
+func TestCatalogRedirectRepostsBody(t *testing.T) {
+	for _, code := range []int{http.StatusMovedPermanently, http.StatusFound, http.StatusTemporaryRedirect} {
+		t.Run(fmt.Sprint(code), func(t *testing.T) {
+			f := &fake{envs: map[string]bool{"production": true}}
+			var seen []string
+			var bodies []string
+			var mu sync.Mutex
+			mover := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				b, _ := io.ReadAll(r.Body)
+				mu.Lock()
+				seen = append(seen, r.Method+" "+r.URL.RequestURI()+" "+r.Header.Get("Content-Type"))
+				bodies = append(bodies, string(b))
+				mu.Unlock()
+				if r.URL.Query().Get("moved") == "" {
+					http.Redirect(w, r, r.URL.Path+"?"+r.URL.RawQuery+"&moved=1", code)
+					return
+				}
+				r.Body = io.NopCloser(bytes.NewReader(b))
+				f.ServeHTTP(w, r)
+			})
+			s := newSetup(t, &fake{})
+			ca := sourcetest.NewPuppetCA(t, false)
+			srv := ca.Serve(t, mover, "")
+			cfg, err := ssl.Files{Dir: ca.SSLDir, Certname: ca.Certname}.TLSConfig()
+			require.NoError(t, err)
+			_, port, _ := net.SplitHostPort(srv.Listener.Addr().String())
+			s.c = server.New(server.HTTPClient(cfg, 5*time.Second, 5*time.Second), "https://localhost:"+port, "agent.test")
+
+			facts, err := server.FactsJSON("agent.test", map[string]any{"weird": "a+b"}, server.FactsOptions{})
+			require.NoError(t, err)
+			cat, _, err := s.c.Catalog(context.Background(), "production", facts, "uuid-1")
+			require.NoError(t, err)
+			assert.Equal(t, "production", cat.Environment)
+			require.Len(t, seen, 2)
+			assert.Equal(t, []string{
+				"POST /puppet/v3/catalog/agent.test?environment=production application/x-www-form-urlencoded",
+				"POST /puppet/v3/catalog/agent.test?environment=production&moved=1 application/x-www-form-urlencoded",
+			}, seen)
+			assert.NotEmpty(t, bodies[0])
+			assert.Equal(t, bodies[0], bodies[1], "the same body posted again")
+			require.Len(t, f.forms, 1)
+			assert.NotEmpty(t, f.forms[0].Get("facts"))
+		})
+	}
+}

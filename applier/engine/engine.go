@@ -407,6 +407,19 @@ func (t *txn) sync(a *applier.Attr, is, should any) {
 		ev.Previous, ev.Desired = redacted, redacted
 	}
 	if t.r.Noop {
+		if ex, ok := t.p.(applier.NoopExplainer); ok {
+			if parts := ex.NoopParts(a.Name); len(parts) > 0 {
+				for _, p := range parts {
+					pe := protocol.Event{Property: p.Property, Previous: p.Previous, Desired: p.Desired, Message: p.Message, Status: protocol.StatusNoop}
+					if pe.Property == "" {
+						pe.Property = a.Name
+					}
+					t.res.Events = append(t.res.Events, pe)
+					t.log(pe.Property, pe.Message)
+				}
+				return
+			}
+		}
 		ev.Status = protocol.StatusNoop
 		ev.Message = "current_value " + quote(is) + ", should be " + quote(should) + " (noop)"
 		t.res.Events = append(t.res.Events, ev)

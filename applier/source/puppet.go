@@ -91,7 +91,10 @@ func (p *Puppet) Environment() string { return p.opts.Environment }
 
 // PuppetRedirects is the redirect policy of every request the agent makes
 // to a Puppet Server (an http.Client's CheckRedirect): 301, 302 and 307
-// are followed, at most redirect_limit (10) times; any other redirect is
+// are followed, at most redirect_limit (10) times, with the first
+// request's method and body (Puppet's redirector sends the same request
+// to the new location, where Go's client would turn a POST or PUT
+// answered 301 or 302 into a GET without its body); any other redirect is
 // an answer of its own; never to plain http.
 func PuppetRedirects(req *http.Request, via []*http.Request) error {
 	if req.Response != nil {
@@ -106,6 +109,32 @@ func PuppetRedirects(req *http.Request, via []*http.Request) error {
 	}
 	if req.URL.Scheme != "https" {
 		return fmt.Errorf("redirected to %s: a Puppet Server is only reached over https", req.URL.Redacted())
+	}
+	return sameRequest(req, via[0])
+}
+
+// sameRequest makes req, the client's next hop of first, first's method
+// with first's body and body headers again.
+func sameRequest(req, first *http.Request) error {
+	if req.Method == first.Method {
+		return nil
+	}
+	req.Method = first.Method
+	if first.GetBody == nil {
+		if first.ContentLength != 0 || first.Body != nil && first.Body != http.NoBody {
+			return fmt.Errorf("redirected to %s: the %s body cannot be sent again", req.URL.Redacted(), first.Method)
+		}
+		return nil
+	}
+	body, err := first.GetBody()
+	if err != nil {
+		return fmt.Errorf("redirected to %s: %w", req.URL.Redacted(), err)
+	}
+	req.Body, req.GetBody, req.ContentLength = body, first.GetBody, first.ContentLength
+	for _, h := range []string{"Content-Type", "Content-Encoding", "Content-Language"} {
+		if v := first.Header.Values(h); len(v) > 0 {
+			req.Header[h] = append([]string(nil), v...)
+		}
 	}
 	return nil
 }

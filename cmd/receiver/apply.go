@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
 	"github.com/pippet/pippet/agent/config"
 	"github.com/pippet/pippet/applier"
@@ -20,6 +24,7 @@ import (
 	"github.com/pippet/pippet/internal/assemble"
 	"github.com/pippet/pippet/internal/cli"
 	"github.com/pippet/pippet/internal/puppetlog"
+	"github.com/pippet/pippet/report"
 )
 
 // apply wires `receiver apply CATALOG`: the logic is package catalog's,
@@ -46,7 +51,7 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	noop := fs.Bool("noop", false, "evaluate every resource, change nothing; the report lists what would change")
 	tags := fs.String("tags", "", "comma-separated `tags`: apply only the resources that carry one")
 	skipTags := fs.String("skip_tags", "", "comma-separated `tags`: leave out the resources that carry one")
-	report := fs.String("lastrunreport", "", "write Puppet's transaction report (YAML) to `file`")
+	reportFile := fs.String("lastrunreport", "", "write Puppet's transaction report (YAML) to `file`")
 	summary := fs.String("lastrunfile", "", "write Puppet's last run summary (YAML) to `file`")
 	detailed := fs.Bool("detailed-exitcodes", false, "exit 2 when something changed, 4 when something failed, 6 for both, 0 otherwise")
 	logLevel := fs.String("log-level", "notice", "least severe `level` logged to stderr: debug, info, notice, warning, err")
@@ -83,12 +88,25 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	if *debug {
 		level = slog.LevelDebug
 	}
+	// SIGTERM or SIGINT stops the run as Puppet's does: what runs is
+	// cancelled, nothing more is applied, the report is still written,
+	// and "Could not run: SIGTERM" is the last word (exit 1).
+	ctx, stopSignals := signalContext(ctx)
+	defer stopSignals()
+	start := time.Now()
 	var cat *catalog.Catalog
 	var err error
 	if *code != "" || strings.HasSuffix(fs.Arg(0), ".pp") {
-		cat, err = compileManifest(ctx, fs.Arg(0), *code, modulePath, stderr)
+		cat, err = compileManifest(ctx, fs.Arg(0), *code, modulePath, *debug, stderr)
 	} else {
 		cat, err = readCatalog(fs.Arg(0), stdin)
+	}
+	if sig := caught(ctx); sig != "" {
+		fmt.Fprintf(stderr, "Error: Could not run: %s\n", sig)
+		return exitFailed
+	}
+	if errors.Is(err, delegate.ErrCompileLogged) {
+		return exitFailed // Puppet's own error line said it, as puppet apply does
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "receiver apply: %v\n", err)
@@ -125,13 +143,33 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 		Source:  source.Options{Puppet: puppetOpts, Static: static},
 		Sources: localSources(pf, settings, modulePath),
 	})
-	if err != nil {
-		fmt.Fprintf(stderr, "receiver apply: %v\n", err)
-		return exitFailed
-	}
 	status := exitOK
-	if *report != "" {
-		if err := writeVia(ctx, *report, rep.WriteYAML); err != nil {
+	if err != nil {
+		// Refused before anything ran (a cycle, a relationship to a
+		// resource the catalog lacks): said as Puppet says it, and
+		// reported failed, as puppet apply --catalog reports it.
+		logger := slog.New(logh)
+		var ce *catalog.CycleError
+		if errors.As(err, &ce) {
+			logger.Error(ce.Error())
+			logger.Error("Failed to apply catalog: One or more resource dependency cycles detected in graph")
+		} else {
+			logger.Error("Failed to apply catalog: " + err.Error())
+		}
+		rep = &report.Report{Host: cat.Name, Environment: cat.Environment, ConfigurationVersion: cat.Version,
+			CatalogUUID: cat.UUID, CodeID: cat.CodeID, Time: start, Duration: time.Since(start), Noop: *noop,
+			Incomplete: true, Logs: logh.Take()}
+		status = exitFailed
+	}
+	sig := caught(ctx)
+	if sig != "" {
+		slog.New(logh).Error("Could not run: " + sig)
+		rep.Logs = append(rep.Logs, logh.Take()...)
+		rep.Incomplete = true
+		status = exitFailed
+	}
+	if *reportFile != "" {
+		if err := writeVia(ctx, *reportFile, rep.WriteYAML); err != nil {
 			fmt.Fprintf(stderr, "receiver apply: %v\n", err)
 			status = exitFailed
 		}
@@ -142,10 +180,50 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 			status = exitFailed
 		}
 	}
-	if *detailed {
+	if *detailed && status == exitOK {
 		return rep.ExitCode()
 	}
 	return status
+}
+
+// signalContext is ctx cancelled by the first SIGTERM or SIGINT, with the
+// signal as its cause (caught names it).
+func signalContext(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-sigs:
+			cancel(caughtSignal{s.(syscall.Signal)})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sigs)
+		close(done)
+		cancel(nil)
+	}
+}
+
+// caughtSignal is the cause of a context a signal cancelled.
+type caughtSignal struct{ sig syscall.Signal }
+
+func (c caughtSignal) Error() string {
+	if c.sig == syscall.SIGINT {
+		return "SIGINT"
+	}
+	return "SIGTERM"
+}
+
+// caught names the signal that cancelled ctx ("SIGTERM"), "" for none.
+func caught(ctx context.Context) string {
+	var c caughtSignal
+	if errors.As(context.Cause(ctx), &c) {
+		return c.Error()
+	}
+	return ""
 }
 
 // readCatalog reads the catalog from a file, or stdin for "-".
@@ -187,8 +265,9 @@ func localSources(pf puppetFlags, s *config.Settings, modulePath string) func(st
 	return catalog.ModuleFiles(mp)
 }
 
-// compileManifest has Puppet compile a manifest file or code.
-func compileManifest(ctx context.Context, manifest, code, modulePath string, stderr io.Writer) (*catalog.Catalog, error) {
+// compileManifest has Puppet compile a manifest file or code; with debug,
+// Puppet logs its debug lines and an error's backtrace (--debug --trace).
+func compileManifest(ctx context.Context, manifest, code, modulePath string, debug bool, stderr io.Writer) (*catalog.Catalog, error) {
 	if manifest != "" {
 		abs, err := filepath.Abs(manifest)
 		if err != nil {
@@ -199,7 +278,11 @@ func compileManifest(ctx context.Context, manifest, code, modulePath string, std
 		}
 		manifest = abs
 	}
-	data, err := delegate.Compile(ctx, delegate.CompileOptions{Manifest: manifest, Code: code, ModulePath: modulePath, Stderr: stderr})
+	var args []string
+	if debug {
+		args = []string{"--debug", "--trace"}
+	}
+	data, err := delegate.Compile(ctx, delegate.CompileOptions{Manifest: manifest, Code: code, ModulePath: modulePath, Args: args, Stderr: stderr})
 	if err != nil {
 		return nil, err
 	}

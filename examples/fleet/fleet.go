@@ -13,8 +13,7 @@ import (
 	"sync"
 	"time"
 
-	json "github.com/goccy/go-json"
-
+	"github.com/pippet/pippet/protocol"
 	"github.com/pippet/pippet/runner"
 )
 
@@ -50,34 +49,52 @@ func (s Summary) String() string {
 		s.Host, n, s.Elapsed.Round(time.Millisecond), s.Changed, noop, s.Unchanged, s.Failed)
 }
 
-// ReadResources reads NDJSON requests ({"type","title","params"}), one a
-// line; blank lines and lines starting with # are skipped.
+// ReadResources reads requests one a line, in every form the receiver
+// takes (protocol's decoder reads them): JSON ({"type","title","params"},
+// params a YAML string or a JSON object, "refresh") or the legacy
+// TYPE TITLE {yaml}; blank lines and lines starting with # are skipped. A
+// read verb (find, search, describe) or a declaration is refused: the
+// fleet applies resources.
 func ReadResources(r io.Reader) ([]*runner.Resource, error) {
 	var out []*runner.Resource
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 || line[0] == '#' {
+		line := sc.Bytes()
+		if protocol.Skip(line) {
 			continue
 		}
-		var req struct {
-			Type   string `json:"type"`
-			Title  string `json:"title"`
-			Params string `json:"params"`
-		}
-		if err := json.Unmarshal(line, &req); err != nil {
+		req, err := decode(line)
+		if err != nil {
 			return nil, fmt.Errorf("line %d: %w", n, err)
 		}
-		if req.Type == "" || req.Title == "" {
-			return nil, fmt.Errorf("line %d: type and title are required", n)
+		if req.Op != protocol.OpApply {
+			return nil, fmt.Errorf("line %d: %s: op %q is not an apply; fleet applies resources", n, protocol.Ref(req.Type, req.Title), req.Op)
 		}
-		if req.Params == "" {
-			req.Params = "{}"
+		res := &runner.Resource{Type: req.Type, Title: req.Title, Refresh: req.Refresh}
+		if len(req.Params) == 0 {
+			res.Params = "{}"
+		} else {
+			res.Values = req.Params // DecodeLine's mapping is the request's own
 		}
-		out = append(out, &runner.Resource{Type: req.Type, Title: req.Title, Params: req.Params})
+		out = append(out, res)
 	}
 	return out, sc.Err()
+}
+
+// decode reads one request line as the receiver does, but for one
+// leniency the fleet has always had: a JSON request without "params" means
+// "{}" (the receiver wants the member).
+func decode(line []byte) (protocol.Request, error) {
+	var req protocol.Request
+	err := protocol.DecodeLine(line, &req)
+	var de *protocol.DecodeError
+	if errors.As(err, &de) && de.Type != "" && strings.Contains(de.Msg, `missing member "params"`) {
+		i := bytes.IndexByte(line, '{') + 1
+		with := append(append(append([]byte{}, line[:i]...), `"params":"{}",`...), line[i:]...)
+		err = protocol.DecodeLine(with, &req)
+	}
+	return req, err
 }
 
 // Apply applies resources, in order, to every host at once, each through

@@ -21,7 +21,7 @@ func TestReadResources(t *testing.T) {
 	require.Len(t, rs, 2)
 	assert.Equal(t, "{}", rs[0].Params)
 	_, err = ReadResources(strings.NewReader("{\"type\":\"notify\"}\n"))
-	assert.EqualError(t, err, "line 1: type and title are required")
+	assert.EqualError(t, err, `line 1: invalid request: missing or empty "title" for type notify`, "the receiver's own message")
 	_, err = ParseHost("web1")
 	assert.Error(t, err)
 	h, err := ParseHost("web1=ssh web1 receiver")
@@ -106,6 +106,49 @@ func TestFleetNoop(t *testing.T) {
 			assert.Equal(t, 1, s.Unchanged, "an absent file that is absent")
 			assert.Contains(t, s.String(), "0 changed, 2 would change (noop), 1 unchanged, 0 failed")
 			assert.NoFileExists(t, filepath.Join(root, "a"))
+		})
+	}
+}
+
+// TestReadResourcesForms: every request form the receiver takes is read
+// (protocol's decoder, not a second parser): the legacy TYPE TITLE {yaml}
+// line, params as a YAML string, params as a JSON object; a line the
+// receiver refuses is refused with its line number.
+func TestReadResourcesForms(t *testing.T) {
+	for _, tc := range []struct {
+		name, line string
+		typ, title string
+		values     map[string]any
+		refresh    bool
+		err        string
+	}{
+		{name: "legacy", line: "file /tmp/x {ensure: file, mode: '0644'}", typ: "file", title: "/tmp/x", values: map[string]any{"ensure": "file", "mode": "0644"}},
+		{name: "legacy without params", line: "notify hello", err: "line 1: invalid request: legacy form TYPE TITLE YAML has no YAML after the title"},
+		{name: "params as a string", line: `{"type":"file","title":"/x","params":"{ensure: file}"}`, typ: "file", title: "/x", values: map[string]any{"ensure": "file"}},
+		{name: "params as an object", line: `{"type":"file","title":"/x","params":{"ensure":"file","mode":"0600"}}`, typ: "file", title: "/x", values: map[string]any{"ensure": "file", "mode": "0600"}},
+		{name: "refresh", line: `{"type":"exec","title":"/bin/true","refresh":true}`, typ: "exec", title: "/bin/true", refresh: true},
+		{name: "a read verb", line: `{"op":"find","type":"host","title":"localhost"}`, err: `line 1: Host[localhost]: op "find" is not an apply; fleet applies resources`},
+		{name: "bad JSON", line: `{"type":"file",`, err: "line 1: "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rs, err := ReadResources(strings.NewReader(tc.line + "\n"))
+			if tc.err != "" {
+				require.Error(t, err)
+				assert.Contains(t, err.Error(), tc.err)
+				return
+			}
+			require.NoError(t, err)
+			require.Len(t, rs, 1)
+			assert.Equal(t, tc.typ, rs[0].Type)
+			assert.Equal(t, tc.title, rs[0].Title)
+			if tc.values == nil {
+				assert.Equal(t, "{}", rs[0].Params, "no params: the empty mapping")
+				assert.Nil(t, rs[0].Values)
+			} else {
+				assert.Equal(t, "", rs[0].Params)
+				assert.Equal(t, tc.values, rs[0].Values)
+			}
+			assert.Equal(t, tc.refresh, rs[0].Refresh)
 		})
 	}
 }

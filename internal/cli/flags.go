@@ -20,7 +20,7 @@ const (
 )
 
 // PrintFlags lists every flag of fs, spelled with two dashes as the
-// README and Puppet spell them:
+// README and Puppet spell them (a one-letter flag with one: -e CODE):
 //
 //	--max-line N
 //	      longest request line in bytes ... (default 16777216)
@@ -28,6 +28,10 @@ func PrintFlags(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		name, doc := flag.UnquoteUsage(f)
 		line := "  --" + f.Name
+		if len(f.Name) == 1 {
+			// -e CODE, as the usage line and Puppet spell it.
+			line = "  -" + f.Name
+		}
 		if name != "" {
 			line += " " + strings.ToUpper(name)
 		}

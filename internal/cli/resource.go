@@ -11,6 +11,7 @@ import (
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/engine"
+	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/internal/assemble"
 	"github.com/pippet/pippet/internal/dsl"
 	"github.com/pippet/pippet/internal/puppetlog"
@@ -43,6 +44,8 @@ func Resource(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	noop := fs.Bool("noop", false, "with attributes: show what would change, change nothing")
 	debug := fs.Bool("debug", false, "log everything to stderr")
 	stateDir := fs.String("state-dir", applier.DefaultStateDir(), "`directory` for pippet's own state (the filebucket that keeps a replaced file's content), as the receiver's --state-dir")
+	var fallback, modulePath string
+	AddFallbackFlags(fs, &fallback, &modulePath)
 	usage := func(w io.Writer) {
 		fmt.Fprint(w, resourceUsage)
 		PrintFlags(w, fs)
@@ -82,8 +85,25 @@ func Resource(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return ExitUsage
 	}
 	typ := fs.Arg(0)
+	// A type pippet lacks is read (and applied) by Puppet's bridge, as
+	// `puppet resource TYPE` reads it.
+	level := slog.LevelWarn
+	puppetLevel := "warning"
+	if *debug {
+		level, puppetLevel = slog.LevelDebug, "debug"
+	}
+	logger := slog.New(puppetlog.New(stderr, level))
+	fb, err := delegate.New(delegate.Options{Fallback: fallback, ModulePath: modulePath, Noop: *noop, LogLevel: puppetLevel,
+		Logger: slog.New(delegate.RelayHandler(logger.Handler(), applier.LevelNotice))})
+	if err != nil {
+		fmt.Fprintf(stderr, "receiver resource: %v\n", err)
+		return ExitUsage
+	}
 	t, ok := applier.Default.Lookup(typ)
-	if !ok {
+	typeName := strings.ToLower(typ)
+	if ok {
+		typeName = t.Name
+	} else if fb == nil || !fb.Knows(typ) {
 		fmt.Fprintf(stderr, "receiver resource: unknown resource type '%s' (known: %s)\n", typ, typeNames())
 		return ExitUsage
 	}
@@ -106,17 +126,19 @@ func Resource(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		params[k] = val
 	}
-	level := slog.LevelWarn
-	if *debug {
-		level = slog.LevelDebug
-	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
-	logger := slog.New(puppetlog.New(stderr, level))
-	eng := assemble.New(assemble.Config{
+	var eng protocol.Applier = assemble.New(assemble.Config{
 		Options: applier.Options{Noop: *noop, StateDir: *stateDir},
 		Log:     logger.Handler(),
 	}).Engine
+	if !ok {
+		defer fb.Close(context.WithoutCancel(ctx))
+		eng = &delegate.Applier{Native: eng, Fallback: fb, NativeKnow: func(name string) bool {
+			_, ok := applier.Default.Lookup(name)
+			return ok
+		}}
+	}
 	print := func(res protocol.Result) int {
 		failed := res.Error || res.Failed
 		switch {
@@ -128,16 +150,16 @@ func Resource(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		case *asYAML && res.Instances != nil:
 			for _, in := range res.Instances {
 				b := protocol.AppendYAML(nil, in.Title)
-				out.WriteString(string(b) + ": " + engine.ParamsYAML(t, in.State) + "\n")
+				out.WriteString(string(b) + ": " + paramsYAML(t, in.State) + "\n")
 			}
 		case *asYAML:
 			out.WriteString(res.Params + "\n")
 		case res.Instances != nil:
 			for _, in := range res.Instances {
-				out.WriteString(Manifest(t.Name, in.Title, in.State))
+				out.WriteString(Manifest(typeName, in.Title, in.State))
 			}
 		default:
-			out.WriteString(Manifest(t.Name, name, res.State))
+			out.WriteString(Manifest(typeName, name, res.State))
 		}
 		if failed {
 			fmt.Fprintf(stderr, "Error: %s\n", res.Exception)
@@ -146,12 +168,12 @@ func Resource(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return ExitOK
 	}
 	if name == "" {
-		res := eng.Apply(ctx, &protocol.Request{Op: protocol.OpSearch, Type: t.Name, Params: params})
+		res := eng.Apply(ctx, &protocol.Request{Op: protocol.OpSearch, Type: typeName, Params: params})
 		return print(res)
 	}
 	code := ExitOK
 	if len(params) > 0 {
-		res := eng.Apply(ctx, &protocol.Request{Type: t.Name, Title: name, Params: params})
+		res := eng.Apply(ctx, &protocol.Request{Type: typeName, Title: name, Params: params})
 		if *asJSON {
 			out.Write(protocol.AppendResult(nil, &res, false))
 		} else {
@@ -176,15 +198,25 @@ func Resource(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	// provider, a target) narrow where to look.
 	find := map[string]any{}
 	for _, k := range []string{"provider", "target", "user"} {
-		if v, ok := params[k]; ok && t.Attr(k) != nil {
+		if v, ok := params[k]; ok && (t == nil || t.Attr(k) != nil) {
 			find[k] = v
 		}
 	}
-	res := eng.Apply(ctx, &protocol.Request{Op: protocol.OpFind, Type: t.Name, Title: name, Params: find})
+	res := eng.Apply(ctx, &protocol.Request{Op: protocol.OpFind, Type: typeName, Title: name, Params: find})
 	if c := print(res); c != ExitOK {
 		return c
 	}
 	return code
+}
+
+// paramsYAML is a found state as apply params: the type's own rules for a
+// native type, else (a delegated type, whose declaration Puppet has) the
+// state as it is, in a YAML flow mapping.
+func paramsYAML(t *applier.Type, st protocol.State) string {
+	if t != nil {
+		return engine.ParamsYAML(t, st)
+	}
+	return string(protocol.AppendYAML(nil, st))
 }
 
 // isBoolFlag reports whether f is given without a value (--json).

@@ -54,7 +54,8 @@ func TestRun(t *testing.T) {
 	assert.False(t, res.Changed)
 	require.Len(t, res.Events, 1, "%+v", res)
 	assert.Equal(t, protocol.StatusNoop, res.Events[0].Status)
-	assert.Contains(t, res.Events[0].Message, "File mode out of sync")
+	assert.Equal(t, "mode", res.Events[0].Property, "in noop too, the File's property, as Puppet reports its generated File")
+	assert.Equal(t, "current_value '0644', should be '0640' (noop)", res.Events[0].Message)
 
 	res = e.Apply(ctx, req)
 	require.Len(t, res.Events, 1, "%+v", res)

@@ -179,6 +179,21 @@ func (p *fileProvider) Get(ctx context.Context, cur *applier.State) error {
 	return nil
 }
 
+// NoopParts are, in noop, the File's own noop events for the target (its
+// content, mode, owner...), as Puppet reports its generated File's.
+func (p *fileProvider) NoopParts(property string) []applier.Part {
+	if property != "ensure" {
+		return nil
+	}
+	var parts []applier.Part
+	for _, ev := range p.probe.Events {
+		if ev.Status == protocol.StatusNoop {
+			parts = append(parts, applier.Part{Property: ev.Property, Previous: ev.Previous, Desired: ev.Desired, Message: ev.Message})
+		}
+	}
+	return parts
+}
+
 // Set applies the File for real; its events are the concat_file's.
 func (p *fileProvider) Set(ctx context.Context, c *applier.Change) error {
 	res := p.files.Apply(ctx, p.req)

@@ -41,8 +41,9 @@
 // become the concat_file's, with File's property names and messages
 // (ensure "defined content as ...", content, mode, owner, group), so a
 // caller can report them as Puppet reports its generated File[path]. In
-// noop mode the concat_file reports one ensure event naming the File
-// properties out of sync.
+// noop mode too the events are the File's (NoopParts): `content:
+// current_value '{sha256}...', should be '{sha256}...' (noop)`, as Puppet
+// reports them.
 package concat
 
 import (

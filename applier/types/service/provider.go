@@ -185,6 +185,9 @@ func (p *provider) Set(ctx context.Context, c *applier.Change) error {
 			c.Message = "started"
 		} else {
 			err = p.stop(ctx)
+			if err == nil {
+				err = p.confirmStopped(ctx)
+			}
 			c.Message = "stopped"
 		}
 		if err != nil {
@@ -237,6 +240,48 @@ func (p *provider) stop(ctx context.Context) error {
 		return fmt.Errorf("Could not kill %s, PID %s: %w", p.name(), pid, err)
 	}
 	return nil
+}
+
+// stopGrace is how long a service may take to be gone after its stop
+// command returned (a script that signals the daemon and returns at once).
+const stopGrace = 5 * time.Second
+
+// confirmStopped checks the status after a stop that said it worked, for
+// up to stopGrace (or the service's timeout when shorter): a stop command
+// that exits 0 and leaves the daemon running is a failure saying so,
+// where Puppet reports the service stopped.
+func (p *provider) confirmStopped(ctx context.Context) error {
+	grace := min(stopGrace, p.timeout())
+	deadline := time.Now().Add(grace)
+	for delay := 50 * time.Millisecond; ; delay = min(2*delay, 500*time.Millisecond) {
+		running, err := p.status(ctx)
+		if err != nil {
+			return fmt.Errorf("Could not stop %s: checking the status after the stop: %w", p.r.Ref(), err)
+		}
+		if !running {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			break
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("Could not stop %s: checking the status after the stop: %w", p.r.Ref(), ctx.Err())
+		case <-t.C:
+		}
+	}
+	stop, _ := p.b.stopCmd()
+	how := "the process table matches pattern '" + p.r.String("pattern") + "'"
+	if st, _ := p.b.statusCmd(); st != nil {
+		how = "'" + command.String(st) + "' exits 0"
+	}
+	did := "the kill"
+	if stop != nil {
+		did = "'" + command.String(stop) + "'"
+	}
+	return fmt.Errorf("Could not stop %s: %s exited 0 but the service is still running (%s after %s)", p.r.Ref(), did, how, grace)
 }
 
 // Refresh restarts a service that was running before this request and was

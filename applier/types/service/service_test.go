@@ -115,6 +115,13 @@ func TestBasePatternAndBinary(t *testing.T) {
 // daemon under start-stop-daemon, and removes it (and its rc links) after.
 func initScript(t *testing.T) (name, pidfile, log string) {
 	t.Helper()
+	return initScriptStop(t, "", "start-stop-daemon --stop --quiet --oknodo --remove-pidfile --pidfile $PID --retry 5")
+}
+
+// initScriptStop is initScript with a name suffix and the stop action's
+// command of one's own.
+func initScriptStop(t *testing.T, suffix, stop string) (name, pidfile, log string) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Skip("installs an init script into /etc/init.d: needs root")
 	}
@@ -123,7 +130,7 @@ func initScript(t *testing.T) (name, pidfile, log string) {
 			t.Fatalf("%s is missing (Debian's init-system-helpers and dpkg provide it)", c)
 		}
 	}
-	name = fmt.Sprintf("pipsvc%d", os.Getpid()%100000)
+	name = fmt.Sprintf("pipsvc%d%s", os.Getpid()%100000, suffix)
 	dir := t.TempDir()
 	pidfile = filepath.Join(dir, "pid")
 	log = filepath.Join(dir, "log")
@@ -139,7 +146,7 @@ func initScript(t *testing.T) (name, pidfile, log string) {
 PID=` + pidfile + `
 case "$1" in
 start) echo start >> ` + log + `; start-stop-daemon --start --quiet --background --make-pidfile --pidfile $PID --exec /bin/sleep -- 600 ;;
-stop) echo stop >> ` + log + `; start-stop-daemon --stop --quiet --oknodo --remove-pidfile --pidfile $PID --retry 5 ;;
+stop) echo stop >> ` + log + `; ` + stop + ` ;;
 restart) echo restart >> ` + log + `; $0 stop; $0 start ;;
 status) start-stop-daemon --status --pidfile $PID ;;
 *) exit 3 ;;
@@ -148,7 +155,7 @@ esac
 	script := filepath.Join("/etc/init.d", name)
 	require.NoError(t, os.WriteFile(script, []byte(body), 0o755))
 	t.Cleanup(func() {
-		_ = exec.Command(script, "stop").Run()
+		_ = exec.Command("start-stop-daemon", "--stop", "--quiet", "--oknodo", "--remove-pidfile", "--pidfile", pidfile, "--retry", "5").Run()
 		_ = exec.Command("update-rc.d", "-f", name, "remove").Run()
 		_ = os.Remove(script)
 	})
@@ -198,6 +205,33 @@ func TestDebianInitScript(t *testing.T) {
 		strings.Replace(typetest.Summary(res), "'true'", "'false'", 1))
 }
 
+// An init script whose stop exits 0 but leaves the daemon running: the
+// status is checked after the stop and the answer is the truth, a failure
+// saying so (Puppet answers "stopped", changed, and the daemon runs on). A
+// stop that works but whose daemon takes a moment to go is no failure.
+func TestDebianStopThatDoesNotStop(t *testing.T) {
+	name, pidfile, _ := initScriptStop(t, "x", "exit 0")
+	e := engine(t)
+	require.Equal(t, "changed", typetest.Summary(e.Apply("service", name, "{ensure: running}")), e.Log())
+	pid, err := os.ReadFile(pidfile)
+	require.NoError(t, err)
+
+	res := e.Apply("service", name, "{ensure: stopped}")
+	assert.Equal(t, "failed: change from 'running' to 'stopped' failed: Could not stop Service["+name+"]: '/etc/init.d/"+name+
+		" stop' exited 0 but the service is still running ('/usr/sbin/service "+name+" status' exits 0 after 5s)", typetest.Summary(res), e.Log())
+	assert.NoError(t, exec.Command("kill", "-0", strings.TrimSpace(string(pid))).Run(), "the daemon runs on")
+
+	// A stop that signals and returns at once, the daemon going a moment
+	// later: stopped.
+	slow, slowPid, _ := initScriptStop(t, "y", "start-stop-daemon --stop --quiet --oknodo --pidfile $PID --signal CONT; (sleep 1; start-stop-daemon --stop --quiet --oknodo --remove-pidfile --pidfile $PID) >/dev/null 2>&1 &")
+	require.Equal(t, "changed", typetest.Summary(e.Apply("service", slow, "{ensure: running}")), e.Log())
+	require.FileExists(t, slowPid)
+	res = e.Apply("service", slow, "{ensure: stopped}")
+	assert.Equal(t, "changed", typetest.Summary(res), e.Log())
+	assert.Equal(t, "ensure: stopped (success)\n", typetest.Events(res))
+	assert.NoFileExists(t, slowPid)
+}
+
 func TestDebianMissingScript(t *testing.T) {
 	e := engine(t)
 	res := e.Apply("service", "pipsvc-none", "{ensure: running, provider: debian, path: "+t.TempDir()+", hasstatus: false}")
@@ -236,7 +270,8 @@ func TestSystemd(t *testing.T) {
 		{"pipd", "{ensure: running, enable: mask}", "changed", "enable: enable changed 'true' to 'mask' (success)\n",
 			"is-active -- pipd\nis-enabled -- pipd\ncat -- pipd\ndisable -- pipd\nmask -- pipd\n"},
 		{"pipd", "{ensure: running, enable: mask}", "unchanged", "", "is-active -- pipd\nis-enabled -- pipd\n"},
-		{"pipd", "{ensure: stopped}", "changed", "ensure: stopped (success)\n", "is-active -- pipd\nstop -- pipd\n"},
+		{"pipd", "{ensure: stopped}", "changed", "ensure: stopped (success)\n",
+			"is-active -- pipd\nstop -- pipd\nis-active -- pipd\n"}, // the status checked after the stop
 		{"static", "{enable: false}", "unchanged", "", "is-active -- static\nis-enabled -- static\n"},
 	}
 	for i, s := range steps {
