@@ -155,7 +155,15 @@ func TestPluginsyncFromPuppetServer(t *testing.T) {
 	}
 	out, err := exec.Command("facter", "--json", "--custom-dir", filepath.Join(lib, "facter"), "--external-dir", factsd,
 		"pippetplug_custom", "pippetplug_external").Output()
-	require.NoError(t, err)
+	if err != nil {
+		// Facter exits 1 for an error of any fact it resolved on the
+		// way, such as its virtual resolver's "Permission denied ...
+		// /proc/1/environ" where PID 1 is not readable (a sandbox): its
+		// answer on stdout is what is compared.
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee, "facter did not run")
+		require.NotEmpty(t, out, "facter exited %v with no answer: %s", err, ee.Stderr)
+	}
 	var want map[string]any
 	require.NoError(t, json.Unmarshal(out, &want))
 	assert.Equal(t, "custom on Linux", want["pippetplug_custom"])
