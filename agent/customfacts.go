@@ -10,9 +10,8 @@ import (
 
 	"github.com/pippet/pippet/agent/facts"
 	"github.com/pippet/pippet/agent/pluginsync"
-	"github.com/pippet/pippet/applier"
-	"github.com/pippet/pippet/applier/engine"
 	"github.com/pippet/pippet/delegate"
+	"github.com/pippet/pippet/internal/assemble"
 )
 
 // Custom facts and the run's Puppet.
@@ -92,8 +91,10 @@ func (r *run) gatherOptions() facts.Options {
 	// As the run's Puppet is given them (puppetSettings).
 	host, _ := r.serverAddr()
 	o.Puppet = map[string]string{"vardir": r.s.Vardir, "server": host, "environmentpath": r.s.Values["environmentpath"]}
-	eng := sync.OnceValue(func() *engine.Engine { return engine.New(applier.Default, nil) })
-	o.DefaultProvider = func(typ string) (string, error) { return eng().DefaultProvider(typ) }
+	// The provider choice of an engine of the run's registry without facts
+	// (internal/assemble makes every engine).
+	run := sync.OnceValue(func() *assemble.Run { return assemble.New(assemble.Config{}) })
+	o.DefaultProvider = func(typ string) (string, error) { return run().Engine.DefaultProvider(typ) }
 	return o
 }
 

@@ -12,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
+
+	"github.com/pippet/pippet/internal/testutil"
 )
 
 // reportFields are the parts of a report (or summary) compared with
@@ -83,7 +85,8 @@ func TestApplySIGTERM(t *testing.T) {
 		[3]any{"Exec", "after", map[string]any{"command": "/bin/true", "require": "Exec[slow]"}})
 	report := filepath.Join(dir, "report.yaml")
 	cmd := exec.Command(receiverBin, "apply", "--state-dir", dir, "--lastrunreport", report, cat)
-	var stderr bytes.Buffer
+	// Read while the process writes: a buffer with a lock.
+	var stderr testutil.SyncBuffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	defer cmd.Process.Kill()
