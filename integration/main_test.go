@@ -60,14 +60,15 @@ func registered(types ...string) bool {
 // startReceiver starts the built receiver with a scratch state directory
 // and args, and returns its pipes and its captured stderr; the process is
 // killed when the test ends if it is still running.
-func startReceiver(t *testing.T, args ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, *bytes.Buffer) {
+func startReceiver(t *testing.T, args ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, *testutil.SyncBuffer) {
 	t.Helper()
 	cmd := exec.Command(receiverBin, append([]string{"--state-dir", t.TempDir()}, args...)...)
 	stdin, err := cmd.StdinPipe()
 	require.NoError(t, err)
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	var stderr bytes.Buffer
+	// The test may read stderr while the process writes it.
+	var stderr testutil.SyncBuffer
 	cmd.Stderr = &stderr
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { cmd.Process.Kill() })

@@ -9,11 +9,11 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/pippet/pippet/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
@@ -562,7 +562,7 @@ func TestAgentDaemonLoop(t *testing.T) {
 	n := newNode(t, s, "acore-daemon")
 	vardir := filepath.Join(n.dir, "var")
 	conf := n.puppetConf(t, s, "pippet", vardir)
-	var out, errs syncBuffer
+	var out, errs testutil.SyncBuffer
 	// As Puppet's, the agent logs to the console only when told.
 	cmd := exec.Command(receiverBin, "agent", "--no-daemonize", "--logdest", "console", "--runinterval", "1", "--confdir", conf,
 		"--state-dir", filepath.Join(n.dir, "pippet-state"))
@@ -583,24 +583,6 @@ func TestAgentDaemonLoop(t *testing.T) {
 	assert.Contains(t, out.String(), "Notice: Caught TERM; exiting")
 	assert.FileExists(t, filepath.Join(n.root, "marker"))
 	assert.NoFileExists(t, filepath.Join(vardir, "state", "agent_catalog_run.lock"), "the run lock released")
-}
-
-// syncBuffer is a bytes.Buffer safe for a process's output and a reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.b.String()
 }
 
 // TestAgentQuickStart is docs/agent.md's quick start: a node with nothing
@@ -628,7 +610,7 @@ func TestAgentQuickStart(t *testing.T) {
 		cmd.Dir = "/"
 		return cmd
 	}
-	var out, errs syncBuffer
+	var out, errs testutil.SyncBuffer
 	cmd := run()
 	cmd.Stdout, cmd.Stderr = &out, &errs
 	require.NoError(t, cmd.Start())

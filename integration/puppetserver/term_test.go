@@ -1,7 +1,6 @@
 package puppetserver
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"os/exec"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/pippet/pippet/internal/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -48,7 +48,7 @@ func TestAgentTermDuringARun(t *testing.T) {
 	cmd := exec.CommandContext(ctx, receiverBin, "agent", "-t", "--no-pluginsync", "--confdir", confdir,
 		"--state-dir", filepath.Join(n.dir, "pippet-state"))
 	cmd.Env = append(os.Environ(), "FACTER_acore_root="+n.root, "HOME="+n.dir)
-	var out bytes.Buffer
+	var out testutil.SyncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	require.NoError(t, cmd.Start())
 	lock := filepath.Join(vardir, "state", "agent_catalog_run.lock")
