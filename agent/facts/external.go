@@ -34,6 +34,19 @@ const (
 // as Facter does. A missing directory is not an error; every bad file is
 // one error naming it, and the other files still count.
 func LoadExternal(ctx context.Context, dirs []string, timeout time.Duration, maxOutput int) (Facts, []error) {
+	return loadExternal(ctx, dirs, timeout, maxOutput, nil)
+}
+
+// extHook is the fact cache's part in loadExternal (cache.go): cached
+// answers a file's facts without reading or running it, loaded hears
+// of the facts of a file read.
+type extHook struct {
+	cached func(path string) (Facts, bool)
+	loaded func(path string, f Facts)
+}
+
+// loadExternal is LoadExternal with the fact cache's hook (nil: none).
+func loadExternal(ctx context.Context, dirs []string, timeout time.Duration, maxOutput int, hook *extHook) (Facts, []error) {
 	if timeout <= 0 {
 		timeout = DefaultScriptTimeout
 	}
@@ -63,7 +76,12 @@ func LoadExternal(ctx context.Context, dirs []string, timeout time.Duration, max
 			}
 			var f Facts
 			ext := strings.ToLower(filepath.Ext(name))
+			cached := false
+			if hook != nil {
+				f, cached = hook.cached(p)
+			}
 			switch {
+			case cached:
 			case st.Mode()&0o111 != 0:
 				f, err = runScript(ctx, p, timeout, maxOutput)
 			case ext == ".txt" || ext == ".json" || ext == ".yaml" || ext == ".yml":
@@ -81,6 +99,9 @@ func LoadExternal(ctx context.Context, dirs []string, timeout time.Duration, max
 			if err != nil {
 				errs = append(errs, fmt.Errorf("external fact %s: %w", p, err))
 				continue
+			}
+			if hook != nil && !cached {
+				hook.loaded(p, f)
 			}
 			for k, v := range f {
 				out[k] = v

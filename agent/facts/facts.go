@@ -87,6 +87,19 @@ type Options struct {
 	// nil: SystemNames. With Root set, Root's /etc/hostname and
 	// resolv.conf, without a lookup.
 	Names *Names
+	// FacterConf is the facter.conf whose facts.ttls Gather honours, as
+	// Facter does (cache.go): "" is Facter's (the first of
+	// FacterLocations that exists), "-" none.
+	FacterConf string
+	// CacheDir is the fact cache's directory: "" is that of Facter's
+	// location (/var/cache/facter/facts for Debian's Facter).
+	CacheDir string
+	// NoCache neither reads nor writes the fact cache (facter
+	// --no-cache).
+	NoCache bool
+
+	// cache is the fact cache of the gathering under way.
+	cache *factCache
 }
 
 // UseVardir adds what the agent's pluginsync brought into vardir, as
@@ -154,13 +167,6 @@ func Gather(ctx context.Context, o Options) (Facts, []error) {
 	g.miscFacts()
 	g.storageFacts()
 
-	if o.HideLegacy {
-		for k := range g.f {
-			if IsLegacy(k) {
-				delete(g.f, k)
-			}
-		}
-	}
 	dirs := o.ExternalDirs
 	if dirs == nil {
 		dirs = DefaultExternalDirs
@@ -171,8 +177,26 @@ func Gather(ctx context.Context, o Options) (Facts, []error) {
 			}
 		}
 	}
-	ext, errs := LoadExternal(ctx, dirs, o.ScriptTimeout, o.MaxOutput)
+	cache, errs := openCache(o, dirs, false)
 	g.errs = append(g.errs, errs...)
+	o.cache = cache
+	var hook *extHook
+	if cache != nil {
+		cache.core(g.f)
+		hook = cache.externalHook()
+	}
+	if o.HideLegacy {
+		for k := range g.f {
+			if IsLegacy(k) {
+				delete(g.f, k)
+			}
+		}
+	}
+	ext, errs := loadExternal(ctx, dirs, o.ScriptTimeout, o.MaxOutput, hook)
+	g.errs = append(g.errs, errs...)
+	if cache != nil {
+		cache.recordCore(g.f, ext)
+	}
 	for k, v := range ext {
 		g.f[k] = v
 	}
@@ -186,6 +210,11 @@ func Gather(ctx context.Context, o Options) (Facts, []error) {
 	}
 	custom, weights, errs := gatherCustom(ctx, o, g.f, ext, overrides)
 	g.errs = append(g.errs, errs...)
+	if cache != nil {
+		custom, weights = cache.customFacts(custom, weights)
+		g.errs = append(g.errs, cache.errs...)
+		g.errs = append(g.errs, cache.flush(ctx)...)
+	}
 	mergeCustom(g.f, custom, weights, ext)
 	for k, v := range overrides {
 		g.f[k] = v

@@ -27,6 +27,8 @@ func gatherCustom(ctx context.Context, o Options, core, ext, overrides Facts) (F
 		return nil, nil, dirErrs
 	}
 	nopts := native.Options{DefaultProvider: o.DefaultProvider, Puppet: o.Puppet, CommandTimeout: o.CommandTimeout, Path: envPath(o.Env)}
+	// Those whose facts are all cached are not evaluated (cache.go).
+	files, skipped := o.cache.uncached(files, o.NoNative, nopts)
 	known, others := map[string]*native.File{}, files
 	if !o.NoNative {
 		known, others = native.Recognise(files, nopts)
@@ -36,7 +38,7 @@ func gatherCustom(ctx context.Context, o Options, core, ext, overrides Facts) (F
 	errs := dirErrs
 	if len(others) > 0 {
 		var lerrs []error
-		custom, weights, lerrs = loadCustom(ctx, o.CustomDirs, others, len(known) > 0, o.Evaluate, o.Ruby, o.CustomTimeout)
+		custom, weights, lerrs = loadCustom(ctx, o.CustomDirs, others, len(known) > 0 || skipped, o.Evaluate, o.Ruby, o.CustomTimeout)
 		errs = append(errs, lerrs...)
 	}
 	if len(known) == 0 {
@@ -110,19 +112,24 @@ func NeedsFacter(o Options) bool { return len(FacterArgs(o)) > 0 }
 // are resolved natively, the files Facter is to evaluate; nil when
 // Facter has nothing to evaluate.
 func FacterArgs(o Options) []string {
-	files := customFiles(o.CustomDirs)
+	all := customFiles(o.CustomDirs)
+	if len(all) == 0 {
+		return nil
+	}
+	nopts := native.Options{DefaultProvider: o.DefaultProvider, Puppet: o.Puppet}
+	files, _ := peekCache(o).uncached(all, o.NoNative, nopts)
 	if len(files) == 0 {
 		return nil
 	}
 	others := files
 	if !o.NoNative {
-		_, others = native.Recognise(files, native.Options{DefaultProvider: o.DefaultProvider, Puppet: o.Puppet})
+		_, others = native.Recognise(files, nopts)
 		if len(others) == 0 {
 			return nil
 		}
 	}
 	args := ExistingDirs(o.CustomDirs)
-	if len(others) < len(files) {
+	if len(others) < len(all) {
 		args = append(args, others...)
 	}
 	return args
