@@ -373,7 +373,7 @@ func (c *factCache) remove(group string) {
 	if c.dry || !c.usable {
 		return
 	}
-	delete(c.read, group)
+	// What was read stays read (Facter's memo), the file goes.
 	if err := os.Remove(c.path(group)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		c.errs = append(c.errs, fmt.Errorf("Could not delete cache: %w", err))
 	}
@@ -467,7 +467,10 @@ func (c *factCache) resolve(name, file string) (map[string]any, bool) {
 		return nil, false
 	}
 	if c.expire(f.group, f.ttl) {
-		return nil, false
+		delete(c.read, f.group)
+		if c.dry {
+			return nil, false
+		}
 	}
 	data := c.readGroup(f.group)
 	if data == nil {

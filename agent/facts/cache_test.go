@@ -172,22 +172,46 @@ func TestCacheRubyFact(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, os.FileMode(0o644), fi.Mode().Perm())
 
+	di, err := os.Stat(cache)
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o755), di.Mode().Perm())
+
 	assert.Empty(t, facts.FacterArgs(o), "every Ruby fact is cached: nothing for Facter")
 	f = gatherCached(t, o)
 	assert.Equal(t, "hello", f[name], "from the cache")
 	assert.Equal(t, 1, runs(t, counter), "within the ttl: not evaluated")
+	fi2, err := os.Stat(filepath.Join(cache, name))
+	require.NoError(t, err)
+	assert.Equal(t, fi.ModTime(), fi2.ModTime(), "a valid file holding the fact is left as it is")
+
+	// A cached false counts as not cached (as Facter reads it); the file,
+	// which holds the fact, is left as it is.
+	p := filepath.Join(cache, name)
+	require.NoError(t, os.WriteFile(p, []byte(`{"`+name+`": false, "cache_format_version": 1}`), 0o644))
+	f = gatherCached(t, o)
+	assert.Equal(t, "hello", f[name])
+	assert.Equal(t, 2, runs(t, counter), "false: resolved")
+	assert.Equal(t, false, cacheFile(t, cache, name)[name])
+	require.NoError(t, os.WriteFile(p, []byte(`{"`+name+`": "cached"}`), 0o644))
+	f = gatherCached(t, o)
+	assert.Equal(t, "hello", f[name], "no cache_format_version: resolved")
+	assert.Equal(t, 3, runs(t, counter))
+	assert.Equal(t, map[string]any{name: "hello", "cache_format_version": 1.0}, cacheFile(t, cache, name), "deleted, cached anew")
+	fi, err = os.Stat(p)
+	require.NoError(t, err)
+	age(t, p, 0) // the file's time: now
 
 	// Expired: evaluated again, and cached anew.
 	age(t, filepath.Join(cache, name), 2*time.Hour)
 	assert.NotEmpty(t, facts.FacterArgs(o), "expired: Facter evaluates it")
 	f = gatherCached(t, o)
 	assert.Equal(t, "hello", f[name])
-	assert.Equal(t, 2, runs(t, counter), "after expiry: evaluated again")
+	assert.Equal(t, 4, runs(t, counter), "after expiry: evaluated again")
 	fi, err = os.Stat(filepath.Join(cache, name))
 	require.NoError(t, err)
 	assert.WithinDuration(t, time.Now(), fi.ModTime(), time.Minute, "written again")
 	gatherCached(t, o)
-	assert.Equal(t, 2, runs(t, counter))
+	assert.Equal(t, 4, runs(t, counter))
 }
 
 // haproxyFake puts Debian's haproxy module's known fact file in a custom
@@ -313,12 +337,15 @@ func TestCacheSharedWithFacter(t *testing.T) {
 	assert.Equal(t, 2, runs(t, rcounter))
 	assert.Equal(t, 2, runs(t, hcounter))
 	edit(t, "timezone", "timezone", "Pippet/Zone")
+	// Facter runs haproxy_version.rb's command when it loads the file
+	// (outside its setcode), cached or not: its value shows it read the
+	// cache.
+	edit(t, "haproxy_version", "haproxy_version", "9.9.9-cached")
 	edit(t, "operating system", "os.distro.codename", "pippet-codename")
 	ff, _ = facterJSON(t, conf, dir, env, query...)
 	assert.Equal(t, pf[rubyName], ff[rubyName])
-	assert.Equal(t, pf["haproxy_version"], ff["haproxy_version"])
+	assert.Equal(t, "9.9.9-cached", ff["haproxy_version"], "Facter read pippet's cache of the native fact")
 	assert.Equal(t, 2, runs(t, rcounter), "Facter read pippet's cache of the Ruby fact")
-	assert.Equal(t, 2, runs(t, hcounter), "Facter read pippet's cache of the native fact")
 	assert.Equal(t, "Pippet/Zone", ff["timezone"])
 	assert.Equal(t, "pippet-codename", ff["os"].(map[string]any)["distro"].(map[string]any)["codename"])
 	// Every other fact of the group Facter took from pippet's file as it is.
@@ -400,6 +427,36 @@ func TestCacheUnknownUnit(t *testing.T) {
 	}
 	assert.Equal(t, 3, runs(t, counter), "not cached")
 	assert.NoFileExists(t, filepath.Join(cache, name))
+
+	// A facter.conf that does not parse: Facter's warning, no cache.
+	broken := writeFile(t, t.TempDir(), "facter.conf", `facts : { ttls : [ { "`+name+`" : 1 hour `, 0o644)
+	_, stderr = facterJSON(t, broken, dir, os.Environ(), name)
+	require.Contains(t, stderr, "Facter failed to read config file "+broken+" with the following error")
+	o.FacterConf = broken
+	f, errs := facts.Gather(context.Background(), o)
+	assert.Equal(t, "v", f[name])
+	assert.Contains(t, fmt.Sprint(errs), "Facter failed to read config file "+broken+" with the following error")
+	assert.NoFileExists(t, filepath.Join(cache, name))
+}
+
+// TestCacheFactGroups: facter.conf's fact-groups name groups of custom
+// facts, cached in one file.
+func TestCacheFactGroups(t *testing.T) {
+	needFacter(t)
+	dir, cache := t.TempDir(), filepath.Join(t.TempDir(), "facts")
+	ca, cb := counterFact(t, dir, "ttl_group_a", "a"), counterFact(t, dir, "ttl_group_b", "b")
+	conf := writeFile(t, t.TempDir(), "facter.conf", `fact-groups : { "my group" : [ "ttl_group_a", "ttl_group_b" ] }
+facts : { ttls : [ { "my group" : 2 days } ] }
+`, 0o644)
+	o := facts.Options{CustomDirs: []string{dir}, ExternalDirs: []string{}, FacterConf: conf, CacheDir: cache}
+	for i := 0; i < 2; i++ {
+		f := gatherCached(t, o)
+		assert.Equal(t, "a", f["ttl_group_a"])
+		assert.Equal(t, "b", f["ttl_group_b"])
+	}
+	assert.Equal(t, 1, runs(t, ca))
+	assert.Equal(t, 1, runs(t, cb))
+	assert.Equal(t, map[string]any{"ttl_group_a": "a", "ttl_group_b": "b", "cache_format_version": 1.0}, cacheFile(t, cache, "my group"))
 }
 
 // TestCacheSymlinkRefused: a cache file that is a symbolic link is not
@@ -425,6 +482,18 @@ func TestCacheSymlinkRefused(t *testing.T) {
 	assert.True(t, fi.Mode().IsRegular(), "the link replaced by the cache file")
 	b, _ := os.ReadFile(planted)
 	assert.Contains(t, string(b), "planted", "the link's target untouched")
+
+	// Another user's file: not read.
+	if os.Geteuid() != 0 {
+		t.Skip("giving a file to another user takes root")
+	}
+	other := filepath.Join(cache, name)
+	require.NoError(t, os.WriteFile(other, []byte(`{"ttl_link": "other", "cache_format_version": 1}`), 0o644))
+	require.NoError(t, os.Chown(other, 65534, 65534))
+	f, errs = facts.Gather(context.Background(), o)
+	assert.Equal(t, "real", f[name])
+	assert.Equal(t, 2, runs(t, counter))
+	assert.Contains(t, fmt.Sprint(errs), "owned by uid 65534")
 
 	open := t.TempDir()
 	require.NoError(t, os.Chmod(open, 0o777))

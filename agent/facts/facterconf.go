@@ -297,7 +297,7 @@ func (p *hoconParser) value() (any, error) {
 	// A simple value: quoted and unquoted pieces up to the end of the
 	// line, a comma or a closing bracket, concatenated with their blanks.
 	var sb strings.Builder
-	pieces, quotedAny := 0, false
+	quotedAny := false
 	for p.pos < len(p.s) {
 		c := p.s[p.pos]
 		if c == '"' {
@@ -306,7 +306,6 @@ func (p *hoconParser) value() (any, error) {
 				return nil, err
 			}
 			sb.WriteString(s)
-			pieces++
 			quotedAny = true
 			continue
 		}
@@ -337,7 +336,6 @@ func (p *hoconParser) value() (any, error) {
 		}
 		return raw, nil
 	}
-	_ = pieces
 	return strings.TrimRightFunc(raw, unicode.IsSpace), nil
 }
 
