@@ -15,6 +15,16 @@
 // fact directory holds a *.rb file, one Ruby process loading Facter
 // (bounded by Options.CustomTimeout).
 //
+// Facter's fact cache is honoured as Facter 4 honours it (cache.go,
+// facterconf.go): facter.conf's facts.ttls (Debian's
+// /etc/facter/facter.conf, else the all-in-one agent's; Options.FacterConf,
+// CacheDir and NoCache say otherwise) names fact groups, custom facts and
+// external fact files; their values are read from and written to
+// Facter's own cache files (/var/cache/facter/facts/GROUP, JSON), so that
+// pippet and Facter share them. A custom fact file whose facts are all
+// cached is not resolved (natively or by Facter), a cached external fact
+// file neither read nor run.
+//
 // The result is a plain map (string, bool, int64, float64, []any,
 // map[string]any) that encodes to the JSON `facter --json --show-legacy`
 // prints; the parsers of the OS's own files (os-release, resolv.conf)

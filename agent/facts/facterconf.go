@@ -32,7 +32,8 @@ var FacterLocations = []FacterLocation{
 // facterLocation is the facter.conf and cache directory o says, else
 // Facter's (FacterLocations): ok is false when there is no facter.conf.
 func facterLocation(o Options) (FacterLocation, bool) {
-	if o.FacterConf == "-" {
+	if o.FacterConf == "-" || (o.FacterConf == "" && o.Root != "" && o.Root != "/") {
+		// Another system's files (Options.Root): not this machine's cache.
 		return FacterLocation{}, false
 	}
 	if o.FacterConf != "" {

@@ -104,3 +104,19 @@ func TestFacterLocation(t *testing.T) {
 	assert.Equal(t, "/etc/facter/facter.conf", saved[0].Conf)
 	assert.Equal(t, "/var/cache/facter/facts", saved[0].CacheDir)
 }
+
+// TestFacterLocationRoot: another system's files (Options.Root) use no
+// cache of this machine's, unless told which.
+func TestFacterLocationRoot(t *testing.T) {
+	saved := FacterLocations
+	t.Cleanup(func() { FacterLocations = saved })
+	conf := filepath.Join(t.TempDir(), "facter.conf")
+	require.NoError(t, os.WriteFile(conf, nil, 0o644))
+	FacterLocations = []FacterLocation{{Conf: conf, CacheDir: "/cache"}}
+	_, ok := facterLocation(Options{Root: t.TempDir()})
+	assert.False(t, ok)
+	_, ok = facterLocation(Options{Root: "/"})
+	assert.True(t, ok)
+	_, ok = facterLocation(Options{Root: t.TempDir(), FacterConf: conf})
+	assert.True(t, ok)
+}

@@ -89,7 +89,7 @@ type Options struct {
 	Names *Names
 	// FacterConf is the facter.conf whose facts.ttls Gather honours, as
 	// Facter does (cache.go): "" is Facter's (the first of
-	// FacterLocations that exists), "-" none.
+	// FacterLocations that exists; none with Root set), "-" none.
 	FacterConf string
 	// CacheDir is the fact cache's directory: "" is that of Facter's
 	// location (/var/cache/facter/facts for Debian's Facter).
