@@ -627,7 +627,8 @@ func (r *run) prepare(ctx context.Context, hc *http.Client, base, env string, ch
 	for _, err := range errs {
 		var skipped *facts.SkippedError
 		var dw *facts.DirWarning
-		if errors.As(err, &dw) {
+		var cw *facts.CacheWarning
+		if errors.As(err, &dw) || errors.As(err, &cw) {
 			r.log.Warn("Facter: " + err.Error())
 			continue
 		}

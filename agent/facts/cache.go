@@ -59,6 +59,18 @@ var cacheGroupsText string
 //go:embed facter_leaves.txt
 var leavesText string
 
+// A CacheWarning is about Facter's fact cache: a facter.conf that does
+// not parse, a cache file or directory not used, not written, not
+// deleted. The facts are resolved all the same: a warning (Facter's
+// level for these), the run goes on. The cache's other errors (an
+// unknown ttl unit) are Facter's errors.
+type CacheWarning struct{ Err error }
+
+func (w *CacheWarning) Error() string { return w.Err.Error() }
+func (w *CacheWarning) Unwrap() error { return w.Err }
+
+func cacheWarning(err error) error { return &CacheWarning{Err: err} }
+
 // factGroup is one of Facter's fact groups: its facts (nil: an external
 // fact file's group, which holds the file's facts).
 type factGroup struct {
@@ -150,7 +162,7 @@ func openCache(o Options, extDirs []string, dry bool) (*factCache, []error) {
 	}
 	conf, err := readFacterConf(loc.Conf)
 	if err != nil {
-		return nil, []error{err}
+		return nil, []error{cacheWarning(err)}
 	}
 	if !conf.hasTTLs {
 		return nil, nil
@@ -225,7 +237,7 @@ func openCache(o Options, extDirs []string, dry bool) (*factCache, []error) {
 	c.usable = true
 	if err := checkCacheDir(c.dir); err != nil {
 		c.usable = false
-		errs = append(errs, err)
+		errs = append(errs, cacheWarning(err))
 	}
 	return c, errs
 }
@@ -375,7 +387,7 @@ func (c *factCache) remove(group string) {
 	}
 	// What was read stays read (Facter's memo), the file goes.
 	if err := os.Remove(c.path(group)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		c.errs = append(c.errs, fmt.Errorf("Could not delete cache: %w", err))
+		c.errs = append(c.errs, cacheWarning(fmt.Errorf("Could not delete cache: %w", err)))
 	}
 }
 
@@ -436,7 +448,7 @@ func (c *factCache) readGroup(group string) map[string]any {
 	var data map[string]any
 	switch {
 	case err != nil:
-		c.errs = append(c.errs, err)
+		c.errs = append(c.errs, cacheWarning(err))
 	case exists:
 		if data, err = parseCacheFile(b); err != nil {
 			c.remove(group)
@@ -540,10 +552,10 @@ func (c *factCache) flush(ctx context.Context) []error {
 		return nil
 	}
 	if err := os.MkdirAll(c.dir, 0o755); err != nil {
-		return []error{fmt.Errorf("Could not write cache: %w", err)}
+		return []error{cacheWarning(fmt.Errorf("Could not write cache: %w", err))}
 	}
 	if err := checkCacheDir(c.dir); err != nil {
-		return []error{err}
+		return []error{cacheWarning(err)}
 	}
 	var errs []error
 	for _, group := range c.order {
@@ -558,11 +570,11 @@ func (c *factCache) flush(ctx context.Context) []error {
 		}
 		b, err := encodeCacheFile(w)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("fact cache %s: %w", group, err))
+			errs = append(errs, cacheWarning(fmt.Errorf("fact cache %s: %w", group, err)))
 			continue
 		}
 		if err := atomicfile.Write(ctx, c.path(group), b, atomicfile.Options{Mode: 0o644, UID: -1, GID: -1}); err != nil {
-			errs = append(errs, fmt.Errorf("Could not write cache: %w", err))
+			errs = append(errs, cacheWarning(fmt.Errorf("Could not write cache: %w", err)))
 		}
 	}
 	return errs

@@ -3,6 +3,7 @@ package facts_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
@@ -419,6 +420,8 @@ func TestCacheUnknownUnit(t *testing.T) {
 		for _, e := range errs {
 			if strings.Contains(e.Error(), "Could not parse") {
 				said = append(said, e.Error())
+				var w *facts.CacheWarning
+				assert.False(t, errors.As(e, &w), "an error, as Facter's")
 				_, sentence, _ := strings.Cut(e.Error(), "): ")
 				assert.Contains(t, stderr, sentence, "Facter's words")
 			}
@@ -436,7 +439,17 @@ func TestCacheUnknownUnit(t *testing.T) {
 	f, errs := facts.Gather(context.Background(), o)
 	assert.Equal(t, "v", f[name])
 	assert.Contains(t, fmt.Sprint(errs), "Facter failed to read config file "+broken+" with the following error")
+	assertWarnings(t, errs)
 	assert.NoFileExists(t, filepath.Join(cache, name))
+}
+
+// assertWarnings: each of errs is a warning of the cache's.
+func assertWarnings(t *testing.T, errs []error) {
+	t.Helper()
+	for _, e := range errs {
+		var w *facts.CacheWarning
+		assert.True(t, errors.As(e, &w), "a warning: %v", e)
+	}
 }
 
 // TestCacheFactGroups: facter.conf's fact-groups name groups of custom
@@ -477,6 +490,7 @@ func TestCacheSymlinkRefused(t *testing.T) {
 	assert.Equal(t, "real", f[name])
 	assert.Equal(t, 1, runs(t, counter))
 	assert.Contains(t, fmt.Sprint(errs), "a symbolic link, not followed")
+	assertWarnings(t, errs)
 	fi, err := os.Lstat(filepath.Join(cache, name))
 	require.NoError(t, err)
 	assert.True(t, fi.Mode().IsRegular(), "the link replaced by the cache file")
