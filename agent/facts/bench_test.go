@@ -44,3 +44,37 @@ func BenchmarkLoadCustom(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGatherCustomFact gathers with one Ruby custom fact whose
+// command takes no time, cached by facts.ttls (no Ruby starts) and not
+// (NoCache: one Facter process each time): what Facter's cache saves a
+// run, the fact's own command aside.
+func BenchmarkGatherCustomFact(b *testing.B) {
+	if exec.Command("ruby", "-e", "require 'facter'").Run() != nil {
+		b.Skip("Ruby cannot load Facter")
+	}
+	dir, cache := b.TempDir(), filepath.Join(b.TempDir(), "facts")
+	src := "Facter.add(:bench_cached) { setcode { Facter::Core::Execution.execute('echo hello') } }\n"
+	conf := filepath.Join(b.TempDir(), "facter.conf")
+	for p, data := range map[string]string{filepath.Join(dir, "bench_cached.rb"): src, conf: `facts : { ttls : [ { "bench_cached" : 1 hour } ] }`} {
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		name    string
+		noCache bool
+	}{{"cached", false}, {"uncached", true}} {
+		b.Run(c.name, func(b *testing.B) {
+			o := facts.Options{CustomDirs: []string{dir}, ExternalDirs: []string{}, FacterConf: conf, CacheDir: cache, NoCache: c.noCache}
+			ctx := context.Background()
+			facts.Gather(ctx, o) // fills the cache
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if f, errs := facts.Gather(ctx, o); f["bench_cached"] != "hello" {
+					b.Fatal(f["bench_cached"], errs)
+				}
+			}
+		})
+	}
+}

@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -87,6 +89,18 @@ var facterGroups = parseGroups(cacheGroupsText)
 // Linux (one per resolver: "os.name", "os.release", "hostname",
 // "ipaddress_.*"): the keys of a core group's cache file.
 var facterLeaves = strings.Fields(leavesText)
+
+// leafPatterns are those of facterLeaves that are patterns, each
+// matching a whole name.
+var leafPatterns = func() []*regexp.Regexp {
+	var res []*regexp.Regexp
+	for _, leaf := range facterLeaves {
+		if isPattern(leaf) {
+			res = append(res, rubyRegexp("^(?:"+leaf+")$"))
+		}
+	}
+	return res
+}()
 
 func parseGroups(text string) []factGroup {
 	var gs []factGroup
@@ -335,25 +349,6 @@ func (c *factCache) enabled(name string) (cachedFact, bool) {
 	return f, ok && f.ok
 }
 
-// factGroup is the group name's cache file is (Facter's get_fact_group).
-func (c *factCache) factGroup(name string) string {
-	if f, ok := c.getFact(name); ok {
-		return f.group
-	}
-	for _, g := range c.groups {
-		for _, f := range g.facts {
-			if strings.Contains(name, ".*") {
-				if name == f {
-					return g.name
-				}
-			} else if rubyRegexp("^" + f + ".*").MatchString(name) {
-				return g.name
-			}
-		}
-	}
-	return ""
-}
-
 // groupTTL is the ttl of the first facts.ttls entry that names group.
 func (c *factCache) groupTTL(group string) (int64, bool) {
 	for _, e := range c.entries {
@@ -526,13 +521,13 @@ func (c *factCache) record(name, file string, v any) {
 	if file != "" {
 		factName = filepath.Base(file)
 	}
-	group := c.factGroup(factName)
-	if group == "" {
+	// Facter's get_fact_group, then fact_cache_enabled?: a cached fact's
+	// group is its entry's.
+	f, ok := c.enabled(factName)
+	if !ok {
 		return
 	}
-	if _, ok := c.enabled(factName); !ok {
-		return
-	}
+	group := f.group
 	w := c.writes[group]
 	if w == nil {
 		w = &orderedValues{m: map[string]any{}}
@@ -599,37 +594,102 @@ func (c *factCache) alreadyCached(group string, w *orderedValues) bool {
 }
 
 // encodeCacheFile is Ruby's JSON.pretty_generate of w and
-// "cache_format_version": 1.
+// "cache_format_version": 1, byte for byte.
 func encodeCacheFile(w *orderedValues) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString("{\n")
-	for _, k := range append(append([]string{}, w.keys...), "cache_format_version") {
-		var v any = 1
-		if k != "cache_format_version" {
-			v = w.m[k]
-		}
-		key, err := json.Marshal(k)
-		if err != nil {
-			return nil, err
-		}
-		var vb bytes.Buffer
-		enc := json.NewEncoder(&vb)
-		enc.SetEscapeHTML(false)
-		enc.SetIndent("  ", "  ")
-		if err := enc.Encode(v); err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
+	for i, k := range w.keys {
+		if i > 0 {
+			buf.WriteString(",\n")
 		}
 		buf.WriteString("  ")
-		buf.Write(key)
-		buf.WriteString(": ")
-		buf.Write(bytes.TrimRight(vb.Bytes(), "\n"))
-		if k != "cache_format_version" {
-			buf.WriteByte(',')
+		if err := rubyPretty(&buf, k, ""); err != nil {
+			return nil, err
 		}
-		buf.WriteByte('\n')
+		buf.WriteString(": ")
+		if err := rubyPretty(&buf, w.m[k], "  "); err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
 	}
-	buf.WriteByte('}')
+	if len(w.keys) > 0 {
+		buf.WriteString(",\n")
+	}
+	buf.WriteString("  \"cache_format_version\": 1\n}")
 	return buf.Bytes(), nil
+}
+
+// rubyPretty writes v as Ruby's JSON.pretty_generate does at indent:
+// two spaces a level, an empty array "[\n\n]" and an empty object
+// "{\n}" (Ruby's json 2.6), whole floats with their ".0", no HTML
+// escapes.
+func rubyPretty(buf *bytes.Buffer, v any, indent string) error {
+	switch x := v.(type) {
+	case map[string]any:
+		buf.WriteString("{\n")
+		for i, k := range sortedKeys(x) {
+			if i > 0 {
+				buf.WriteString(",\n")
+			}
+			buf.WriteString(indent + "  ")
+			if err := rubyPretty(buf, k, ""); err != nil {
+				return err
+			}
+			buf.WriteString(": ")
+			if err := rubyPretty(buf, x[k], indent+"  "); err != nil {
+				return err
+			}
+		}
+		if len(x) > 0 {
+			buf.WriteByte('\n')
+		}
+		buf.WriteString(indent + "}")
+		return nil
+	case []any:
+		buf.WriteString("[\n")
+		for i, e := range x {
+			if i > 0 {
+				buf.WriteString(",\n")
+			}
+			buf.WriteString(indent + "  ")
+			if err := rubyPretty(buf, e, indent+"  "); err != nil {
+				return err
+			}
+		}
+		buf.WriteString("\n" + indent + "]")
+		return nil
+	}
+	var vb bytes.Buffer
+	enc := json.NewEncoder(&vb)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(rubyFloats(v)); err != nil {
+		return err
+	}
+	buf.Write(bytes.TrimRight(vb.Bytes(), "\n"))
+	return nil
+}
+
+// rubyFloats is v with its whole floats written as Ruby writes them
+// (1024.0, not 1024), so that Facter reads a Float back.
+func rubyFloats(v any) any {
+	switch x := v.(type) {
+	case float64:
+		if x == math.Trunc(x) && math.Abs(x) < 1e15 {
+			return json.Number(strconv.FormatFloat(x, 'f', 1, 64))
+		}
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = rubyFloats(e)
+		}
+		return out
+	case []any:
+		out := make([]any, len(x))
+		for i, e := range x {
+			out[i] = rubyFloats(e)
+		}
+		return out
+	}
+	return v
 }
 
 // isPattern: a leaf name that is a pattern ("ipaddress_.*").
@@ -681,11 +741,7 @@ func (c *factCache) recordCore(f, ext Facts) {
 			c.record(leaf, "", v)
 		}
 	}
-	for _, leaf := range facterLeaves {
-		if !isPattern(leaf) {
-			continue
-		}
-		re := rubyRegexp("^(?:" + leaf + ")$")
+	for _, re := range leafPatterns {
 		for _, k := range sortedKeys(f) {
 			if _, isExt := ext[k]; !named[k] && !isExt && re.MatchString(k) {
 				c.record(k, "", f[k])

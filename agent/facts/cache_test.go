@@ -303,22 +303,35 @@ func facterCache(t *testing.T, groups ...string) {
 // for a Ruby fact, a native one, and core facts: a value edited in
 // the cache file shows in the other's answer.
 func TestCacheSharedWithFacter(t *testing.T) {
-	rubyName := uniqueName("ttl_shared")
-	facterCache(t, rubyName, "haproxy_version", "timezone", "operating system")
+	rubyName, extFile := uniqueName("ttl_shared"), uniqueName("ttl_ext")+".sh"
+	extFact := strings.TrimSuffix(extFile, ".sh")
+	groups := []string{rubyName, "haproxy_version", "timezone", "operating system", extFile}
+	facterCache(t, groups...)
 	dir, env, hcounter := haproxyFake(t)
 	rcounter := counterFact(t, dir, rubyName, "shared")
-	conf := ttlConf(t, `"1 hour"`, rubyName, "haproxy_version", "timezone", "operating system")
+	ext := t.TempDir()
+	ecounter := filepath.Join(t.TempDir(), "ext.count")
+	writeFile(t, ext, extFile, "#!/bin/sh\necho run >> "+ecounter+"\necho "+extFact+"=external\n", 0o755)
+	conf := ttlConf(t, `"1 hour"`, groups...)
 	o := nativeOptions(t, dir)
 	o.Ruby = "" // the Ruby fact is Facter's to evaluate
-	o.Env, o.ExternalDirs, o.FacterConf = env, []string{}, conf
-	query := []string{rubyName, "haproxy_version", "timezone", "os"}
+	o.Env, o.ExternalDirs, o.FacterConf = env, []string{ext}, conf
+	query := []string{rubyName, "haproxy_version", "timezone", "os", extFact}
 
 	// Facter first, pippet reads.
-	ff, _ := facterJSON(t, conf, dir, env, query...)
+	ff, _ := facterJSON(t, conf, dir, env, append([]string{"--external-dir", ext}, query...)...)
 	require.Equal(t, "shared", ff[rubyName])
 	require.Equal(t, "2.6.12", ff["haproxy_version"])
+	require.Equal(t, "external", ff[extFact])
 	require.Equal(t, 1, runs(t, rcounter))
 	require.Equal(t, 1, runs(t, hcounter))
+	require.Equal(t, 1, runs(t, ecounter))
+	facterWrote := map[string][]byte{}
+	for _, g := range []string{rubyName, "haproxy_version", "timezone", extFile} {
+		b, err := os.ReadFile(filepath.Join(facterCacheDir, g))
+		require.NoError(t, err)
+		facterWrote[g] = b
+	}
 	edit(t, "timezone", "timezone", "Cached/Zone")
 	edit(t, "operating system", "os.distro.codename", "cached-codename")
 	pf := gatherCached(t, o)
@@ -329,21 +342,31 @@ func TestCacheSharedWithFacter(t *testing.T) {
 	assert.Equal(t, "Cached/Zone", pf["timezone"])
 	codename, _ := pf.Get("os.distro.codename")
 	assert.Equal(t, "cached-codename", codename)
+	assert.Equal(t, "external", pf[extFact])
+	assert.Equal(t, 1, runs(t, ecounter), "pippet read Facter's cache of the external fact file")
 
 	// pippet first, Facter reads.
-	for _, g := range []string{rubyName, "haproxy_version", "timezone", "operating system"} {
+	for _, g := range groups {
 		require.NoError(t, os.Remove(filepath.Join(facterCacheDir, g)))
 	}
 	pf = gatherCached(t, o)
 	assert.Equal(t, 2, runs(t, rcounter))
 	assert.Equal(t, 2, runs(t, hcounter))
+	assert.Equal(t, 2, runs(t, ecounter))
+	for g, want := range facterWrote {
+		b, err := os.ReadFile(filepath.Join(facterCacheDir, g))
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(b), "pippet's %s file is Facter's, byte for byte", g)
+	}
 	edit(t, "timezone", "timezone", "Pippet/Zone")
 	// Facter runs haproxy_version.rb's command when it loads the file
 	// (outside its setcode), cached or not: its value shows it read the
 	// cache.
 	edit(t, "haproxy_version", "haproxy_version", "9.9.9-cached")
 	edit(t, "operating system", "os.distro.codename", "pippet-codename")
-	ff, _ = facterJSON(t, conf, dir, env, query...)
+	ff, _ = facterJSON(t, conf, dir, env, append([]string{"--external-dir", ext}, query...)...)
+	assert.Equal(t, "external", ff[extFact])
+	assert.Equal(t, 2, runs(t, ecounter), "Facter read pippet's cache of the external fact file")
 	assert.Equal(t, pf[rubyName], ff[rubyName])
 	assert.Equal(t, "9.9.9-cached", ff["haproxy_version"], "Facter read pippet's cache of the native fact")
 	assert.Equal(t, 2, runs(t, rcounter), "Facter read pippet's cache of the Ruby fact")

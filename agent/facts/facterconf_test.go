@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/goccy/go-json"
@@ -119,4 +120,21 @@ func TestFacterLocationRoot(t *testing.T) {
 	assert.True(t, ok)
 	_, ok = facterLocation(Options{Root: t.TempDir(), FacterConf: conf})
 	assert.True(t, ok)
+}
+
+// TestEncodeCacheFileAsRuby: a cache file is written as Ruby's
+// JSON.pretty_generate writes it (whole floats with their ".0", no HTML
+// escapes), so that Facter reads back the same kinds.
+func TestEncodeCacheFileAsRuby(t *testing.T) {
+	w := &orderedValues{m: map[string]any{}}
+	w.set("b", map[string]any{"f": 1024.0, "g": 1.5, "i": int64(3), "l": []any{true, nil, "<&>"}, "e": map[string]any{}, "a": []any{}})
+	w.set("a", "x")
+	got, err := encodeCacheFile(w)
+	require.NoError(t, err)
+	if exec.Command("ruby", "-e", "require 'json'").Run() != nil {
+		t.Skip("no Ruby to compare with")
+	}
+	out, err := exec.Command("ruby", "-rjson", "-e", `puts JSON.pretty_generate({"b" => {"a" => [], "e" => {}, "f" => 1024.0, "g" => 1.5, "i" => 3, "l" => [true, nil, "<&>"]}, "a" => "x", "cache_format_version" => 1})`).Output()
+	require.NoError(t, err)
+	assert.Equal(t, strings.TrimSuffix(string(out), "\n"), string(got))
 }
