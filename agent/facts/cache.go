@@ -140,6 +140,7 @@ type factCache struct {
 	read    map[string]map[string]any
 	custom  map[string]customCached
 	skipped []string // custom facts of files not evaluated
+	sorted  *sortedFiles
 	writes  map[string]*orderedValues
 	order   []string
 	errs    []error
@@ -816,10 +817,15 @@ func rubyFactNames(b []byte) []string {
 
 // uncached leaves out of files the custom fact files whose facts are
 // all cached (with a value); skipped says whether any was.
+// The answer is memoised: Gather asks before gatherCustom does.
 func (c *factCache) uncached(files []string, noNative bool, nopts native.Options) (kept []string, skipped bool) {
 	if c == nil || !c.readable || !c.usable {
 		return files, false
 	}
+	if c.sorted != nil {
+		return c.sorted.kept, c.sorted.skipped
+	}
+	defer func() { c.sorted = &sortedFiles{kept: kept, skipped: skipped} }()
 	known := map[string]*native.File{}
 	if !noNative {
 		known, _ = native.Recognise(files, nopts)
@@ -845,6 +851,37 @@ func (c *factCache) uncached(files []string, noNative bool, nopts native.Options
 		c.skipped = append(c.skipped, names...)
 	}
 	return kept, skipped
+}
+
+// sortedFiles is uncached's answer.
+type sortedFiles struct {
+	kept    []string
+	skipped bool
+}
+
+// withSkipped is core and the cached values of the custom facts of the
+// files not evaluated, which the facts resolved natively see (systemd's
+// asks for stdlib's service_provider), as Facter's Facter.value reads
+// them from the cache.
+func (c *factCache) withSkipped(o Options, core Facts) Facts {
+	files := customFiles(o.CustomDirs)
+	if len(files) == 0 {
+		return core
+	}
+	c.uncached(files, o.NoNative, native.Options{DefaultProvider: o.DefaultProvider, Puppet: o.Puppet})
+	if len(c.skipped) == 0 {
+		return core
+	}
+	out := make(Facts, len(core)+len(c.skipped))
+	for k, v := range core {
+		out[k] = v
+	}
+	for _, n := range c.skipped {
+		if v, ok := c.customValue(n); ok {
+			out[n] = v
+		}
+	}
+	return out
 }
 
 // customFacts gives the cached custom facts their cached values (those

@@ -540,3 +540,27 @@ func TestCacheSymlinkRefused(t *testing.T) {
 	assert.Contains(t, fmt.Sprint(errs), "writable by others")
 	assert.NoFileExists(t, filepath.Join(open, name))
 }
+
+// TestCacheSeenByNativeFacts: a known fact file that asks for a cached
+// fact whose file is not evaluated (systemd's asks for stdlib's
+// service_provider) sees the cached value, as Facter.value reads the
+// cache in Facter.
+func TestCacheSeenByNativeFacts(t *testing.T) {
+	dir, cache := t.TempDir(), filepath.Join(t.TempDir(), "facts")
+	debianFactFile(t, dir, "stdlib", "service_provider.rb")
+	debianFactFile(t, dir, "systemd", "systemd.rb")
+	o := nativeOptions(t, dir)
+	o.ExternalDirs, o.NoCache = []string{}, true
+	real := gatherCached(t, o)["service_provider"]
+	require.NotNil(t, real)
+	cached := "systemd"
+	if real == "systemd" {
+		cached = "debian"
+	}
+	require.NoError(t, os.MkdirAll(cache, 0o755))
+	writeFile(t, cache, "service_provider", `{"service_provider": "`+cached+`", "cache_format_version": 1}`, 0o644)
+	o.NoCache, o.FacterConf, o.CacheDir = false, ttlConf(t, `"1 hour"`, "service_provider"), cache
+	f := gatherCached(t, o)
+	assert.Equal(t, cached, f["service_provider"])
+	assert.Equal(t, cached == "systemd", f["systemd"], "systemd's fact saw the cached service_provider")
+}

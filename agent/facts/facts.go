@@ -208,7 +208,11 @@ func Gather(ctx context.Context, o Options) (Facts, []error) {
 			overrides[strings.ToLower(n)] = v
 		}
 	}
-	custom, weights, errs := gatherCustom(ctx, o, g.f, ext, overrides)
+	seen := g.f // what the custom facts see of the others
+	if cache != nil {
+		seen = cache.withSkipped(o, g.f)
+	}
+	custom, weights, errs := gatherCustom(ctx, o, seen, ext, overrides)
 	g.errs = append(g.errs, errs...)
 	if cache != nil {
 		custom, weights = cache.customFacts(custom, weights)
