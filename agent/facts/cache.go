@@ -225,6 +225,11 @@ func openCache(o Options, extDirs []string, dry bool) (*factCache, []error) {
 		merged[e.name] = e.raw
 	}
 	for _, name := range names {
+		if name == "" || name == "." || name == ".." || strings.ContainsAny(name, "/\x00") {
+			// It would name a file outside the cache directory.
+			errs = append(errs, fmt.Errorf("Facter's cache (%s): %q cannot name a cache file; not cached", loc.Conf, name))
+			continue
+		}
 		secs, err := ttlOf(name, merged[name])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("Facter's cache (%s): %w", loc.Conf, err))

@@ -564,3 +564,19 @@ func TestCacheSeenByNativeFacts(t *testing.T) {
 	assert.Equal(t, cached, f["service_provider"])
 	assert.Equal(t, cached == "systemd", f["systemd"], "systemd's fact saw the cached service_provider")
 }
+
+// TestCacheNamesStayInTheCache: a ttl whose name would reach outside the
+// cache directory is refused (Facter would follow it).
+func TestCacheNamesStayInTheCache(t *testing.T) {
+	ext, cache := t.TempDir(), filepath.Join(t.TempDir(), "facts")
+	victim := writeFile(t, t.TempDir(), "victim", `{"x": 1, "cache_format_version": 1}`, 0o644)
+	age(t, victim, 48*time.Hour)
+	writeFile(t, ext, "e.txt", "e=1\n", 0o644)
+	conf := writeFile(t, t.TempDir(), "facter.conf", `facts : { ttls : [ { "../../`+filepath.Base(filepath.Dir(victim))+`/victim" : "1 hour" }, { "e.txt" : "1 hour" } ] }`, 0o644)
+	require.NoError(t, os.MkdirAll(cache, 0o755))
+	f, errs := facts.Gather(context.Background(), facts.Options{ExternalDirs: []string{ext}, FacterConf: conf, CacheDir: cache})
+	assert.Equal(t, "1", f["e"])
+	assert.Contains(t, fmt.Sprint(errs), "cannot name a cache file")
+	assert.FileExists(t, victim)
+	assert.FileExists(t, filepath.Join(cache, "e.txt"))
+}
