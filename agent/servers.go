@@ -174,6 +174,11 @@ func (r *run) resubmitFacts(ctx context.Context, hc *http.Client, env string) {
 	defer func() { r.timings[TimeResubmitFacts] = time.Since(start) }()
 	f, errs := facts.Gather(ctx, r.gatherOptions())
 	for _, err := range errs {
+		var cw *facts.CacheWarning
+		if errors.As(err, &cw) {
+			r.log.Warn("Facter: " + err.Error())
+			continue
+		}
 		r.log.Error("Facter: " + err.Error())
 	}
 	body, err := server.FactsJSON(r.s.Certname, f, r.factsOptions())

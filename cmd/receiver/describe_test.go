@@ -5,12 +5,16 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	agentfacts "github.com/pippet/pippet/agent/facts"
+	"github.com/pippet/pippet/internal/testutil"
 )
 
 func runSub(t *testing.T, args ...string) (int, string, string) {
@@ -112,4 +116,32 @@ func TestResourceUsageLine(t *testing.T) {
 	code, out, errs := runSub(t, "resource", "--help")
 	require.Equal(t, 0, code, errs)
 	assert.Regexp(t, `(?m)^\s+-?-yaml\s*$`, out)
+}
+
+// TestFactsSubcommandCache: receiver facts honours the facter.conf
+// --config names (facts.ttls), through Facter's own cache directory, as
+// facter --config does; --no-cache leaves the cache alone.
+func TestFactsSubcommandCache(t *testing.T) {
+	testutil.MachineLock(t, "facter-cache") // Facter's cache directory is the machine's
+	cacheFile := filepath.Join(agentfacts.FacterLocations[0].CacheDir, "timezone")
+	os.Remove(cacheFile)
+	t.Cleanup(func() { os.Remove(cacheFile) })
+	conf := filepath.Join(t.TempDir(), "facter.conf")
+	require.NoError(t, os.WriteFile(conf, []byte(`facts : { ttls : [ { "timezone" : 1 hour } ] }`), 0o644))
+	tz := func(args ...string) string {
+		t.Helper()
+		code, out, errs := runSub(t, append([]string{"facts"}, append(args, "timezone")...)...)
+		require.Equal(t, 0, code, errs)
+		return strings.TrimSpace(out)
+	}
+	real := tz("--no-cache")
+	assert.NoFileExists(t, cacheFile, "--no-cache writes nothing")
+	assert.Equal(t, real, tz("--config", conf))
+	require.FileExists(t, cacheFile)
+	fi, err := os.Stat(cacheFile)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(cacheFile, []byte(`{"timezone": "Cached/Zone", "cache_format_version": 1}`), 0o644))
+	require.NoError(t, os.Chtimes(cacheFile, fi.ModTime(), fi.ModTime()))
+	assert.Equal(t, "Cached/Zone", tz("--config", conf), "read from the cache")
+	assert.Equal(t, real, tz("--config", conf, "--no-cache"))
 }

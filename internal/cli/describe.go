@@ -175,8 +175,10 @@ func Facts(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print a JSON object: the agent's Facter-compatible facts (the named ones, or all as facter --json does)")
 	legacy := fs.Bool("show-legacy", false, "with --json and no names: include Facter's legacy facts (osfamily, ipaddress, ...), as Puppet's agent sends them")
 	noExternal := fs.Bool("no-external-facts", false, "do not read facts.d directories")
+	config := fs.String("config", "", "the facter.conf whose facts.ttls caches facts, as facter --config (default: Facter's, /etc/facter/facter.conf)")
+	noCache := fs.Bool("no-cache", false, "neither read nor write Facter's fact cache, as facter --no-cache")
 	usage := func(w io.Writer) {
-		fmt.Fprint(w, "usage: receiver facts [--json] [--show-legacy] [--no-external-facts] [NAME...]\n\n"+
+		fmt.Fprint(w, "usage: receiver facts [--json] [--show-legacy] [--no-external-facts] [--config FILE] [--no-cache] [NAME...]\n\n"+
 			"Without flags or names: the flat facts providers are confined by (read once per process).\n"+
 			"With names (dotted paths: os.release.major) or --json: the agent's Facter-compatible facts,\n"+
 			"external facts from facts.d included (docs/agent.md).\n\nFlags:\n")
@@ -199,7 +201,7 @@ func Facts(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return ExitOK
 	}
-	opts := agentfacts.Options{HideLegacy: fs.NArg() == 0 && !*legacy}
+	opts := agentfacts.Options{HideLegacy: fs.NArg() == 0 && !*legacy, FacterConf: *config, NoCache: *noCache}
 	if *noExternal {
 		opts.ExternalDirs = []string{}
 	}
