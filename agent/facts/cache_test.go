@@ -198,6 +198,14 @@ func TestCacheRubyFact(t *testing.T) {
 	assert.Equal(t, "hello", f[name], "no cache_format_version: resolved")
 	assert.Equal(t, 3, runs(t, counter))
 	assert.Equal(t, map[string]any{name: "hello", "cache_format_version": 1.0}, cacheFile(t, cache, name), "deleted, cached anew")
+	require.NoError(t, os.WriteFile(p, []byte(`{"`+name+`": null, "cache_format_version": 1}`), 0o644))
+	gatherCached(t, o)
+	assert.Equal(t, 4, runs(t, counter), "null: resolved")
+	require.NoError(t, os.WriteFile(p, []byte(`{"another": "x", "cache_format_version": 1}`), 0o644))
+	f = gatherCached(t, o)
+	assert.Equal(t, "hello", f[name])
+	assert.Equal(t, 5, runs(t, counter), "without the fact: resolved")
+	assert.Equal(t, map[string]any{name: "hello", "cache_format_version": 1.0}, cacheFile(t, cache, name), "deleted, cached anew")
 	fi, err = os.Stat(p)
 	require.NoError(t, err)
 	age(t, p, 0) // the file's time: now
@@ -207,12 +215,12 @@ func TestCacheRubyFact(t *testing.T) {
 	assert.NotEmpty(t, facts.FacterArgs(o), "expired: Facter evaluates it")
 	f = gatherCached(t, o)
 	assert.Equal(t, "hello", f[name])
-	assert.Equal(t, 4, runs(t, counter), "after expiry: evaluated again")
+	assert.Equal(t, 6, runs(t, counter), "after expiry: evaluated again")
 	fi, err = os.Stat(filepath.Join(cache, name))
 	require.NoError(t, err)
 	assert.WithinDuration(t, time.Now(), fi.ModTime(), time.Minute, "written again")
 	gatherCached(t, o)
-	assert.Equal(t, 4, runs(t, counter))
+	assert.Equal(t, 6, runs(t, counter))
 }
 
 // haproxyFake puts Debian's haproxy module's known fact file in a custom
