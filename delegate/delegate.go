@@ -213,6 +213,10 @@ type Fallback struct {
 
 	typesOnce sync.Once
 	types     map[string]TypeInfo
+	paths     map[string]string // each type's file, as Puppet would load it
+
+	autoMu sync.Mutex
+	auto   map[string]bool // DeclaresAuto's verdicts
 }
 
 // New makes the fallback Options describe; nil (and no error) for
@@ -336,6 +340,7 @@ var internalTypes = map[string]bool{"component": true, "whit": true, "stage": tr
 // autoloader (modules, then the libdir, then Puppet's own).
 func (f *Fallback) scan() {
 	f.types = map[string]TypeInfo{}
+	f.paths = map[string]string{}
 	add := func(dir, source string) {
 		names, err := filepath.Glob(filepath.Join(dir, "*.rb"))
 		if err != nil {
@@ -348,6 +353,7 @@ func (f *Fallback) scan() {
 			}
 			if _, dup := f.types[name]; !dup {
 				f.types[name] = TypeInfo{Name: name, Source: source}
+				f.paths[name] = n
 			}
 		}
 	}

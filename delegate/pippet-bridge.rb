@@ -270,6 +270,53 @@ def read_one(req)
     'exception' => nil, 'state' => state, 'params' => JSON.generate(state) }
 end
 
+# The autorelationships of the delegated types ({"op":"autorelations",
+# "resources":[{"type","title","params","ask"}...]}): the catalog's
+# resources made into Puppet's (those Puppet cannot make with their
+# params go bare, those it cannot make at all are left out; a class or a
+# defined type is a component, as in Puppet's catalog), then each one
+# marked "ask" says its autorequire, autobefore, autosubscribe and
+# autonotify edges against that catalog, as Puppet's relationship graph
+# asks them. The answer's "edges" lists {"source","target","refresh",
+# "kind"} by the resources' references; the caller adds them where no
+# written relationship says otherwise.
+AUTO_KINDS = %i[require subscribe before notify].freeze
+
+def auto_relations(env, req)
+  list = req['resources']
+  return error_answer('Autorelations[catalog]', 'invalid autorelations request: resources must be a list') unless list.is_a?(Array)
+
+  catalog = Puppet::Resource::Catalog.new(nil, env)
+  ask = []
+  list.each do |c|
+    next unless c.is_a?(Hash) && c['type'].is_a?(String) && c['title'].is_a?(String)
+    params = (c['params'].is_a?(Hash) ? c['params'] : {}).reject { |k, _| ORDERING.include?(k.to_s) }
+    r = nil
+    [params, {}].uniq.each do |p|
+      r = Puppet::Resource.new(c['type'], c['title'], parameters: p).to_ral
+      break
+    rescue Puppet::Error, ArgumentError, TypeError, StandardError
+      r = nil
+    end
+    next if r.nil? || catalog.resource(r.ref)
+    catalog.add_resource(r)
+    ask << r if c['ask'] == true
+  end
+  edges = []
+  ask.each do |r|
+    AUTO_KINDS.each do |kind|
+      r.send("auto#{kind}", catalog).each do |rel|
+        edges << { 'source' => rel.source.ref, 'target' => rel.target.ref,
+                   'refresh' => %i[subscribe notify].include?(kind), 'kind' => kind.to_s }
+      end
+    rescue StandardError => e
+      Puppet.warning("#{r.ref}: auto#{kind}: #{e.message}")
+    end
+  end
+  { 'resource' => 'Autorelations[catalog]', 'failed' => false, 'changed' => false, 'noop' => false,
+    'error' => false, 'exception' => nil, 'edges' => edges }
+end
+
 # The custom facts of an agent's run ({"op":"facts","dirs":[...]}, the
 # fact files to evaluate after the directories when pippet resolves the
 # others natively: pippet_custom_facts, internal/factsrb): the Ruby facts
@@ -343,6 +390,7 @@ Puppet.override(current_environment: env, loaders: Puppet::Pops::Loaders.new(env
       case req['op']
       when 'facts' then custom_facts(req)
       when 'find', 'search' then read_one(req)
+      when 'autorelations' then auto_relations(env, req)
       else apply_one(env, req, errors)
       end
     rescue JSON::ParserError => e

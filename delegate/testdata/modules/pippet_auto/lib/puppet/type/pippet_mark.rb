@@ -1,0 +1,37 @@
+# A custom type for pippet's tests of the autorelationships a delegated
+# type declares in Ruby: each change appends a line to `log` saying
+# whether the file `after` existed then; a refresh appends one too.
+Puppet::Type.newtype(:pippet_mark) do
+  @doc = 'A mark in a log file, for tests.'
+
+  newparam(:name, namevar: true)
+
+  newparam(:log) do
+    desc 'The log file (absolute path).'
+  end
+
+  newparam(:after) do
+    desc 'A file this mark autorequires.'
+  end
+
+  newparam(:listen) do
+    desc 'A pippet_mark this mark autosubscribes to.'
+  end
+
+  newparam(:ahead) do
+    desc 'A file this mark autobefores.'
+  end
+
+  newproperty(:mark) do
+    desc 'Always out of sync: every run marks.'
+    defaultto 'x'
+  end
+
+  autorequire(:file) { self[:after] }
+  autosubscribe(:pippet_mark) { self[:listen] }
+  autobefore(:file) { self[:ahead] }
+
+  def refresh
+    provider.refresh
+  end
+end
