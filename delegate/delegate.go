@@ -217,6 +217,8 @@ type Fallback struct {
 
 	autoMu sync.Mutex
 	auto   map[string]bool // DeclaresAuto's verdicts
+
+	logs *answered // the bridge's log, each request's closed before its answer
 }
 
 // New makes the fallback Options describe; nil (and no error) for
@@ -286,6 +288,8 @@ func New(o Options) (*Fallback, error) {
 		}
 		ropts.Command = append(ropts.Command, o.Settings...)
 		ropts.Env = append([]string{EnvBridge + "=" + Bridge}, o.Env...)
+		f.logs = newAnswered(logger.Handler())
+		ropts.Logger = slog.New(f.logs)
 		f.desc = "Puppet (" + inst.LibDir + ")"
 	default:
 		argv := strings.Fields(mode)
@@ -406,6 +410,9 @@ func (f *Fallback) Apply(ctx context.Context, req *protocol.Request) protocol.Re
 		// came): nothing reached it, so the request goes, once, to the
 		// process that replaces it.
 		result, err = runner.ApplyResult(ctx, f.recv, res)
+	}
+	if err == nil {
+		f.logs.wait(ctx, result.ID)
 	}
 	return f.answer(ref, result, err)
 }
@@ -552,6 +559,9 @@ func (f *Fallback) Send(ctx context.Context, req *protocol.Request) (SendStatus,
 // Receive returns the answer to the oldest request Send sent.
 func (f *Fallback) Receive(ctx context.Context) protocol.Result {
 	res, result, err := f.pipe.Receive(ctx)
+	if err == nil {
+		f.logs.wait(ctx, result.ID)
+	}
 	ref := ""
 	if res != nil {
 		ref = protocol.Ref(res.Type, res.Title)

@@ -183,6 +183,8 @@ def apply_one(env, req, errors)
     else
       begin
         ral.refresh
+        # Logged as Puppet's event manager logs it, on the resource.
+        ral.notice("Triggered 'refresh' from 1 event")
         events << { 'property' => 'refresh', 'message' => "Triggered 'refresh' from 1 event", 'status' => 'success' }
         changed = true
       rescue StandardError => e
@@ -404,6 +406,11 @@ Puppet.override(current_environment: env, loaders: Puppet::Pops::Loaders.new(env
     # The request's id comes back, so the receiver can tell an answer out
     # of step with its request (the runner numbers the requests).
     h['id'] = req['id'] if req.is_a?(Hash) && req.key?('id')
+    # Every line logged for this request is on stderr before its answer
+    # is on stdout, and this line says so: the receiver waits for it, so
+    # that the request's log comes in its place (before the next
+    # resource's, before the run's summary, in the run's report).
+    $stderr.write("Pippet-Answered: #{JSON.generate(h['id'])}\n") if h.key?('id')
     answer(answers, h)
   end
 end

@@ -1,14 +1,17 @@
 package integration
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"gopkg.in/yaml.v3"
 )
 
 // The autorelationships a delegated type declares in its Ruby
@@ -53,4 +56,67 @@ func TestCatalogDelegatedAutorelations(t *testing.T) {
 		})
 		assert.Equal(t, want, got)
 	})
+}
+
+// A delegated resource's log lines come in their place, complete, and in
+// the report: its changes and its refresh (Triggered 'refresh' from 1
+// event) before the next resource's lines and before the run's summary,
+// and the report's logs hold them, as Puppet's for the same catalog.
+func TestCatalogDelegatedLogLines(t *testing.T) {
+	needPuppet(t)
+	modulepath := testModules(t) + ":/usr/share/puppet/modules"
+	run := func(t *testing.T, apply func(cat, report string) string) (lines, logs []string) {
+		dir := t.TempDir()
+		log := filepath.Join(dir, "log")
+		var rs [][3]any
+		for i := range 6 {
+			rs = append(rs, [3]any{"Pippet_mark", fmt.Sprintf("m%d", i), map[string]any{"log": log}})
+			rs = append(rs, [3]any{"File", filepath.Join(dir, fmt.Sprintf("f%d", i)), map[string]any{"ensure": "file"}})
+		}
+		rs = append(rs, [3]any{"Pippet_mark", "listener", map[string]any{"log": log, "subscribe": "Pippet_mark[m5]"}})
+		report := filepath.Join(dir, "report.yaml")
+		out := apply(handCatalog(t, rs...), report)
+		for _, l := range strings.Split(out, "\n") {
+			if !strings.HasPrefix(l, "Notice: ") || strings.Contains(l, "Compiled catalog") {
+				continue
+			}
+			l = strings.ReplaceAll(l, dir+"/", "")
+			l = regexp.MustCompile(`in \d+\.\d+ seconds`).ReplaceAllString(l, "in N seconds")
+			lines = append(lines, l)
+		}
+		data, err := os.ReadFile(report)
+		require.NoError(t, err)
+		var doc struct {
+			Logs []struct {
+				Source  string `yaml:"source"`
+				Message string `yaml:"message"`
+			} `yaml:"logs"`
+		}
+		require.NoError(t, yaml.Unmarshal(data, &doc))
+		for _, l := range doc.Logs {
+			if strings.Contains(l.Source, "Pippet_mark") {
+				logs = append(logs, l.Source+": "+l.Message)
+			}
+		}
+		return lines, logs
+	}
+	puppetLines, puppetLogs := run(t, func(cat, report string) string {
+		out, err := exec.Command("puppet", "apply", "--catalog", cat, "--modulepath", modulepath, "--color", "false", "--lastrunreport", report).CombinedOutput()
+		require.NoError(t, err, string(out))
+		return string(out)
+	})
+	require.NotEmpty(t, puppetLogs)
+	require.Contains(t, puppetLines, "Notice: /Stage[main]/Main/Pippet_mark[listener]: Triggered 'refresh' from 1 event")
+	ourLines, ourLogs := run(t, func(cat, report string) string {
+		report2 := filepath.Join(t.TempDir(), "r.yaml")
+		cmd := exec.Command(receiverBin, "apply", "--state-dir", t.TempDir(), "--lastrunreport", report2, "--modulepath", modulepath, cat)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+		data, err := os.ReadFile(report2)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(report, data, 0o644))
+		return string(out)
+	})
+	assert.Equal(t, puppetLines, ourLines)
+	assert.Equal(t, puppetLogs, ourLogs)
 }
