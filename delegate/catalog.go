@@ -24,6 +24,11 @@ import (
 // sees the params.
 const RunMember = "__pippet_run"
 
+// KeepMember marks, in the params of a resource of RunMember, one the
+// bridge only names in its catalog (its title and name): a purge leaves
+// it, nothing applies it there.
+const KeepMember = "__pippet_keep"
+
 // catalogAware lists the delegated types that need their run, and what of
 // it they need.
 var catalogAware = map[string]func(title string, run applier.Run) []applier.RunResource{
@@ -32,11 +37,16 @@ var catalogAware = map[string]func(title string, run applier.Run) []applier.RunR
 		return run.Resources("concat_fragment")
 	},
 	// resources { purge => true } leaves the instances its catalog holds:
-	// they go bare (no parameter Puppet would manage).
+	// they go as names only (KeepMember), known to the purge and never
+	// applied there (their own requests apply them, in their place).
 	"resources": func(title string, run applier.Run) []applier.RunResource {
 		var out []applier.RunResource
 		for _, r := range run.Resources(strings.ToLower(title)) {
-			out = append(out, applier.RunResource{Type: r.Type, Title: r.Title, Params: map[string]any{}})
+			params := map[string]any{KeepMember: true}
+			if n, ok := r.Params["name"].(string); ok {
+				params["name"] = n
+			}
+			out = append(out, applier.RunResource{Type: r.Type, Title: r.Title, Params: params})
 		}
 		return out
 	},

@@ -135,11 +135,19 @@ def apply_one(env, req, errors)
   catalog = Puppet::Resource::Catalog.new(nil, env)
   catalog.add_resource(ral)
   given = [ref]
+  kept = []
   (run.is_a?(Array) ? run : []).each do |c|
     next unless c.is_a?(Hash) && c['type'].is_a?(String) && c['title'].is_a?(String)
     ct = Puppet::Type.type(c['type'].downcase)
     next if ct.nil?
     cp = (c['params'].is_a?(Hash) ? c['params'] : {}).reject { |k, _| ORDERING.include?(k.to_s) }
+    if cp.delete('__pippet_keep')
+      # Named only: a purge leaves it (its catalog holds it), nothing
+      # here applies it (its own request does, in its place).
+      kept << ref_of(ct.name, c['title'])
+      kept << ref_of(ct.name, cp['name']) if cp['name'].is_a?(String)
+      next
+    end
     begin
       cr = Puppet::Resource.new(ct.name, c['title'], parameters: cp).to_ral
     rescue Puppet::Error, ArgumentError, TypeError => e
@@ -149,6 +157,9 @@ def apply_one(env, req, errors)
     next if catalog.resource(cr.ref)
     catalog.add_resource(cr)
     given << cr.ref
+  end
+  unless kept.empty?
+    catalog.define_singleton_method(:resource_refs) { super() + kept }
   end
   errors.messages.clear
   # catalog.apply, without its state file (Puppet::Util::Storage): the

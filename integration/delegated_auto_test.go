@@ -120,3 +120,45 @@ func TestCatalogDelegatedLogLines(t *testing.T) {
 	assert.Equal(t, puppetLines, ourLines)
 	assert.Equal(t, puppetLogs, ourLogs)
 }
+
+// A delegated `resources { TYPE: purge => true }` leaves the catalog's
+// own instances of TYPE alone and does not apply them itself: each is
+// applied once, by its own request, with its own params, as in Puppet
+// (pippet_mark applied bare would mark with no log and fail).
+func TestCatalogDelegatedPurgeKeepsOwn(t *testing.T) {
+	needPuppet(t)
+	modulepath := testModules(t) + ":/usr/share/puppet/modules"
+	run := func(t *testing.T, apply func(cat string)) string {
+		dir := t.TempDir()
+		log, bare := filepath.Join(dir, "log"), filepath.Join(dir, "bare")
+		t.Setenv("PIPPET_MARK_BARE", bare)
+		defer func() {
+			data, _ := os.ReadFile(bare)
+			assert.Empty(t, string(data), "marks applied bare")
+		}()
+		apply(handCatalog(t,
+			[3]any{"Resources", "pippet_mark", map[string]any{"purge": true}},
+			[3]any{"Pippet_mark", "a", map[string]any{"log": log}},
+			[3]any{"Pippet_mark", "b", map[string]any{"log": log, "name": "bee"}},
+		))
+		data, err := os.ReadFile(log)
+		require.NoError(t, err)
+		return string(data)
+	}
+	want := "a\nbee\n"
+	t.Run("puppet", func(t *testing.T) {
+		assert.Equal(t, want, run(t, func(cat string) {
+			out, err := exec.Command("puppet", "apply", "--catalog", cat, "--modulepath", modulepath).CombinedOutput()
+			require.NoError(t, err, string(out))
+			require.NotContains(t, string(out), "Error: /", "no resource failed")
+		}))
+	})
+	t.Run("pippet", func(t *testing.T) {
+		assert.Equal(t, want, run(t, func(cat string) {
+			st, stderr := applyHand(t, cat, "--modulepath", modulepath)
+			for ref, s := range st {
+				assert.False(t, s.Failed, "%s failed: %s", ref, stderr)
+			}
+		}))
+	})
+}

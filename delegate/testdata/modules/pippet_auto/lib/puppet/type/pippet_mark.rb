@@ -4,6 +4,12 @@
 Puppet::Type.newtype(:pippet_mark) do
   @doc = 'A mark in a log file, for tests.'
 
+  # Ensurable so that `resources { pippet_mark: purge => true }` is
+  # allowed; never given in the tests, so never managed.
+  ensurable do
+    defaultvalues
+  end
+
   newparam(:name, namevar: true)
 
   newparam(:log) do
