@@ -219,6 +219,10 @@ type Fallback struct {
 	auto   map[string]bool // DeclaresAuto's verdicts
 
 	logs *answered // the bridge's log, each request's closed before its answer
+
+	catMu sync.Mutex // guards the catalog the bridge holds (catalogFor)
+	cat   sentCatalog
+	log   *slog.Logger
 }
 
 // New makes the fallback Options describe; nil (and no error) for
@@ -254,7 +258,7 @@ func New(o Options) (*Fallback, error) {
 		Logger:       logger,
 		Env:          o.Env,
 	}
-	f := &Fallback{}
+	f := &Fallback{log: logger}
 	switch mode {
 	case ModeNone:
 		return nil, nil
@@ -476,9 +480,14 @@ func (f *Fallback) resource(ctx context.Context, req *protocol.Request, ref stri
 		res.Params = string(b)
 		res.Refresh = false // not part of Puppet's protocol
 	case req.Params == nil:
-		res.Values = withRun(ctx, req.Type, req.Title, map[string]any{})
+		res.Values = map[string]any{}
 	default:
-		res.Values = withRun(ctx, req.Type, req.Title, req.Params)
+		res.Values = req.Params
+	}
+	if !f.command {
+		if token := f.catalogFor(ctx); token != "" {
+			res.Values = withMember(res.Values, CatalogMember, token)
+		}
 	}
 	return res, nil
 }
@@ -522,6 +531,10 @@ const (
 // while answers are owed.
 func (f *Fallback) Send(ctx context.Context, req *protocol.Request) (SendStatus, protocol.Result) {
 	ref := protocol.Ref(req.Type, req.Title)
+	if f.pipe != nil && f.pipe.Owed() > 0 && f.needsCatalog(ctx) {
+		// The catalog goes first, on its own, once no answer is owed.
+		return Full, protocol.Result{}
+	}
 	res, fail := f.resource(ctx, req, ref)
 	if fail != nil {
 		return Answered, *fail

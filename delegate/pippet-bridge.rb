@@ -98,6 +98,90 @@ def event_hash(e)
   h
 end
 
+# The run's catalog ({"op":"catalog","token":T,"resources":[{"type",
+# "title","params"}...]}): every resource of the caller's run, made into
+# Puppet's (with its params, else bare, else left out, as for
+# autorelations) and kept under T, the one catalog kept (a new one
+# replaces it). A request naming T ("__pippet_catalog" in its params) is
+# applied in a catalog that holds them too, as in Puppet, where any type
+# may look at any resource of its catalog (a datacat_collector finds its
+# File): seen, not applied (each is its own request). Those Puppet
+# cannot make are there by name only (resource_refs: a purge leaves them);
+# the answer's "left_out" lists them.
+RUN_CATALOG = {}
+
+def ral_of(c)
+  params = (c['params'].is_a?(Hash) ? c['params'] : {}).reject { |k, _| ORDERING.include?(k.to_s) }
+  [params, {}].uniq.each do |p|
+    return Puppet::Resource.new(c['type'], c['title'], parameters: p).to_ral
+  rescue Puppet::Error, ArgumentError, TypeError, StandardError
+    next
+  end
+  nil
+end
+
+def run_catalog(req)
+  list = req['resources']
+  token = req['token']
+  unless list.is_a?(Array) && token.is_a?(String)
+    return error_answer('Catalog[run]', 'invalid catalog request: token must be a string, resources a list')
+  end
+
+  made = []
+  left = []
+  list.each do |c|
+    next unless c.is_a?(Hash) && c['type'].is_a?(String) && c['title'].is_a?(String)
+    type = Puppet::Type.type(c['type'].downcase)
+    next if type.nil? # a class, a defined type, a type Puppet lacks
+
+    r = ral_of(c)
+    if r.nil?
+      # Named only, by its title and its name.
+      left << ref_of(type.name, c['title'])
+      name = c['params'].is_a?(Hash) ? c['params']['name'] : nil
+      left << ref_of(type.name, name) if name.is_a?(String) && name != c['title']
+      next
+    end
+    made << r
+  end
+  RUN_CATALOG.clear
+  RUN_CATALOG[token] = [made, left]
+  { 'resource' => 'Catalog[run]', 'failed' => false, 'changed' => false, 'noop' => false,
+    'error' => false, 'exception' => nil, 'left_out' => left }
+end
+
+# What a type sets on a resource of the run's catalog (Puppet::Type#[]=)
+# while a request is applied: datacat_collector sets its File's content.
+# The answer's run_changes carry it to the caller, whose resource is
+# applied with it, as Puppet applies the changed resource of its catalog.
+module PippetRunWatch
+  class << self
+    attr_accessor :seen, :touched
+  end
+
+  def []=(name, value)
+    seen = PippetRunWatch.seen
+    PippetRunWatch.touched << [self, name] if seen&.key?(self)
+    super
+  end
+end
+Puppet::Type.prepend(PippetRunWatch)
+
+def run_changes(touched)
+  by = {}.compare_by_identity
+  touched.each do |r, name|
+    name = name.to_sym
+    name = r.name_var if name == :name && r.name_var
+    param = r.parameter(name)
+    next if param.nil?
+    value = param.respond_to?(:actual_content) && !param.actual_content.nil? ? param.actual_content : r[name]
+    next if value.nil?
+    value = value.binary_buffer if value.respond_to?(:binary_buffer)
+    (by[r] ||= {})[name.to_s] = plain(value)
+  end
+  by.map { |r, params| { 'type' => r.type.to_s, 'title' => r.title.to_s, 'params' => params } }
+end
+
 # Applies one request; returns the answer hash.
 def apply_one(env, req, errors)
   type_name = req['type']
@@ -110,9 +194,8 @@ def apply_one(env, req, errors)
   params = YAML.safe_load(params) || {} if params.is_a?(String)
   return error_answer(ref, 'invalid request: params must be a mapping') unless params.is_a?(Hash)
 
-  # The resources of the caller's run this one needs (its catalog: a
-  # concat_file's fragments, the instances a purging `resources` keeps).
-  run = params.delete('__pippet_run')
+  # The run's catalog, seen by the resource (run_catalog).
+  seen_all, left_refs = RUN_CATALOG[params.delete('__pippet_catalog')] || [[], []]
 
   type = Puppet::Type.type(type_name.downcase)
   return error_answer(ref, "unknown resource type '#{type_name}'") if type.nil?
@@ -135,38 +218,48 @@ def apply_one(env, req, errors)
   catalog = Puppet::Resource::Catalog.new(nil, env)
   catalog.add_resource(ral)
   given = [ref]
-  kept = []
-  (run.is_a?(Array) ? run : []).each do |c|
-    next unless c.is_a?(Hash) && c['type'].is_a?(String) && c['title'].is_a?(String)
-    ct = Puppet::Type.type(c['type'].downcase)
-    next if ct.nil?
-    cp = (c['params'].is_a?(Hash) ? c['params'] : {}).reject { |k, _| ORDERING.include?(k.to_s) }
-    if cp.delete('__pippet_keep')
-      # Named only: a purge leaves it (its catalog holds it), nothing
-      # here applies it (its own request does, in its place).
-      kept << ref_of(ct.name, c['title'])
-      kept << ref_of(ct.name, cp['name']) if cp['name'].is_a?(String)
-      next
-    end
-    begin
-      cr = Puppet::Resource.new(ct.name, c['title'], parameters: cp).to_ral
-    rescue Puppet::Error, ArgumentError, TypeError => e
-      Puppet.warning("#{ref}: #{ref_of(ct.name, c['title'])} of the run left out: #{e.message}")
-      next
-    end
-    next if catalog.resource(cr.ref)
-    catalog.add_resource(cr)
-    given << cr.ref
-  end
-  unless kept.empty?
-    catalog.define_singleton_method(:resource_refs) { super() + kept }
-  end
+  # What Puppet could not make of the run still has its names in the
+  # catalog: a purge leaves it.
+  catalog.define_singleton_method(:resource_refs) { super() + left_refs } unless left_refs.empty?
   errors.messages.clear
+  # The run's other resources: in the catalog's table (found by
+  # catalog.resource and catalog.resources), out of its graph, so nothing
+  # here applies, prefetches or generates them, and out of the
+  # relationship graph once the transaction has built it (with what was
+  # generated), so nothing orders them either.
+  seen = {}.compare_by_identity
+  seen_all.each do |r|
+    next if catalog.resource(r.ref)
+    begin
+      catalog.add_resource(r)
+      seen[r] = true
+    rescue Puppet::Error, ArgumentError
+      nil # one of the given resources under another name
+    end
+    catalog.remove_vertex!(r)
+  end
+  unless seen.empty?
+    catalog.define_singleton_method(:relationship_graph) do |given_prioritizer = nil|
+      unless @relationship_graph
+        graph = super(given_prioritizer)
+        seen.each_key { |r| graph.remove_vertex!(r) }
+      end
+      super(given_prioritizer)
+    end
+  end
   # catalog.apply, without its state file (Puppet::Util::Storage): the
   # caller owns schedules and history, and a state.yaml shared with the
   # machine's agent must not be rewritten per resource.
   transaction = Puppet::Transaction.new(catalog, nil, Puppet::Graph::SequentialPrioritizer.new)
-  transaction.report.as_logging_destination { transaction.evaluate }
+  PippetRunWatch.seen = seen
+  PippetRunWatch.touched = []
+  begin
+    transaction.report.as_logging_destination { transaction.evaluate }
+  ensure
+    touched = PippetRunWatch.touched
+    PippetRunWatch.seen = nil
+    PippetRunWatch.touched = nil
+  end
   status = transaction.report.resource_statuses[ref]
   events = status ? status.events.map { |e| event_hash(e) } : []
   failed = status.nil? || status.failed || status.failed_to_restart ? true : false
@@ -219,6 +312,8 @@ def apply_one(env, req, errors)
   h = { 'resource' => ref, 'failed' => failed, 'changed' => changed, 'noop' => noop,
         'error' => false, 'exception' => exception }
   h['events'] = events unless events.empty?
+  changes = run_changes(touched)
+  h['run_changes'] = changes unless changes.empty?
   # The provider Puppet chose, for the run's report (provider_used).
   h['provider'] = ral.provider.class.name.to_s if ral.respond_to?(:provider) && ral.provider
   h
@@ -404,6 +499,7 @@ Puppet.override(current_environment: env, loaders: Puppet::Pops::Loaders.new(env
       when 'facts' then custom_facts(req)
       when 'find', 'search' then read_one(req)
       when 'autorelations' then auto_relations(env, req)
+      when 'catalog' then run_catalog(req)
       else apply_one(env, req, errors)
       end
     rescue JSON::ParserError => e
