@@ -412,15 +412,34 @@ def auto_relations(env, req)
   end
   edges = []
   ask.each do |r|
-    AUTO_KINDS.each do |kind|
-      r.send("auto#{kind}", catalog).each do |rel|
-        edges << { 'source' => rel.source.ref, 'target' => rel.target.ref,
-                   'refresh' => %i[subscribe notify].include?(kind), 'kind' => kind.to_s }
+    # A purging `resources` is asked for the autorelationships of what
+    # its purge generates (each instance its catalog does not manage, to
+    # be removed), as Puppet's graph has them for the generated resources
+    # (firewall's autorequire of its package): the bridge applies the
+    # purge as one request, so they are the resources's own.
+    own = [r]
+    if r.is_a?(Puppet::Type.type(:resources))
+      begin
+        own = r.generate || []
+      rescue StandardError => e
+        Puppet.warning("#{r.ref}: the resources its purge would remove not read: #{e.message}")
+        own = []
       end
-    rescue StandardError => e
-      Puppet.warning("#{r.ref}: auto#{kind}: #{e.message}")
+    end
+    own.each do |g|
+      AUTO_KINDS.each do |kind|
+        g.send("auto#{kind}", catalog).each do |rel|
+          src = rel.source.equal?(g) ? r : rel.source
+          dst = rel.target.equal?(g) ? r : rel.target
+          edges << { 'source' => src.ref, 'target' => dst.ref,
+                     'refresh' => %i[subscribe notify].include?(kind), 'kind' => kind.to_s }
+        end
+      rescue StandardError => e
+        Puppet.warning("#{g.ref}: auto#{kind}: #{e.message}")
+      end
     end
   end
+  edges.uniq!
   { 'resource' => 'Autorelations[catalog]', 'failed' => false, 'changed' => false, 'noop' => false,
     'error' => false, 'exception' => nil, 'edges' => edges }
 end

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pippet/pippet/applier"
@@ -104,6 +105,18 @@ func Apply(ctx context.Context, cat *catalog.Catalog, o Options) (*report.Report
 	return rep, nil
 }
 
+// purging reports whether a resources's params purge (purge => true, or
+// "true" as a catalog may give it).
+func purging(params map[string]any) bool {
+	switch v := params["purge"].(type) {
+	case bool:
+		return v
+	case string:
+		return strings.EqualFold(v, "true") || strings.EqualFold(v, "yes")
+	}
+	return false
+}
+
 // autoEdges asks the run's Puppet for the autorelationships its types
 // declare in Ruby, for the catalog's delegated resources whose type
 // declares any (delegate.Fallback.AutoRelations): nil when there are
@@ -117,7 +130,11 @@ func (p *Puppet) autoEdges(ctx context.Context, cat *catalog.Catalog, log *slog.
 	asked := false
 	res := make([]delegate.AutoResource, 0, len(cat.Resources))
 	for _, r := range cat.Resources {
-		ask := !r.IsContainer() && !p.Native(applier.Default, r.Type) && fb.Knows(r.Type) && fb.DeclaresAuto(r.Type)
+		delegated := !r.IsContainer() && !p.Native(applier.Default, r.Type) && fb.Knows(r.Type)
+		// A purging resources is asked for the autorelationships of what
+		// its purge removes, when their type declares any (firewall's
+		// autorequire of its package).
+		ask := delegated && (fb.DeclaresAuto(r.Type) || strings.EqualFold(r.Type, "resources") && purging(r.Params) && fb.DeclaresAuto(r.Title))
 		asked = asked || ask
 		res = append(res, delegate.AutoResource{Type: r.Type, Title: r.Title, Params: r.Params, Ask: ask})
 	}

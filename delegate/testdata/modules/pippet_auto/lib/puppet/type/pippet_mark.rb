@@ -28,12 +28,23 @@ Puppet::Type.newtype(:pippet_mark) do
     desc 'A file this mark autobefores.'
   end
 
+  newparam(:after_class) do
+    desc 'A class this mark autorequires (as postgresql_psql its service class).'
+  end
+
+  newparam(:peek) do
+    desc 'A file whose presence the mark logs, with no relationship to it.'
+  end
+
   newproperty(:mark) do
     desc 'Always out of sync: every run marks.'
     defaultto 'x'
   end
 
-  autorequire(:file) { self[:after] }
+  # $PIPPET_MARK_TOOL: a file every mark autorequires, as firewall its
+  # package (the marks a purge removes too).
+  autorequire(:file) { [self[:after], ENV['PIPPET_MARK_TOOL']].compact }
+  autorequire(:class) { self[:after_class] }
   autosubscribe(:pippet_mark) { self[:listen] }
   autobefore(:file) { self[:ahead] }
 

@@ -1,10 +1,13 @@
 Puppet::Type.type(:pippet_mark).provide(:ruby) do
   desc 'Appends to the log.'
 
-  # No instance is on the system: `resources { pippet_mark: purge => true }`
-  # has nothing to purge.
+  # The instances on the system: the names listed in the file
+  # $PIPPET_MARK_INSTANCES, none without it.
   def self.instances
-    []
+    list = ENV['PIPPET_MARK_INSTANCES']
+    return [] if list.nil? || !File.exist?(list)
+
+    File.readlines(list, chomp: true).reject(&:empty?).map { |n| new(name: n, ensure: :present) }
   end
 
   # A mark applied without its log (bare) writes to $PIPPET_MARK_BARE,
@@ -23,14 +26,18 @@ Puppet::Type.type(:pippet_mark).provide(:ruby) do
 
   def create; end
 
-  def destroy; end
+  # A purge's removal, logged to $PIPPET_MARK_PURGED with whether
+  # $PIPPET_MARK_TOOL existed then.
+  def destroy
+    File.open(ENV.fetch('PIPPET_MARK_PURGED'), 'a') { |f| f.puts("#{resource[:name]} removed#{seen(ENV['PIPPET_MARK_TOOL'])}") }
+  end
 
   def mark
     'never'
   end
 
   def mark=(_v)
-    write("#{resource[:name]}#{seen(resource[:after])}#{seen(resource[:ahead])}")
+    write("#{resource[:name]}#{seen(resource[:after])}#{seen(resource[:ahead])}#{seen(resource[:peek])}")
   end
 
   def refresh
