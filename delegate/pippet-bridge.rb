@@ -120,14 +120,14 @@ def ral_of(c)
   nil
 end
 
-def run_catalog(req)
+def run_catalog(env, req)
   list = req['resources']
   token = req['token']
   unless list.is_a?(Array) && token.is_a?(String)
     return error_answer('Catalog[run]', 'invalid catalog request: token must be a string, resources a list')
   end
 
-  made = []
+  seen = Puppet::Resource::Catalog.new(nil, env)
   left = []
   list.each do |c|
     next unless c.is_a?(Hash) && c['type'].is_a?(String) && c['title'].is_a?(String)
@@ -135,19 +135,56 @@ def run_catalog(req)
     next if type.nil? # a class, a defined type, a type Puppet lacks
 
     r = ral_of(c)
-    if r.nil?
-      # Named only, by its title and its name.
-      left << ref_of(type.name, c['title'])
-      name = c['params'].is_a?(Hash) ? c['params']['name'] : nil
-      left << ref_of(type.name, name) if name.is_a?(String) && name != c['title']
-      next
+    begin
+      seen.add_resource(r) unless r.nil? || seen.resource(r.ref)
+      next unless r.nil?
+    rescue Puppet::Error, ArgumentError
+      nil # another resource under one of its names
     end
-    made << r
+    # Named only, by its title and its name.
+    left << ref_of(type.name, c['title'])
+    name = c['params'].is_a?(Hash) ? c['params']['name'] : nil
+    left << ref_of(type.name, name) if name.is_a?(String) && name != c['title']
   end
+  members = {}.compare_by_identity
+  seen.resources.each { |r| members[r] = true }
   RUN_CATALOG.clear
-  RUN_CATALOG[token] = [made, left]
+  RUN_CATALOG[token] = [seen, left, members]
   { 'resource' => 'Catalog[run]', 'failed' => false, 'changed' => false, 'noop' => false,
     'error' => false, 'exception' => nil, 'left_out' => left }
+end
+
+# The catalog of one request, seeing the run's (run_catalog): its own
+# resources first, then the run's, for every lookup a type makes
+# (resource, resources, resource_refs, resource_keys). The relationship
+# graph is built from its own resources only, and whatever of the run's
+# an autorelationship pulled into it is taken out: nothing here orders,
+# applies, prefetches or generates from them.
+def see_run(catalog, seen, left)
+  catalog.define_singleton_method(:resource) do |type, title = nil|
+    super(type, title) || seen.resource(type, title)
+  end
+  catalog.define_singleton_method(:resources) do
+    own = super()
+    next own if @pippet_own_only
+
+    refs = own.to_h { |r| [r.ref, true] }
+    own + seen.resources.reject { |r| refs.key?(r.ref) }
+  end
+  catalog.define_singleton_method(:resource_keys) { (super() + seen.resource_keys).uniq }
+  catalog.define_singleton_method(:resource_refs) { (super() + seen.resource_refs + left).uniq }
+  catalog.define_singleton_method(:relationship_graph) do |given_prioritizer = nil|
+    unless @relationship_graph
+      @pippet_own_only = true
+      begin
+        graph = super(given_prioritizer)
+      ensure
+        @pippet_own_only = false
+      end
+      graph.vertices.each { |v| graph.remove_vertex!(v) unless v.catalog.equal?(self) }
+    end
+    super(given_prioritizer)
+  end
 end
 
 # What a type sets on a resource of the run's catalog (Puppet::Type#[]=)
@@ -195,7 +232,7 @@ def apply_one(env, req, errors)
   return error_answer(ref, 'invalid request: params must be a mapping') unless params.is_a?(Hash)
 
   # The run's catalog, seen by the resource (run_catalog).
-  seen_all, left_refs = RUN_CATALOG[params.delete('__pippet_catalog')] || [[], []]
+  seen_cat, left_refs, seen = RUN_CATALOG[params.delete('__pippet_catalog')]
 
   type = Puppet::Type.type(type_name.downcase)
   return error_answer(ref, "unknown resource type '#{type_name}'") if type.nil?
@@ -218,35 +255,10 @@ def apply_one(env, req, errors)
   catalog = Puppet::Resource::Catalog.new(nil, env)
   catalog.add_resource(ral)
   given = [ref]
-  # What Puppet could not make of the run still has its names in the
-  # catalog: a purge leaves it.
-  catalog.define_singleton_method(:resource_refs) { super() + left_refs } unless left_refs.empty?
+  # The run's resources, seen (what Puppet could not make of them by name
+  # only: a purge leaves it).
+  see_run(catalog, seen_cat, left_refs) if seen_cat
   errors.messages.clear
-  # The run's other resources: in the catalog's table (found by
-  # catalog.resource and catalog.resources), out of its graph, so nothing
-  # here applies, prefetches or generates them, and out of the
-  # relationship graph once the transaction has built it (with what was
-  # generated), so nothing orders them either.
-  seen = {}.compare_by_identity
-  seen_all.each do |r|
-    next if catalog.resource(r.ref)
-    begin
-      catalog.add_resource(r)
-      seen[r] = true
-    rescue Puppet::Error, ArgumentError
-      nil # one of the given resources under another name
-    end
-    catalog.remove_vertex!(r)
-  end
-  unless seen.empty?
-    catalog.define_singleton_method(:relationship_graph) do |given_prioritizer = nil|
-      unless @relationship_graph
-        graph = super(given_prioritizer)
-        seen.each_key { |r| graph.remove_vertex!(r) }
-      end
-      super(given_prioritizer)
-    end
-  end
   # catalog.apply, without its state file (Puppet::Util::Storage): the
   # caller owns schedules and history, and a state.yaml shared with the
   # machine's agent must not be rewritten per resource.
@@ -518,7 +530,7 @@ Puppet.override(current_environment: env, loaders: Puppet::Pops::Loaders.new(env
       when 'facts' then custom_facts(req)
       when 'find', 'search' then read_one(req)
       when 'autorelations' then auto_relations(env, req)
-      when 'catalog' then run_catalog(req)
+      when 'catalog' then run_catalog(env, req)
       else apply_one(env, req, errors)
       end
     rescue JSON::ParserError => e
