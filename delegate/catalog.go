@@ -82,7 +82,14 @@ func (f *Fallback) needsCatalog(ctx context.Context) bool {
 	}
 	f.catMu.Lock()
 	defer f.catMu.Unlock()
-	return f.cat.run != applier.Run(run) || f.cat.pid == 0 || f.cat.pid != f.recv.Pid()
+	return !f.holds(run)
+}
+
+// holds reports whether the bridge holds run: sent to the process running
+// now (one that died is replaced before the next request, which then
+// needs the run again). The caller holds catMu.
+func (f *Fallback) holds(run applier.Run) bool {
+	return f.cat.run == run && f.cat.pid != 0 && f.recv.Running() && f.cat.pid == f.recv.Pid()
 }
 
 // catalogFor returns the token under which the bridge holds the run ctx
@@ -97,7 +104,7 @@ func (f *Fallback) catalogFor(ctx context.Context) string {
 	}
 	f.catMu.Lock()
 	defer f.catMu.Unlock()
-	if f.cat.run == applier.Run(run) && f.cat.pid != 0 && f.cat.pid == f.recv.Pid() {
+	if f.holds(run) {
 		return f.cat.token
 	}
 	all := run.All()
