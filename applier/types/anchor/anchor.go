@@ -3,8 +3,8 @@
 // of them (the pattern that predates Puppet's contain()).
 //
 // Like the module's, it has one attribute, its name, no properties and no
-// providers: every evaluation is unchanged, a refresh included (the
-// module's refresh does nothing). Its place in the graph is the caller's
+// providers: every evaluation is unchanged; a refresh does nothing (as the
+// module's) and is an event, as Puppet records it. Its place in the graph is the caller's
 // business: the receiver orders nothing itself.
 package anchor
 
