@@ -29,6 +29,15 @@ type Run interface {
 	Resources(typ string) []RunResource
 }
 
+// RunLister is a Run that lists every resource it holds, in catalog (or
+// declared) order: the catalog a delegated resource sees in Puppet, where
+// any type may look at any resource of its catalog (datacat_collector
+// finds its File there). A catalog's Run and a RunSet are.
+type RunLister interface {
+	Run
+	All() []RunResource
+}
+
 // RunResource is one resource of a Run as the catalog or the controller
 // gave it: parameters are not validated or munged by its type. Type is the
 // type's name in lower case, Title the resource's title, Params its
@@ -57,6 +66,7 @@ func RunFrom(ctx context.Context) Run {
 // title, its namevar's value and its aliases, as in a catalog, and a
 // file also by its path cleaned (no trailing slash, no "..").
 type RunSet struct {
+	all    []RunResource
 	byType map[string][]RunResource
 	names  map[runName]struct{} // every resource's title, namevar and aliases
 	// generated are the resources the set's resources generate
@@ -149,6 +159,7 @@ func NewRunSet(types *Registry, resources []RunResource) (*RunSet, error) {
 			rs.names[k] = struct{}{}
 		}
 		rs.byType[typ] = append(rs.byType[typ], r)
+		rs.all = append(rs.all, r)
 	}
 	return rs, nil
 }
@@ -192,6 +203,9 @@ func (rs *RunSet) Managed(typ, title string) bool {
 func (rs *RunSet) Resources(typ string) []RunResource {
 	return rs.byType[strings.ToLower(typ)]
 }
+
+// All returns the set's resources in the order declared.
+func (rs *RunSet) All() []RunResource { return rs.all }
 
 // Len is how many resources the set holds.
 func (rs *RunSet) Len() int {

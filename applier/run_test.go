@@ -64,6 +64,14 @@ func TestRunSet(t *testing.T) {
 	require.Equal(t, "file", run.Resources("file")[0].Type, "types in lower case")
 	require.Nil(t, run.Resources("exec"))
 	require.Equal(t, 6, rs.Len())
+	// Every resource, in the order declared, whatever its type (what a
+	// delegated resource sees of its catalog).
+	var lister applier.RunLister = rs
+	var all []string
+	for _, r := range lister.All() {
+		all = append(all, r.Type+"["+r.Title+"]")
+	}
+	require.Equal(t, []string{"file[/etc/app/]", "file[conf]", "widget[w1]", "mailalias[root]", "concat_fragment[b]", "concat_fragment[a]"}, all)
 }
 
 // Two resources that are one are refused, as a catalog refuses them, the

@@ -113,6 +113,26 @@ var relations = []struct {
 // Build turns a catalog into its relationship graph. types gives the
 // native types' declarations (nil: none known).
 func Build(c *Catalog, types Types) (*Graph, error) {
+	return BuildAuto(c, types, nil)
+}
+
+// AutoEdge is an autorelationship the graph cannot derive from a
+// declaration of its own: one a delegated type's Ruby declares, found by
+// Puppet (delegate.Fallback.AutoRelations). Source is applied before
+// Target; Refresh sends Source's events to Target (autosubscribe,
+// autonotify).
+type AutoEdge struct {
+	Source, Target string
+	Refresh        bool
+}
+
+// BuildAuto is Build with the delegated types' autorelationships, added
+// as Puppet adds every autorelationship: after the written relationships,
+// never against one (an edge either way between the two already there
+// wins), between a resource and a resource or a container (a class
+// required comes whole before). An edge naming a resource the catalog
+// does not hold is left out.
+func BuildAuto(c *Catalog, types Types, auto []AutoEdge) (*Graph, error) {
 	g := &Graph{Catalog: c, byKey: map[string]*vertex{}}
 	adm := map[*Resource]*vertex{}
 	cmp := map[*Resource]*vertex{}
@@ -279,6 +299,20 @@ func Build(c *Catalog, types Types) (*Graph, error) {
 			}
 			_ = lt
 		}
+	}
+	for _, a := range auto {
+		sr, tr := g.lookupRef(a.Source, all), g.lookupRef(a.Target, all)
+		if sr == nil || tr == nil || sr == tr {
+			continue
+		}
+		from, to := cmp[sr], adm[tr]
+		if from == nil || to == nil {
+			continue
+		}
+		if es.has(from, to) || es.has(cmp[tr], adm[sr]) {
+			continue
+		}
+		es.add(from, to, a.Refresh)
 	}
 	// The vertices, each with its containment path.
 	var verts []*vertex

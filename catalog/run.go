@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/pippet/pippet/applier"
+	"github.com/pippet/pippet/protocol"
 )
 
 // run is the applier.Run of a catalog: every resource of concrete type it
@@ -15,6 +16,7 @@ type run struct {
 	g    *Graph
 	once sync.Once
 	byT  map[string][]applier.RunResource
+	all  []applier.RunResource
 	// generated are the keys (refKey) of the resources the catalog's
 	// resources generate (applier.Type.ReportAs).
 	generated map[string]bool
@@ -60,11 +62,45 @@ func (r *run) Resources(typ string) []applier.RunResource {
 		r.byT = map[string][]applier.RunResource{}
 		for _, v := range r.g.leaves {
 			t := strings.ToLower(v.res.Type)
-			r.byT[t] = append(r.byT[t], applier.RunResource{Type: t, Title: v.res.Title, Params: v.res.Params})
+			rr := applier.RunResource{Type: t, Title: v.res.Title, Params: v.res.Params}
+			r.byT[t] = append(r.byT[t], rr)
+			r.all = append(r.all, rr)
 		}
 	})
 	return r.byT[strings.ToLower(typ)]
 }
 
+// All returns the catalog's resources in catalog order (its classes and
+// defined types are not resources of the run).
+func (r *run) All() []applier.RunResource {
+	r.Resources("")
+	return r.all
+}
+
 // Run returns what each resource of the graph sees of its run.
 func (g *Graph) Run() applier.Run { return g.run }
+
+// takeChanges sets on the catalog's resources the parameters a delegated
+// resource's type set on them in Puppet's catalog
+// (protocol.Result.RunChanges: a datacat_collector sets its File's
+// content), so that each is applied, and seen by the run, with them, as
+// Puppet applies the resource its catalog holds. A resource already
+// applied keeps what it was applied with.
+func (g *Graph) takeChanges(changes []protocol.RunResource) {
+	for _, c := range changes {
+		typ := strings.ToLower(c.Type)
+		v := g.byKey[refKey(typ, c.Title)]
+		if v == nil && typ == "file" {
+			v = g.byKey[refKey(typ, cleanPath(c.Title))]
+		}
+		if v == nil || v.kind != leaf || v.res.Params == nil {
+			continue
+		}
+		for k, x := range c.Params {
+			if f, ok := x.(float64); ok && f == float64(int64(f)) {
+				x = int64(f) // as the catalog's integers are
+			}
+			v.res.Params[k] = x
+		}
+	}
+}

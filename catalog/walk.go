@@ -279,6 +279,7 @@ func (w *walk) evaluate(v *vertex, status *report.Status, q []heard) evaluation 
 		byRef := map[string]*report.Status{} // a large tree reports many children
 		ctx := applier.WithGenerated(w.runCtx, func(gen applier.Generated) { addGenerated(status, v, gen, byRef) })
 		ev.res = w.g.applyOne(ctx, w.app, v, q, w.o.Sources, w.log)
+		w.g.takeChanges(ev.res.RunChanges)
 	}
 	status.EvaluationTime = time.Since(t0)
 	w.o.Log.current(nil)

@@ -213,6 +213,16 @@ type Fallback struct {
 
 	typesOnce sync.Once
 	types     map[string]TypeInfo
+	paths     map[string]string // each type's file, as Puppet would load it
+
+	autoMu sync.Mutex
+	auto   map[string]bool // DeclaresAuto's verdicts
+
+	logs *answered // the bridge's log, each request's closed before its answer
+
+	catMu sync.Mutex // guards the catalog the bridge holds (catalogFor)
+	cat   sentCatalog
+	log   *slog.Logger
 }
 
 // New makes the fallback Options describe; nil (and no error) for
@@ -248,7 +258,7 @@ func New(o Options) (*Fallback, error) {
 		Logger:       logger,
 		Env:          o.Env,
 	}
-	f := &Fallback{}
+	f := &Fallback{log: logger}
 	switch mode {
 	case ModeNone:
 		return nil, nil
@@ -282,6 +292,8 @@ func New(o Options) (*Fallback, error) {
 		}
 		ropts.Command = append(ropts.Command, o.Settings...)
 		ropts.Env = append([]string{EnvBridge + "=" + Bridge}, o.Env...)
+		f.logs = newAnswered(logger.Handler())
+		ropts.Logger = slog.New(f.logs)
 		f.desc = "Puppet (" + inst.LibDir + ")"
 	default:
 		argv := strings.Fields(mode)
@@ -336,6 +348,7 @@ var internalTypes = map[string]bool{"component": true, "whit": true, "stage": tr
 // autoloader (modules, then the libdir, then Puppet's own).
 func (f *Fallback) scan() {
 	f.types = map[string]TypeInfo{}
+	f.paths = map[string]string{}
 	add := func(dir, source string) {
 		names, err := filepath.Glob(filepath.Join(dir, "*.rb"))
 		if err != nil {
@@ -348,6 +361,7 @@ func (f *Fallback) scan() {
 			}
 			if _, dup := f.types[name]; !dup {
 				f.types[name] = TypeInfo{Name: name, Source: source}
+				f.paths[name] = n
 			}
 		}
 	}
@@ -400,6 +414,9 @@ func (f *Fallback) Apply(ctx context.Context, req *protocol.Request) protocol.Re
 		// came): nothing reached it, so the request goes, once, to the
 		// process that replaces it.
 		result, err = runner.ApplyResult(ctx, f.recv, res)
+	}
+	if err == nil {
+		f.logs.wait(ctx, result.ID)
 	}
 	return f.answer(ref, result, err)
 }
@@ -463,9 +480,14 @@ func (f *Fallback) resource(ctx context.Context, req *protocol.Request, ref stri
 		res.Params = string(b)
 		res.Refresh = false // not part of Puppet's protocol
 	case req.Params == nil:
-		res.Values = withRun(ctx, req.Type, req.Title, map[string]any{})
+		res.Values = map[string]any{}
 	default:
-		res.Values = withRun(ctx, req.Type, req.Title, req.Params)
+		res.Values = req.Params
+	}
+	if !f.command {
+		if token := f.catalogFor(ctx); token != "" {
+			res.Values = withMember(res.Values, CatalogMember, token)
+		}
 	}
 	return res, nil
 }
@@ -509,6 +531,10 @@ const (
 // while answers are owed.
 func (f *Fallback) Send(ctx context.Context, req *protocol.Request) (SendStatus, protocol.Result) {
 	ref := protocol.Ref(req.Type, req.Title)
+	if f.pipe != nil && f.pipe.Owed() > 0 && f.needsCatalog(ctx) {
+		// The catalog goes first, on its own, once no answer is owed.
+		return Full, protocol.Result{}
+	}
 	res, fail := f.resource(ctx, req, ref)
 	if fail != nil {
 		return Answered, *fail
@@ -546,6 +572,9 @@ func (f *Fallback) Send(ctx context.Context, req *protocol.Request) (SendStatus,
 // Receive returns the answer to the oldest request Send sent.
 func (f *Fallback) Receive(ctx context.Context) protocol.Result {
 	res, result, err := f.pipe.Receive(ctx)
+	if err == nil {
+		f.logs.wait(ctx, result.ID)
+	}
 	ref := ""
 	if res != nil {
 		ref = protocol.Ref(res.Type, res.Title)

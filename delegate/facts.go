@@ -44,64 +44,71 @@ func (f *Fallback) CustomFacts(ctx context.Context, dirs []string) ([]byte, erro
 		dirs = []string{}
 	}
 	id := "facts-" + strconv.FormatUint(factsSeq.Add(1), 10)
-	line, err := json.Marshal(map[string]any{"op": "facts", "dirs": dirs, "id": id})
+	raw, err := f.ask(ctx, map[string]any{"op": "facts", "dirs": dirs, "id": id}, id, "facts")
+	if err != nil {
+		return nil, fmt.Errorf("custom facts through %s: %w", f.desc, err)
+	}
+	return raw, nil
+}
+
+// ask sends the bridge one request of its own (not a resource) whose id
+// is id, and returns the answer line, which must hold member as a JSON
+// object or list. The bridge is started if it is not running; the caller
+// checked it is the bridge.
+func (f *Fallback) ask(ctx context.Context, req map[string]any, id, member string) ([]byte, error) {
+	line, err := json.Marshal(req)
 	if err != nil {
 		return nil, err
 	}
 	line = append(line, '\n')
 	if err := f.recv.LockApplyContext(ctx); err != nil {
-		return nil, fmt.Errorf("custom facts through %s: not sent: %w", f.desc, err)
+		return nil, fmt.Errorf("not sent: %w", err)
 	}
 	defer f.recv.UnlockApply()
 	lines := f.recv.Lines()
 	if err := lines.Err(); err != nil {
-		return nil, fmt.Errorf("custom facts through %s: %w", f.desc, err)
+		return nil, err
 	}
 	if _, err := f.recv.InputStream().Write(line); err != nil {
 		lines.Break(err)
-		return nil, fmt.Errorf("custom facts through %s: sending the request: %w", f.desc, err)
+		return nil, fmt.Errorf("sending the request: %w", err)
 	}
 	for {
 		raw, err := lines.ReadLine(ctx)
 		if err != nil {
-			// Unanswered: the bridge may still be evaluating; it is out
-			// of step with the requests to come.
+			// Unanswered: the bridge may still be working; it is out of
+			// step with the requests to come.
 			lines.Break(err)
-			return nil, fmt.Errorf("custom facts through %s: no answer: %w", f.desc, err)
+			return nil, fmt.Errorf("no answer: %w", err)
 		}
 		raw = bytes.TrimSpace(raw)
 		if len(raw) == 0 || raw[0] != '{' {
 			continue // a log line
 		}
-		var a struct {
-			Ready     bool            `json:"ready"`
-			ID        json.RawMessage `json:"id"`
-			Error     bool            `json:"error"`
-			Exception *string         `json:"exception"`
-			Facts     json.RawMessage `json:"facts"`
-		}
+		var a map[string]json.RawMessage
 		if err := json.Unmarshal(raw, &a); err != nil {
 			err = fmt.Errorf("malformed answer: %w", err)
 			lines.Break(err)
-			return nil, fmt.Errorf("custom facts through %s: %w", f.desc, err)
+			return nil, err
 		}
-		if a.Ready {
+		if string(a["ready"]) == "true" {
 			continue
 		}
-		if string(a.ID) != strconv.Quote(id) {
-			err := fmt.Errorf("an answer out of step (id %s, not %q)", a.ID, id)
+		if string(a["id"]) != strconv.Quote(id) {
+			err := fmt.Errorf("an answer out of step (id %s, not %q)", a["id"], id)
 			lines.Break(err)
-			return nil, fmt.Errorf("custom facts through %s: %w", f.desc, err)
+			return nil, err
 		}
-		if a.Error {
+		if string(a["error"]) == "true" {
 			msg := "no reason given"
-			if a.Exception != nil {
-				msg = *a.Exception
+			var s string
+			if json.Unmarshal(a["exception"], &s) == nil && s != "" {
+				msg = s
 			}
-			return nil, fmt.Errorf("custom facts through %s: %s", f.desc, msg)
+			return nil, errors.New(msg)
 		}
-		if len(a.Facts) == 0 || a.Facts[0] != '{' {
-			return nil, fmt.Errorf("custom facts through %s: the answer has no facts", f.desc)
+		if m := a[member]; len(m) == 0 || (m[0] != '{' && m[0] != '[') {
+			return nil, fmt.Errorf("the answer has no %s", member)
 		}
 		// The answer line itself: its facts and errors members are the
 		// object the caller reads (the others it ignores).

@@ -98,6 +98,127 @@ def event_hash(e)
   h
 end
 
+# The run's catalog ({"op":"catalog","token":T,"resources":[{"type",
+# "title","params"}...]}): every resource of the caller's run, made into
+# Puppet's (with its params, else bare, else left out, as for
+# autorelations) and kept under T, the one catalog kept (a new one
+# replaces it). A request naming T ("__pippet_catalog" in its params) is
+# applied in a catalog that holds them too, as in Puppet, where any type
+# may look at any resource of its catalog (a datacat_collector finds its
+# File): seen, not applied (each is its own request). Those Puppet
+# cannot make are there by name only (resource_refs: a purge leaves them);
+# the answer's "left_out" lists them.
+RUN_CATALOG = {}
+
+def ral_of(c)
+  params = (c['params'].is_a?(Hash) ? c['params'] : {}).reject { |k, _| ORDERING.include?(k.to_s) }
+  [params, {}].uniq.each do |p|
+    return Puppet::Resource.new(c['type'], c['title'], parameters: p).to_ral
+  rescue Puppet::Error, ArgumentError, TypeError, StandardError
+    next
+  end
+  nil
+end
+
+def run_catalog(env, req)
+  list = req['resources']
+  token = req['token']
+  unless list.is_a?(Array) && token.is_a?(String)
+    return error_answer('Catalog[run]', 'invalid catalog request: token must be a string, resources a list')
+  end
+
+  seen = Puppet::Resource::Catalog.new(nil, env)
+  left = []
+  list.each do |c|
+    next unless c.is_a?(Hash) && c['type'].is_a?(String) && c['title'].is_a?(String)
+    type = Puppet::Type.type(c['type'].downcase)
+    next if type.nil? # a class, a defined type, a type Puppet lacks
+
+    r = ral_of(c)
+    begin
+      seen.add_resource(r) unless r.nil? || seen.resource(r.ref)
+      next unless r.nil?
+    rescue Puppet::Error, ArgumentError
+      nil # another resource under one of its names
+    end
+    # Named only, by its title and its name.
+    left << ref_of(type.name, c['title'])
+    name = c['params'].is_a?(Hash) ? c['params']['name'] : nil
+    left << ref_of(type.name, name) if name.is_a?(String) && name != c['title']
+  end
+  members = {}.compare_by_identity
+  seen.resources.each { |r| members[r] = true }
+  RUN_CATALOG.clear
+  RUN_CATALOG[token] = [seen, left, members]
+  { 'resource' => 'Catalog[run]', 'failed' => false, 'changed' => false, 'noop' => false,
+    'error' => false, 'exception' => nil, 'left_out' => left }
+end
+
+# The catalog of one request, seeing the run's (run_catalog): its own
+# resources first, then the run's, for every lookup a type makes
+# (resource, resources, resource_refs, resource_keys). The relationship
+# graph is built from its own resources only, and whatever of the run's
+# an autorelationship pulled into it is taken out: nothing here orders,
+# applies, prefetches or generates from them.
+def see_run(catalog, seen, left)
+  catalog.define_singleton_method(:resource) do |type, title = nil|
+    super(type, title) || seen.resource(type, title)
+  end
+  catalog.define_singleton_method(:resources) do
+    own = super()
+    next own if @pippet_own_only
+
+    refs = own.to_h { |r| [r.ref, true] }
+    own + seen.resources.reject { |r| refs.key?(r.ref) }
+  end
+  catalog.define_singleton_method(:resource_keys) { (super() + seen.resource_keys).uniq }
+  catalog.define_singleton_method(:resource_refs) { (super() + seen.resource_refs + left).uniq }
+  catalog.define_singleton_method(:relationship_graph) do |given_prioritizer = nil|
+    unless @relationship_graph
+      @pippet_own_only = true
+      begin
+        graph = super(given_prioritizer)
+      ensure
+        @pippet_own_only = false
+      end
+      graph.vertices.each { |v| graph.remove_vertex!(v) unless v.catalog.equal?(self) }
+    end
+    super(given_prioritizer)
+  end
+end
+
+# What a type sets on a resource of the run's catalog (Puppet::Type#[]=)
+# while a request is applied: datacat_collector sets its File's content.
+# The answer's run_changes carry it to the caller, whose resource is
+# applied with it, as Puppet applies the changed resource of its catalog.
+module PippetRunWatch
+  class << self
+    attr_accessor :seen, :touched
+  end
+
+  def []=(name, value)
+    seen = PippetRunWatch.seen
+    PippetRunWatch.touched << [self, name] if seen&.key?(self)
+    super
+  end
+end
+Puppet::Type.prepend(PippetRunWatch)
+
+def run_changes(touched)
+  by = {}.compare_by_identity
+  touched.each do |r, name|
+    name = name.to_sym
+    name = r.name_var if name == :name && r.name_var
+    param = r.parameter(name)
+    next if param.nil?
+    value = param.respond_to?(:actual_content) && !param.actual_content.nil? ? param.actual_content : r[name]
+    next if value.nil?
+    value = value.binary_buffer if value.respond_to?(:binary_buffer)
+    (by[r] ||= {})[name.to_s] = plain(value)
+  end
+  by.map { |r, params| { 'type' => r.type.to_s, 'title' => r.title.to_s, 'params' => params } }
+end
+
 # Applies one request; returns the answer hash.
 def apply_one(env, req, errors)
   type_name = req['type']
@@ -110,9 +231,8 @@ def apply_one(env, req, errors)
   params = YAML.safe_load(params) || {} if params.is_a?(String)
   return error_answer(ref, 'invalid request: params must be a mapping') unless params.is_a?(Hash)
 
-  # The resources of the caller's run this one needs (its catalog: a
-  # concat_file's fragments, the instances a purging `resources` keeps).
-  run = params.delete('__pippet_run')
+  # The run's catalog, seen by the resource (run_catalog).
+  seen_cat, left_refs, seen = RUN_CATALOG[params.delete('__pippet_catalog')]
 
   type = Puppet::Type.type(type_name.downcase)
   return error_answer(ref, "unknown resource type '#{type_name}'") if type.nil?
@@ -135,27 +255,23 @@ def apply_one(env, req, errors)
   catalog = Puppet::Resource::Catalog.new(nil, env)
   catalog.add_resource(ral)
   given = [ref]
-  (run.is_a?(Array) ? run : []).each do |c|
-    next unless c.is_a?(Hash) && c['type'].is_a?(String) && c['title'].is_a?(String)
-    ct = Puppet::Type.type(c['type'].downcase)
-    next if ct.nil?
-    cp = (c['params'].is_a?(Hash) ? c['params'] : {}).reject { |k, _| ORDERING.include?(k.to_s) }
-    begin
-      cr = Puppet::Resource.new(ct.name, c['title'], parameters: cp).to_ral
-    rescue Puppet::Error, ArgumentError, TypeError => e
-      Puppet.warning("#{ref}: #{ref_of(ct.name, c['title'])} of the run left out: #{e.message}")
-      next
-    end
-    next if catalog.resource(cr.ref)
-    catalog.add_resource(cr)
-    given << cr.ref
-  end
+  # The run's resources, seen (what Puppet could not make of them by name
+  # only: a purge leaves it).
+  see_run(catalog, seen_cat, left_refs) if seen_cat
   errors.messages.clear
   # catalog.apply, without its state file (Puppet::Util::Storage): the
   # caller owns schedules and history, and a state.yaml shared with the
   # machine's agent must not be rewritten per resource.
   transaction = Puppet::Transaction.new(catalog, nil, Puppet::Graph::SequentialPrioritizer.new)
-  transaction.report.as_logging_destination { transaction.evaluate }
+  PippetRunWatch.seen = seen
+  PippetRunWatch.touched = []
+  begin
+    transaction.report.as_logging_destination { transaction.evaluate }
+  ensure
+    touched = PippetRunWatch.touched
+    PippetRunWatch.seen = nil
+    PippetRunWatch.touched = nil
+  end
   status = transaction.report.resource_statuses[ref]
   events = status ? status.events.map { |e| event_hash(e) } : []
   failed = status.nil? || status.failed || status.failed_to_restart ? true : false
@@ -183,6 +299,8 @@ def apply_one(env, req, errors)
     else
       begin
         ral.refresh
+        # Logged as Puppet's event manager logs it, on the resource.
+        ral.notice("Triggered 'refresh' from 1 event")
         events << { 'property' => 'refresh', 'message' => "Triggered 'refresh' from 1 event", 'status' => 'success' }
         changed = true
       rescue StandardError => e
@@ -206,6 +324,8 @@ def apply_one(env, req, errors)
   h = { 'resource' => ref, 'failed' => failed, 'changed' => changed, 'noop' => noop,
         'error' => false, 'exception' => exception }
   h['events'] = events unless events.empty?
+  changes = run_changes(touched)
+  h['run_changes'] = changes unless changes.empty?
   # The provider Puppet chose, for the run's report (provider_used).
   h['provider'] = ral.provider.class.name.to_s if ral.respond_to?(:provider) && ral.provider
   h
@@ -268,6 +388,72 @@ def read_one(req)
   state = state_of(found)
   { 'resource' => ref, 'failed' => false, 'changed' => false, 'noop' => false, 'error' => false,
     'exception' => nil, 'state' => state, 'params' => JSON.generate(state) }
+end
+
+# The autorelationships of the delegated types ({"op":"autorelations",
+# "resources":[{"type","title","params","ask"}...]}): the catalog's
+# resources made into Puppet's (those Puppet cannot make with their
+# params go bare, those it cannot make at all are left out; a class or a
+# defined type is a component, as in Puppet's catalog), then each one
+# marked "ask" says its autorequire, autobefore, autosubscribe and
+# autonotify edges against that catalog, as Puppet's relationship graph
+# asks them. The answer's "edges" lists {"source","target","refresh",
+# "kind"} by the resources' references; the caller adds them where no
+# written relationship says otherwise.
+AUTO_KINDS = %i[require subscribe before notify].freeze
+
+def auto_relations(env, req)
+  list = req['resources']
+  return error_answer('Autorelations[catalog]', 'invalid autorelations request: resources must be a list') unless list.is_a?(Array)
+
+  catalog = Puppet::Resource::Catalog.new(nil, env)
+  ask = []
+  list.each do |c|
+    next unless c.is_a?(Hash) && c['type'].is_a?(String) && c['title'].is_a?(String)
+    params = (c['params'].is_a?(Hash) ? c['params'] : {}).reject { |k, _| ORDERING.include?(k.to_s) }
+    r = nil
+    [params, {}].uniq.each do |p|
+      r = Puppet::Resource.new(c['type'], c['title'], parameters: p).to_ral
+      break
+    rescue Puppet::Error, ArgumentError, TypeError, StandardError
+      r = nil
+    end
+    next if r.nil? || catalog.resource(r.ref)
+    catalog.add_resource(r)
+    ask << r if c['ask'] == true
+  end
+  edges = []
+  ask.each do |r|
+    # A purging `resources` is asked for the autorelationships of what
+    # its purge generates (each instance its catalog does not manage, to
+    # be removed), as Puppet's graph has them for the generated resources
+    # (firewall's autorequire of its package): the bridge applies the
+    # purge as one request, so they are the resources's own.
+    own = [r]
+    if r.is_a?(Puppet::Type.type(:resources))
+      begin
+        own = r.generate || []
+      rescue StandardError => e
+        Puppet.warning("#{r.ref}: the resources its purge would remove not read: #{e.message}")
+        own = []
+      end
+    end
+    own.each do |g|
+      AUTO_KINDS.each do |kind|
+        g.send("auto#{kind}", catalog).each do |rel|
+          src = rel.source.equal?(g) ? r : rel.source
+          dst = rel.target.equal?(g) ? r : rel.target
+          edges << { 'source' => src.ref, 'target' => dst.ref,
+                     'refresh' => %i[subscribe notify].include?(kind), 'kind' => kind.to_s }
+        end
+      rescue StandardError => e
+        Puppet.warning("#{g.ref}: auto#{kind}: #{e.message}")
+      end
+    end
+  end
+  edges.uniq!
+  { 'resource' => 'Autorelations[catalog]', 'failed' => false, 'changed' => false, 'noop' => false,
+    'error' => false, 'exception' => nil, 'edges' => edges }
 end
 
 # The custom facts of an agent's run ({"op":"facts","dirs":[...]}, the
@@ -343,6 +529,8 @@ Puppet.override(current_environment: env, loaders: Puppet::Pops::Loaders.new(env
       case req['op']
       when 'facts' then custom_facts(req)
       when 'find', 'search' then read_one(req)
+      when 'autorelations' then auto_relations(env, req)
+      when 'catalog' then run_catalog(env, req)
       else apply_one(env, req, errors)
       end
     rescue JSON::ParserError => e
@@ -356,6 +544,11 @@ Puppet.override(current_environment: env, loaders: Puppet::Pops::Loaders.new(env
     # The request's id comes back, so the receiver can tell an answer out
     # of step with its request (the runner numbers the requests).
     h['id'] = req['id'] if req.is_a?(Hash) && req.key?('id')
+    # Every line logged for this request is on stderr before its answer
+    # is on stdout, and this line says so: the receiver waits for it, so
+    # that the request's log comes in its place (before the next
+    # resource's, before the run's summary, in the run's report).
+    $stderr.write("Pippet-Answered: #{JSON.generate(h['id'])}\n") if h.key?('id')
     answer(answers, h)
   end
 end

@@ -58,3 +58,15 @@ func TestDecodeResult(t *testing.T) {
 		})
 	}
 }
+
+// pippet-bridge's run_changes (what a delegated type set on other
+// resources of its run) are read into RunChanges; a change naming no type
+// or setting nothing is dropped. pippet's own answers never write them.
+func TestDecodeResultRunChanges(t *testing.T) {
+	line := `{"resource":"Datacat_collector[/x]","failed":false,"changed":false,"noop":false,"error":false,"exception":null,"id":3,` +
+		`"run_changes":[{"type":"file","title":"/x","params":{"content":"a=1\n","mode":420}},{"type":"","title":"y","params":{"a":1}},{"type":"file","title":"/z","params":{}}]}`
+	var r protocol.Result
+	require.NoError(t, protocol.DecodeResult([]byte(line), &r))
+	assert.Equal(t, []protocol.RunResource{{Type: "file", Title: "/x", Params: map[string]any{"content": "a=1\n", "mode": float64(420)}}}, r.RunChanges)
+	assert.NotContains(t, string(protocol.AppendResult(nil, &r, false)), "run_changes")
+}

@@ -42,6 +42,16 @@ type wireResult struct {
 	// Provider: pippet-bridge names the provider Puppet applied the
 	// resource with (Result.Provider, for the run's report).
 	Provider string `json:"provider"`
+	// RunChanges: pippet-bridge's changes to other resources of the run
+	// (Result.RunChanges).
+	RunChanges []wireRunChange `json:"run_changes"`
+}
+
+// wireRunChange is one member of an answer's run_changes.
+type wireRunChange struct {
+	Type   string         `json:"type"`
+	Title  string         `json:"title"`
+	Params map[string]any `json:"params"`
 }
 
 // DecodeResult reads one answer line, as AppendResult writes it or as
@@ -79,6 +89,11 @@ func decodeResultJSON(line []byte, r *Result) error {
 		State:     w.State,
 		Instances: w.Instances,
 		Provider:  w.Provider,
+	}
+	for _, c := range w.RunChanges {
+		if c.Type != "" && len(c.Params) > 0 {
+			r.RunChanges = append(r.RunChanges, RunResource{Type: c.Type, Title: c.Title, Params: c.Params})
+		}
 	}
 	if w.Params != nil {
 		r.Params = *w.Params

@@ -196,6 +196,14 @@ type Result struct {
 	// answer line pippet writes. Set by engine.Session's Apply, and read
 	// from pippet-bridge's answers (an optional "provider" member).
 	Provider string
+	// RunChanges are the parameters a delegated resource's type set on
+	// other resources of its run, as a Puppet type may change another
+	// resource of its catalog before it is applied (datacat_collector sets
+	// its File's content): each names the resource (Type as Puppet spells
+	// it, Title) and the parameters set, with their new values. Read from
+	// pippet-bridge's answers (an optional "run_changes" member); not part
+	// of the answer line pippet writes.
+	RunChanges []RunResource
 
 	// The read verbs' members, each left out of the answer when nil.
 

@@ -3,13 +3,16 @@ package assemble
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/pippet/pippet/applier"
 	"github.com/pippet/pippet/applier/command"
 	"github.com/pippet/pippet/applier/source"
 	"github.com/pippet/pippet/catalog"
+	"github.com/pippet/pippet/delegate"
 	"github.com/pippet/pippet/report"
 )
 
@@ -61,7 +64,7 @@ func Apply(ctx context.Context, cat *catalog.Catalog, o Options) (*report.Report
 		logh = catalog.NewLog(nil)
 	}
 	convert := time.Now()
-	g, err := catalog.Build(cat, applier.Default)
+	g, err := catalog.BuildAuto(cat, applier.Default, o.Puppet.autoEdges(ctx, cat, slog.New(logh)))
 	if err != nil {
 		return nil, err
 	}
@@ -100,4 +103,52 @@ func Apply(ctx context.Context, cat *catalog.Catalog, o Options) (*report.Report
 		o.Timings["transaction_evaluation"] = rep.Duration
 	}
 	return rep, nil
+}
+
+// purging reports whether a resources's params purge (purge => true, or
+// "true" as a catalog may give it).
+func purging(params map[string]any) bool {
+	switch v := params["purge"].(type) {
+	case bool:
+		return v
+	case string:
+		return strings.EqualFold(v, "true") || strings.EqualFold(v, "yes")
+	}
+	return false
+}
+
+// autoEdges asks the run's Puppet for the autorelationships its types
+// declare in Ruby, for the catalog's delegated resources whose type
+// declares any (delegate.Fallback.AutoRelations): nil when there are
+// none, or no Puppet. Puppet's answer failing, the catalog is walked
+// without them and a warning says so.
+func (p *Puppet) autoEdges(ctx context.Context, cat *catalog.Catalog, log *slog.Logger) []catalog.AutoEdge {
+	fb := p.Fallback()
+	if fb == nil {
+		return nil
+	}
+	asked := false
+	res := make([]delegate.AutoResource, 0, len(cat.Resources))
+	for _, r := range cat.Resources {
+		delegated := !r.IsContainer() && !p.Native(applier.Default, r.Type) && fb.Knows(r.Type)
+		// A purging resources is asked for the autorelationships of what
+		// its purge removes, when their type declares any (firewall's
+		// autorequire of its package).
+		ask := delegated && (fb.DeclaresAuto(r.Type) || strings.EqualFold(r.Type, "resources") && purging(r.Params) && fb.DeclaresAuto(r.Title))
+		asked = asked || ask
+		res = append(res, delegate.AutoResource{Type: r.Type, Title: r.Title, Params: r.Params, Ask: ask})
+	}
+	if !asked {
+		return nil
+	}
+	found, err := fb.AutoRelations(ctx, res)
+	if err != nil {
+		log.Warn(err.Error())
+		return nil
+	}
+	out := make([]catalog.AutoEdge, len(found))
+	for i, e := range found {
+		out[i] = catalog.AutoEdge{Source: e.Source, Target: e.Target, Refresh: e.Refresh}
+	}
+	return out
 }

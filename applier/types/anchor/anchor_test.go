@@ -22,7 +22,10 @@ func TestAnchor(t *testing.T) {
 	}{
 		{name: "unchanged", title: "ntp::begin", want: protocol.Result{Resource: "Anchor[ntp::begin]"}},
 		{name: "name given", title: "a", params: map[string]any{"name": "b"}, want: protocol.Result{Resource: "Anchor[a]"}},
-		{name: "refresh does nothing", title: "ntp::end", refresh: true, want: protocol.Result{Resource: "Anchor[ntp::end]"}},
+		// Puppet's transaction records the refresh of an anchor, whose refresh
+		// does nothing: Triggered 'refresh' from 1 event, changed.
+		{name: "refresh does nothing but is an event", title: "ntp::end", refresh: true, want: protocol.Result{Resource: "Anchor[ntp::end]", Changed: true,
+			Events: []protocol.Event{{Property: "refresh", Message: "Triggered 'refresh' from 1 event (nothing to do)", Status: protocol.StatusSuccess}}}},
 		{name: "noop", title: "n", params: map[string]any{"noop": true}, want: protocol.Result{Resource: "Anchor[n]", Noop: true}},
 		{name: "metaparameters accepted", title: "m", params: map[string]any{"before": "Class[x]", "tag": "t"},
 			want: protocol.Result{Resource: "Anchor[m]"}},

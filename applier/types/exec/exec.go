@@ -16,6 +16,8 @@
 // A request carrying a refresh (the protocol's "refresh": true, a notify
 // edge of the caller's graph) runs the command once more after that, when
 // its checks allow: that is the only time a refreshonly command runs.
+// Held back by its checks, the refresh is still an event (Triggered
+// 'refresh' from 1 event), as Puppet reports it.
 //
 // # Running a command
 //

@@ -446,7 +446,8 @@ func TestExecRunClearsCache(t *testing.T) {
 }
 
 // A refresh (the request's "refresh": true) runs a refreshonly command,
-// subject to its other checks; without one it never runs. A command that
+// subject to its other checks (held back by them, it is still a refresh
+// event, as Puppet reports it); without one it never runs. A command that
 // is not refreshonly runs for its own change and again for the refresh,
 // as in Puppet.
 func TestExecRefresh(t *testing.T) {
@@ -464,8 +465,17 @@ func TestExecRefresh(t *testing.T) {
 	assert.Equal(t, "changed", typetest.Summary(res))
 	assert.Equal(t, "refresh: Triggered 'refresh' from 1 event (executed successfully) (success)\n", typetest.Events(res))
 	assert.Equal(t, "ran\n", ran())
-	res = e.ApplyLine(line("{refreshonly: true, unless: /bin/true}", true))
-	assert.Equal(t, "unchanged", typetest.Summary(res), "the other checks still hold")
+	// The other checks still hold the command back; the refresh happened
+	// all the same, as Puppet reports it (Triggered 'refresh' from 1 event).
+	for _, checks := range []string{"unless: /bin/true", "onlyif: /bin/false", "creates: " + dir} {
+		res = e.ApplyLine(line("{refreshonly: true, "+checks+"}", true))
+		assert.Equal(t, "changed", typetest.Summary(res), checks)
+		assert.Equal(t, "refresh: Triggered 'refresh' from 1 event (not run: its checks hold) (success)\n", typetest.Events(res), checks)
+		res = e.ApplyLine(line("{"+checks+"}", true))
+		assert.Equal(t, "changed", typetest.Summary(res), checks)
+		assert.Equal(t, "refresh: Triggered 'refresh' from 1 event (not run: its checks hold) (success)\n", typetest.Events(res), checks)
+	}
+	assert.Equal(t, "ran\n", ran(), "held back by its checks")
 	res = e.ApplyLine(line("{refreshonly: true, noop: true}", true))
 	assert.Equal(t, "refresh: Would have triggered 'refresh' from 1 event (noop)\n", typetest.Events(res))
 	assert.Equal(t, "ran\n", ran())

@@ -315,11 +315,16 @@ func (p *provider) checks(ctx context.Context, refreshing bool) (bool, error) {
 // Refresh runs the command again when its checks allow, as Puppet's exec
 // does on a refresh event: a refreshonly command runs only then (and a
 // command that is not refreshonly may run twice, once for its own change
-// and once for the refresh, as in Puppet).
+// and once for the refresh, as in Puppet). A refresh its checks hold back
+// (creates satisfied, unless passing, onlyif failing) still happened, as
+// Puppet reports it: Triggered 'refresh' from 1 event, the command not run.
 func (p *provider) Refresh(ctx context.Context) (string, error) {
 	run, err := p.checks(ctx, true)
-	if err != nil || !run {
+	if err != nil {
 		return "", err
+	}
+	if !run {
+		return "not run: its checks hold", nil
 	}
 	if err := p.runCommand(ctx); err != nil {
 		return "", err

@@ -285,14 +285,20 @@ func (p *provider) confirmStopped(ctx context.Context) error {
 }
 
 // Refresh restarts a service that was running before this request and was
-// not started by it (a start invalidates a pending restart, as in Puppet).
+// not started by it. A start invalidates a pending restart, as in Puppet:
+// no refresh then (""). A service not running, or to be stopped, is not
+// restarted, but the refresh happened: Puppet's transaction logs
+// Triggered 'refresh' from 1 event whatever its service's refresh did.
 func (p *provider) Refresh(ctx context.Context) (string, error) {
-	if !p.running || p.started {
-		p.env.Logger().Debug(p.r.Ref() + ": Skipping restart; service is not running")
+	if p.started {
 		return "", nil
 	}
+	if !p.running {
+		p.env.Logger().Debug(p.r.Ref() + ": Skipping restart; service is not running")
+		return "restart skipped: not running", nil
+	}
 	if p.r.Given("ensure") && p.r.String("ensure") == "stopped" {
-		return "", nil
+		return "restart skipped: stopped", nil
 	}
 	cmd, err := p.b.restartCmd()
 	if err != nil {

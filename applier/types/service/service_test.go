@@ -194,7 +194,13 @@ func TestDebianInitScript(t *testing.T) {
 	assert.NoFileExists(t, pidfile)
 	assert.Equal(t, "unchanged", typetest.Summary(e.Apply("service", name, "{ensure: stopped, enable: false}")))
 	res = e.ApplyLine(`{"type":"service","title":"` + name + `","params":"{}","refresh":true}`)
-	assert.Equal(t, "unchanged", typetest.Summary(res), "a stopped service is not restarted")
+	// Not restarted, but the refresh is Puppet's event all the same.
+	assert.Equal(t, "changed", typetest.Summary(res), "a stopped service is not restarted")
+	assert.Equal(t, "refresh: Triggered 'refresh' from 1 event (restart skipped: not running) (success)\n", typetest.Events(res))
+	assert.NoFileExists(t, pidfile, "a stopped service is not restarted")
+	res = e.ApplyLine(`{"type":"service","title":"` + name + `","params":"{ensure: stopped}","refresh":true}`)
+	assert.Equal(t, "refresh: Triggered 'refresh' from 1 event (restart skipped: not running) (success)\n", typetest.Events(res))
+	assert.NoFileExists(t, pidfile, "a service to be stopped is not restarted")
 
 	// A refresh that also starts the service does not restart it after.
 	res = e.ApplyLine(`{"type":"service","title":"` + name + `","params":"{ensure: running}","refresh":true}`)
