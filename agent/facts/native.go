@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/pippet/pippet/agent/facts/native"
 )
@@ -14,8 +17,10 @@ import (
 // lib/facter file in a version whose content digest it lists) are
 // resolved in Go, the others by Facter, only them: an edited, newer or
 // unknown file goes to Ruby as before, and the known ones stay native.
-// Facter evaluates its files first, so that a known fact asking for one
-// of theirs (systemd's asks for service_provider) sees their value.
+// Both go on at once: a known fact waits for Ruby only when it asks
+// (Facter.value) for a fact one of Facter's files may define (systemd's
+// asks for service_provider: an edited stdlib's file defines it), so that
+// it sees Facter's value, as in Facter; the others do not wait.
 
 // gatherCustom resolves the custom facts of o.CustomDirs: core are the
 // core and external facts gathered so far, ext the external ones,
@@ -31,36 +36,51 @@ func gatherCustom(ctx context.Context, o Options, core, ext, overrides Facts) (F
 	if !o.NoNative {
 		known, others = native.Recognise(files, nopts)
 	}
+	if len(known) == 0 {
+		custom, weights, lerrs := loadCustom(ctx, o.CustomDirs, others, false, o.Evaluate, o.Ruby, o.CustomTimeout)
+		return custom, weights, append(dirErrs, lerrs...)
+	}
+	// Facter's files evaluated in the background; what they define is
+	// read only once rubyDone is closed.
 	var custom Facts
 	var weights map[string]int64
-	errs := dirErrs
+	var lerrs []error
+	rubyDone := make(chan struct{})
+	mayDefine := definedBy(others)
 	if len(others) > 0 {
-		var lerrs []error
-		custom, weights, lerrs = loadCustom(ctx, o.CustomDirs, others, len(known) > 0, o.Evaluate, o.Ruby, o.CustomTimeout)
-		errs = append(errs, lerrs...)
-	}
-	if len(known) == 0 {
-		return custom, weights, errs
-	}
-	if custom == nil {
-		custom, weights = Facts{}, map[string]int64{}
+		go func() {
+			defer close(rubyDone)
+			custom, weights, lerrs = loadCustom(ctx, o.CustomDirs, others, true, o.Evaluate, o.Ruby, o.CustomTimeout)
+		}()
+	} else {
+		close(rubyDone)
 	}
 	lookup := func(name string) (any, bool, bool) {
 		if v, ok := overrides[name]; ok {
 			return v, true, true
 		}
-		if v, ok := ext[name]; ok {
-			if w, isCustom := weights[name]; !isCustom || w <= externalFactWeight {
-				return v, true, true
+		if mayDefine(name) {
+			<-rubyDone
+			if v, ok := ext[name]; ok {
+				if w, isCustom := weights[name]; !isCustom || w <= externalFactWeight {
+					return v, true, true
+				}
 			}
-		}
-		if v, ok := custom[name]; ok {
-			return v, false, true
+			if v, ok := custom[name]; ok {
+				return v, false, true
+			}
+		} else if v, ok := ext[name]; ok {
+			return v, true, true
 		}
 		v, ok := core[name]
 		return v, false, ok
 	}
 	values, nerrs := native.Resolve(ctx, known, lookup, nopts)
+	<-rubyDone
+	errs := append(dirErrs, lerrs...)
+	if custom == nil {
+		custom, weights = Facts{}, map[string]int64{}
+	}
 	for name, v := range values {
 		if _, dup := custom[name]; dup {
 			continue
@@ -70,6 +90,46 @@ func gatherCustom(ctx context.Context, o Options, core, ext, overrides Facts) (F
 	}
 	return custom, weights, append(errs, nerrs...)
 }
+
+// definedBy says which facts the Ruby fact files may define, as far as
+// their text tells: the names of their Facter.add calls when each names
+// a fact literally (Facter.add(:name), Facter.add('name')); any fact at
+// all when one does not (a name computed), when a file loads code of its
+// module (require 'facter/util/...', require_relative, load: Ruby's
+// libraries, gems and Puppet's are not such code) or defines facts
+// otherwise, or when it cannot be read.
+func definedBy(files []string) func(name string) bool {
+	anything := func(string) bool { return true }
+	names := map[string]bool{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil || opaqueRuby.Match(b) {
+			return anything
+		}
+		for _, m := range rubyRequire.FindAllSubmatch(b, -1) {
+			if !libraryRequire.Match(m[1]) {
+				return anything
+			}
+		}
+		literal := literalFactAdd.FindAllSubmatch(b, -1)
+		if len(literal) != len(factAdd.FindAllIndex(b, -1)) {
+			return anything
+		}
+		for _, m := range literal {
+			names[strings.ToLower(string(slices.Concat(m[1], m[2], m[3])))] = true
+		}
+	}
+	return func(name string) bool { return names[name] }
+}
+
+var (
+	factAdd        = regexp.MustCompile(`Facter\.add\b`)
+	literalFactAdd = regexp.MustCompile(`Facter\.add\s*\(?\s*(?::([A-Za-z_]\w*)|'([^'\\]*)'|"([^"\\#]*)")\s*[,)\s]`)
+	opaqueRuby     = regexp.MustCompile(`\b(?:require_relative|load|define_fact|eval|instance_eval|class_eval|module_eval)\b`)
+	rubyRequire    = regexp.MustCompile(`\brequire\b\s*\(?\s*(\S*)`)
+	// A library (json, open3, augeas) or Puppet's own code, quoted.
+	libraryRequire = regexp.MustCompile(`^(?:'(?:[\w.-]+|puppet/[\w/.-]+)'|"(?:[\w.-]+|puppet/[\w/.-]+)")\)?$`)
+)
 
 // A DirWarning is about a custom fact directory Gather read all the
 // same, or could not read: a warning, the run goes on.
