@@ -154,6 +154,12 @@ func Gather(ctx context.Context, o Options) (Facts, []error) {
 	g.miscFacts()
 	g.storageFacts()
 
+	// The core facts' names, legacy ones included, as custom facts
+	// named like them are warned about.
+	coreNames := map[string]bool{}
+	for k := range g.f {
+		coreNames[k] = true
+	}
 	if o.HideLegacy {
 		for k := range g.f {
 			if IsLegacy(k) {
@@ -184,7 +190,7 @@ func Gather(ctx context.Context, o Options) (Facts, []error) {
 			overrides[strings.ToLower(n)] = v
 		}
 	}
-	custom, weights, errs := gatherCustom(ctx, o, g.f, ext, overrides)
+	custom, weights, errs := gatherCustom(ctx, o, g.f, ext, overrides, coreNames)
 	g.errs = append(g.errs, errs...)
 	mergeCustom(g.f, custom, weights, ext)
 	for k, v := range overrides {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -24,12 +25,20 @@ import (
 
 // gatherCustom resolves the custom facts of o.CustomDirs: core are the
 // core and external facts gathered so far, ext the external ones,
-// overrides the FACTER_ ones.
-func gatherCustom(ctx context.Context, o Options, core, ext, overrides Facts) (Facts, map[string]int64, []error) {
+// overrides the FACTER_ ones; coreNames are the names of the core facts
+// (a custom fact of one of those names is a warning).
+func gatherCustom(ctx context.Context, o Options, core, ext, overrides Facts, coreNames map[string]bool) (Facts, map[string]int64, []error) {
+	custom, weights, defined, errs := resolveCustom(ctx, o, core, ext, overrides)
+	return custom, weights, append(errs, coreNameWarnings(custom, weights, defined, coreNames)...)
+}
+
+// resolveCustom is gatherCustom but for the warnings about core fact
+// names; defined says which file defined each fact, when known.
+func resolveCustom(ctx context.Context, o Options, core, ext, overrides Facts) (Facts, map[string]int64, map[string]string, []error) {
 	dirErrs := checkDirs(o.CustomDirs)
 	files := customFiles(o.CustomDirs)
 	if len(files) == 0 {
-		return nil, nil, dirErrs
+		return nil, nil, nil, dirErrs
 	}
 	nopts := native.Options{DefaultProvider: o.DefaultProvider, Puppet: o.Puppet, CommandTimeout: o.CommandTimeout, Path: envPath(o.Env)}
 	known, others := map[string]*native.File{}, files
@@ -37,20 +46,21 @@ func gatherCustom(ctx context.Context, o Options, core, ext, overrides Facts) (F
 		known, others = native.Recognise(files, nopts)
 	}
 	if len(known) == 0 {
-		custom, weights, lerrs := loadCustom(ctx, o.CustomDirs, others, false, o.Evaluate, o.Ruby, o.CustomTimeout)
-		return custom, weights, append(dirErrs, lerrs...)
+		custom, weights, defined, lerrs := loadCustom(ctx, o.CustomDirs, others, false, o.Evaluate, o.Ruby, o.CustomTimeout)
+		return custom, weights, defined, append(dirErrs, lerrs...)
 	}
 	// Facter's files evaluated in the background; what they define is
 	// read only once rubyDone is closed.
 	var custom Facts
 	var weights map[string]int64
+	var defined map[string]string
 	var lerrs []error
 	rubyDone := make(chan struct{})
 	mayDefine := definedBy(others)
 	if len(others) > 0 {
 		go func() {
 			defer close(rubyDone)
-			custom, weights, lerrs = loadCustom(ctx, o.CustomDirs, others, true, o.Evaluate, o.Ruby, o.CustomTimeout)
+			custom, weights, defined, lerrs = loadCustom(ctx, o.CustomDirs, others, true, o.Evaluate, o.Ruby, o.CustomTimeout)
 		}()
 	} else {
 		close(rubyDone)
@@ -79,7 +89,7 @@ func gatherCustom(ctx context.Context, o Options, core, ext, overrides Facts) (F
 	<-rubyDone
 	errs := append(dirErrs, lerrs...)
 	if custom == nil {
-		custom, weights = Facts{}, map[string]int64{}
+		custom, weights, defined = Facts{}, map[string]int64{}, map[string]string{}
 	}
 	for name, v := range values {
 		if _, dup := custom[name]; dup {
@@ -87,8 +97,50 @@ func gatherCustom(ctx context.Context, o Options, core, ext, overrides Facts) (F
 		}
 		custom[name] = v.V
 		weights[name] = v.Weight
+		defined[name] = v.File
 	}
-	return custom, weights, append(errs, nerrs...)
+	return custom, weights, defined, append(errs, nerrs...)
+}
+
+// A CoreNameWarning is about a custom fact named like a core fact (a
+// module defining os or kernel): Facter takes its value only when its
+// resolution has weight, and says nothing; Gather does the same, with
+// this warning.
+type CoreNameWarning struct {
+	Fact, File string
+	Weight     int64
+}
+
+func (w *CoreNameWarning) Error() string {
+	file := w.File
+	if file == "" {
+		file = "file unknown"
+	}
+	if w.Weight <= 0 {
+		return fmt.Sprintf("custom fact %s (%s) is named like a core fact; its resolution has no weight, so the core value is kept, as Facter keeps it", w.Fact, file)
+	}
+	return fmt.Sprintf("custom fact %s (%s) is named like a core fact; its resolution has weight %d, so its value replaces the core fact's, as in Facter", w.Fact, file, w.Weight)
+}
+
+// IsWarning says whether err, one of Gather's errors, is a warning about
+// the custom fact directories or names (the facts are gathered all the
+// same, as Facter would): a *DirWarning or a *CoreNameWarning.
+func IsWarning(err error) bool {
+	var dw *DirWarning
+	var cw *CoreNameWarning
+	return errors.As(err, &dw) || errors.As(err, &cw)
+}
+
+// coreNameWarnings are the warnings about the custom facts named like
+// core facts, in the order of their names.
+func coreNameWarnings(custom Facts, weights map[string]int64, defined map[string]string, coreNames map[string]bool) []error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(custom)) {
+		if coreNames[name] {
+			errs = append(errs, &CoreNameWarning{Fact: name, File: defined[name], Weight: weights[name]})
+		}
+	}
+	return errs
 }
 
 // definedBy says which facts the Ruby fact files may define, as far as

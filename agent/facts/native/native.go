@@ -33,6 +33,8 @@ const DefaultMaxOutput = 4 << 20
 type Value struct {
 	V      any
 	Weight int64
+	// File is the fact file that defined it (Resolve sets it).
+	File string
 }
 
 // A File is one fact file pippet knows: a module's lib/facter file, in
@@ -212,6 +214,7 @@ func Resolve(ctx context.Context, known map[string]*File, lookup Lookup, o Optio
 				continue
 			}
 			if _, dup := all[n]; !dup {
+				v.File = fr.path
 				all[n] = v
 			}
 		}
