@@ -53,20 +53,50 @@ type File struct {
 	NeedsProviders bool
 	// resolve sets the file's facts into out.
 	resolve func(r *Run, out map[string]Value)
+	// Forge are the versions of the file the module's Forge releases
+	// have (Digests are Debian's), checked against Facter as Debian's.
+	Forge []Release
+}
+
+// A Release is a version of a known file as a module's recent Forge
+// releases have it.
+type Release struct {
+	// Module and Version name the Forge release the comparison tests
+	// install (puppetlabs-apt, 11.3.2); Releases says which releases
+	// ship the same content (10.0.1 to 11.3.2).
+	Module, Version, Releases string
+	// Digest is the file's sha256 digest (hex).
+	Digest string
+	// resolve resolves this version, when its code differs from
+	// Debian's; nil: the file's resolve.
+	resolve func(r *Run, out map[string]Value)
 }
 
 // Files are the known fact files, one entry per file of a module.
 var Files []*File
 
-var byDigest = map[string]*File{}
+// byDigest is what a digest resolves: f, with resolve when it is not
+// f's own (a Forge release's code).
+var byDigest = map[string]version{}
+
+type version struct {
+	f       *File
+	resolve func(r *Run, out map[string]Value)
+}
 
 // register adds f to the known files.
 func register(f *File) {
-	for _, d := range f.Digests {
+	add := func(d string, resolve func(r *Run, out map[string]Value)) {
 		if g, dup := byDigest[d]; dup {
-			panic(fmt.Sprintf("native facts: %s/%s and %s/%s share a digest", f.Module, f.Name, g.Module, g.Name))
+			panic(fmt.Sprintf("native facts: %s/%s and %s/%s share a digest", f.Module, f.Name, g.f.Module, g.f.Name))
 		}
-		byDigest[d] = f
+		byDigest[d] = version{f, resolve}
+	}
+	for _, d := range f.Digests {
+		add(d, nil)
+	}
+	for _, r := range f.Forge {
+		add(r.Digest, r.resolve)
 	}
 	Files = append(Files, f)
 	sort.Slice(Files, func(i, j int) bool {
@@ -111,10 +141,17 @@ func Recognise(files []string, o Options) (known map[string]*File, others []stri
 			others = append(others, p)
 			continue
 		}
-		f := byDigest[Digest(b)]
-		if f == nil || filepath.Base(p) != f.Name || (f.NeedsProviders && o.DefaultProvider == nil) || !hasSettings(f, o) {
+		v, ok := byDigest[Digest(b)]
+		f := v.f
+		if !ok || filepath.Base(p) != f.Name || (f.NeedsProviders && o.DefaultProvider == nil) || !hasSettings(f, o) {
 			others = append(others, p)
 			continue
+		}
+		if v.resolve != nil {
+			// A Forge release's code.
+			g := *f
+			g.resolve = v.resolve
+			f = &g
 		}
 		known[p] = f
 	}
@@ -244,6 +281,18 @@ func (r *Run) Value(name string) any {
 	}
 	if ok {
 		return v
+	}
+	// Facter 4's dotted query: os.family is the fact os's family.
+	if top, rest, dotted := strings.Cut(name, "."); dotted {
+		cur := r.Value(top)
+		for _, k := range strings.Split(rest, ".") {
+			m, isMap := cur.(map[string]any)
+			if !isMap {
+				return nil
+			}
+			cur = m[k]
+		}
+		return cur
 	}
 	return nil
 }
