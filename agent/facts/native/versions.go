@@ -95,6 +95,11 @@ func init() {
 		}})
 	register(&File{Module: "haproxy", Name: "haproxy_version.rb", Facts: []string{"haproxy_version"},
 		Digests: []string{"22b2896015c658381e7534570e2464c3232200b57dfd72338b2d49f9435201e1"}, // Debian 2.1.0-5
+		// Facter::Core::Execution's which and execute for
+		// Facter::Util::Resolution's: the same lookup, the same command
+		// (neither looks at the exit status).
+		Forge: []Release{{Module: "puppetlabs-haproxy", Version: "8.2.0", Releases: "6.5.0 to 8.2.0",
+			Digest: "7fe199c3dd3360016ead20f0efb1ad0eff6e48f9dc709b08134fc91b9f999b43"}},
 		resolve: func(r *Run, out map[string]Value) {
 			if r.Which("haproxy") == "" {
 				return
