@@ -109,6 +109,7 @@ var fakePrograms = map[string]string{
 	"rabbitmqctl":   "Status of node rabbit@web1 ...\nRuntime\n\nOS PID: 1234\n",
 	"rabbitmqadmin": "rabbitmqadmin 3.10.8\n",
 	"redis-server":  "Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0 bits=64 build=c4a1e5b5e9e5c0d4\n",
+	"ssh":           "OpenSSH_9.6p1 Ubuntu-3ubuntu13.5, OpenSSL 3.0.13 30 Jan 2024\n",
 	"sshd":          "unknown option -- V\nOpenSSH_8.9p1 Ubuntu-3ubuntu0.6, OpenSSL 3.0.2 15 Mar 2022\nusage: sshd [-46DdeiqTt] [-C connection_spec]\n",
 }
 

@@ -2,6 +2,7 @@ package native
 
 import (
 	"errors"
+	"math/big"
 	"regexp"
 	"strings"
 	"syscall"
@@ -164,10 +165,14 @@ func init() {
 		}})
 	register(&File{Module: "firewall", Name: "iptables_version.rb", Facts: []string{"iptables_version"},
 		Digests: []string{"58d4bc9cb7c21d318824c0b9f162ae3b807e6122c2d1e0754307619016bc307d"}, // Debian 3.4.0-1
-		resolve: iptablesVersion("iptables_version", "iptables --version")})
+		resolve: iptablesVersion("iptables_version", "iptables --version"),
+		Forge: []Release{{Module: "puppetlabs-firewall", Version: "8.5.0", Releases: "4.0.1 to 8.5.0",
+			Digest: "d27d5347f60fa7b63134044cd7fd4cd6d4a983d8e7d8080791f1c83f585a80ad", resolve: iptablesVersion4("iptables")}}})
 	register(&File{Module: "firewall", Name: "ip6tables_version.rb", Facts: []string{"ip6tables_version"},
 		Digests: []string{"5733b5b89974a9aa4c3341c3f67d3c2a5faff5e4c9379c094401dc53012ce2bd"}, // Debian 3.4.0-1
-		resolve: iptablesVersion("ip6tables_version", "ip6tables --version")})
+		resolve: iptablesVersion("ip6tables_version", "ip6tables --version"),
+		Forge: []Release{{Module: "puppetlabs-firewall", Version: "8.5.0", Releases: "4.0.1 to 8.5.0",
+			Digest: "02336b41a675f30ecab7fe4d02484bdfc13f81a9b2f9f29f3f0b8fe8fbf88b07", resolve: iptablesVersion4("ip6tables")}}})
 	register(&File{Module: "firewall", Name: "iptables_persistent_version.rb", Facts: []string{"iptables_persistent_version"},
 		Digests: []string{"6742f64b5d2a61fc1d2bc629b6c38dac61059e51dba9f3e8c7611e4b9b4b1e3f"}, // Debian 3.4.0-1
 		resolve: func(r *Run, out map[string]Value) {
@@ -189,7 +194,24 @@ func init() {
 			if err == nil && twoNumbers.MatchString(v) {
 				out["iptables_persistent_version"] = Value{V: v, Weight: 1}
 			}
-		}})
+		},
+		// Confined on os.name; netfilter-persistent's version whatever
+		// the release.
+		Forge: []Release{{Module: "puppetlabs-firewall", Version: "8.5.0", Releases: "8.1.4 to 8.5.0",
+			Digest: "29110a98cbea63543c5f76dddc66423f621bad53694bde8bb3ca66fc5533bddf",
+			resolve: func(r *Run, out map[string]Value) {
+				if !r.confine("os.name", "Debian", "Ubuntu") {
+					return
+				}
+				v, err := r.Exec("dpkg-query -Wf '${Version}' netfilter-persistent 2>/dev/null")
+				if err != nil && !errors.Is(err, ErrNotFound) {
+					r.Fail(r.file("iptables_persistent_version"), "iptables_persistent_version", err)
+					return
+				}
+				if err == nil && twoNumbers.MatchString(v) {
+					out["iptables_persistent_version"] = Value{V: v, Weight: 1}
+				}
+			}}}})
 	register(&File{Module: "mysql", Name: "mysql_version.rb", Facts: []string{"mysql_version"},
 		Digests: []string{"dbbdcbd11788275c9ff9f0b1bce2e80ecaf6e580c5645be67d3b831bc6636cd4"}, // Debian 8.1.0-7
 		resolve: func(r *Run, out map[string]Value) {
@@ -203,7 +225,30 @@ func init() {
 			default:
 				r.Fail(r.file("mysql_version"), "mysql_version", errors.New("mysql --version: no version in "+v))
 			}
-		}})
+		},
+		// mysql, else mariadb, when installed.
+		Forge: []Release{{Module: "puppetlabs-mysql", Version: "16.3.0", Releases: "16.3.0",
+			Digest: "151b226b1a5c92e985ce5e262441e65e23e9cb66d7ddd49033eeabe0f9c62649",
+			resolve: func(r *Run, out map[string]Value) {
+				var c string
+				switch {
+				case r.Which("mysql") != "":
+					c = "mysql --version"
+				case r.Which("mariadb") != "":
+					c = "mariadb --version"
+				default:
+					return
+				}
+				v, err := r.Exec(c)
+				if err == nil && !threeNumbers.MatchString(v) {
+					err = errors.New(c + ": no version in " + v)
+				}
+				if err != nil {
+					r.Fail(r.file("mysql_version"), "mysql_version", err)
+					return
+				}
+				out["mysql_version"] = Value{V: threeNumbers.FindString(v)}
+			}}}})
 	register(&File{Module: "mysql", Name: "mysqld_version.rb", Facts: []string{"mysqld_version"},
 		Digests: []string{"5b2cebcf10319ce69159ea71c0d6081a75608d1817118564c35f96da653d03ae"}, // Debian 8.1.0-7
 		resolve: func(r *Run, out map[string]Value) {
@@ -213,7 +258,27 @@ func init() {
 			} else if !errors.Is(err, ErrNotFound) {
 				r.Fail(r.file("mysqld_version"), "mysqld_version", err)
 			}
-		}})
+		},
+		// mysqld (in PATH, or /usr/libexec), else mariadbd, when installed.
+		Forge: []Release{{Module: "puppetlabs-mysql", Version: "16.3.0", Releases: "16.3.0",
+			Digest: "8db534ed1f90f86beb23c396024999ef70c35b8f83dd7903dceeb83a9d3695b7",
+			resolve: func(r *Run, out map[string]Value) {
+				var c string
+				switch {
+				case r.Which("mysqld") != "" || r.Which("/usr/libexec/mysqld") != "":
+					c = "env PATH=$PATH:/usr/libexec mysqld --no-defaults -V 2>/dev/null"
+				case r.Which("mariadbd") != "":
+					c = "mariadbd --no-defaults -V 2>/dev/null"
+				default:
+					return
+				}
+				v, err := r.Exec(c)
+				if err != nil {
+					r.Fail(r.file("mysqld_version"), "mysqld_version", err)
+					return
+				}
+				out["mysqld_version"] = Value{V: v}
+			}}}})
 	register(&File{Module: "mysql", Name: "mysql_server_id.rb", Facts: []string{"mysql_server_id"},
 		Digests: []string{"8f8b24c4e09d100e6e599f588067412a31c8941a9866737e06f74e032512f5e3"}, // Debian 8.1.0-7
 		resolve: func(r *Run, out map[string]Value) {
@@ -230,7 +295,22 @@ func init() {
 				id = id<<6 + rubyHex(p)
 			}
 			out["mysql_server_id"] = Value{V: id}
-		}})
+		},
+		// The whole MAC address as a number, modulo 4294967294, plus 1.
+		Forge: []Release{{Module: "puppetlabs-mysql", Version: "16.3.0", Releases: "14.0.0 to 16.3.0",
+			Digest: "340366620d349cdf248b789c7f6f85710b081b2d2a1d197d1f00b9ae69960e7b",
+			resolve: func(r *Run, out map[string]Value) {
+				mac, ok := r.Value("macaddress").(string)
+				if !ok {
+					return // Ruby's rescue: nil
+				}
+				n, ok := new(big.Int).SetString(rubyHexDigits(strings.ReplaceAll(mac, ":", "")), 16)
+				if !ok {
+					n = new(big.Int)
+				}
+				id := n.Mod(n, big.NewInt(4_294_967_295-1)).Int64() + 1
+				out["mysql_server_id"] = Value{V: id}
+			}}}})
 	register(&File{Module: "rabbitmq", Name: "erl_ssl_path.rb", Facts: []string{"erl_ssl_path"},
 		Digests: []string{"14e54ab63714309c853a64bce3eb927793a69667ec905e0c2cb25ce9f0436bf8"}, // Debian 8.5.0-7
 		resolve: func(r *Run, out map[string]Value) {
@@ -279,6 +359,8 @@ func init() {
 		}})
 	register(&File{Module: "redis", Name: "redis_server_version.rb", Facts: []string{"redis_server_version"},
 		Digests: []string{"b7eadf355e9fd2b0890c7526333e2d32eb5cd03e409d8666b62dffa09b541ceb"}, // Debian 3.2.0-3
+		Forge: []Release{{Module: "puppet-redis", Version: "13.0.0", Releases: "12.1.0 to 13.0.0",
+			Digest: "ac8d8674da455f0b1501fe8203547bd1f794ea1f252bc2bc3f673762eba26c76", resolve: redisVersion12}},
 		resolve: func(r *Run, out map[string]Value) {
 			if r.Which("redis-server") == "" {
 				return
@@ -343,6 +425,85 @@ func init() {
 			}
 			r.Fail(r.file("filebeat_version"), "filebeat_version", err)
 		}})
+}
+
+// iptablesVersion4 is puppetlabs-firewall's (ip6)iptables_version from
+// 4.0.1: confined on the program's presence too (weight 2), "" when its
+// --version has no X.Y.Z, absent when it cannot be run.
+func iptablesVersion4(program string) func(r *Run, out map[string]Value) {
+	fact := program + "_version"
+	return func(r *Run, out map[string]Value) {
+		if !r.confine("kernel", "Linux") || r.Which(program) == "" {
+			return
+		}
+		v, err := r.Exec(program + " --version")
+		if err != nil {
+			if !errors.Is(err, ErrNotFound) {
+				r.Fail(r.file(fact), fact, err)
+			}
+			return
+		}
+		out[fact] = Value{V: threeNumbers.FindString(v), Weight: 2}
+	}
+}
+
+// redisVersion12 is puppet-redis' redis_server_version from 12.1.0: the
+// version in redis-server -v's "Redis server v=X.Y.Z ..." (or "version
+// X.Y.Z ..."), else valkey-server -v's "Valkey server ..."; absent when
+// neither is installed or the line is not there.
+func redisVersion12(r *Run, out map[string]Value) {
+	for _, s := range []struct {
+		program string
+		re      *regexp.Regexp
+	}{{"redis-server", redisServer}, {"valkey-server", valkeyServer}} {
+		if r.Which(s.program) == "" {
+			continue
+		}
+		text, err := r.Exec(s.program + " -v")
+		if err != nil {
+			r.Fail(r.file("redis_server_version"), "redis_server_version", err)
+			return
+		}
+		if m := s.re.FindStringSubmatch(text); m != nil {
+			out["redis_server_version"] = Value{V: m[1]}
+		}
+		return
+	}
+}
+
+var (
+	redisServer  = regexp.MustCompile(`Redis server (?:version|v=)([\w.]+).+`)
+	valkeyServer = regexp.MustCompile(`Valkey server (?:version|v=)([\w.]+).+`)
+)
+
+// rubyHexDigits is what Ruby's to_i(16) reads of s: an optional sign and
+// 0x, then hexadecimal digits (underscores between them ignored), up to
+// the first other character; "0" when there are none.
+func rubyHexDigits(s string) string {
+	s = strings.TrimLeft(s, " \t\n\v\f\r")
+	sign := ""
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		if s[0] == '-' {
+			sign = "-"
+		}
+		s = s[1:]
+	}
+	if len(s) > 2 && (s[:2] == "0x" || s[:2] == "0X") {
+		s = s[2:]
+	}
+	isHex := func(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if isHex(s[i]) {
+			b.WriteByte(s[i])
+		} else if !(s[i] == '_' && i > 0 && isHex(s[i-1]) && i+1 < len(s) && isHex(s[i+1])) {
+			break
+		}
+	}
+	if b.Len() == 0 {
+		return "0"
+	}
+	return sign + b.String()
 }
 
 func iptablesVersion(fact, command string) func(r *Run, out map[string]Value) {
