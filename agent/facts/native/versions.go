@@ -54,6 +54,13 @@ var (
 	rabbitNode    = regexp.MustCompile(`(?m)^Status of node '?([\w\.\-]+@[\w\.\-]+)'?`)
 	rabbitVersion = regexp.MustCompile(`(?m)^rabbitmqadmin ([\w\.]+)`)
 	erlQuotes     = regexp.MustCompile(`\A"|"\z`)
+	// From puppet-rabbitmq 12.0.0: rabbitmq_clustername, the name in
+	// rabbitmqctl -q cluster_status's {cluster_name,<<"NAME">>} (or
+	// "Cluster name: NAME" line); rabbitmq_plugins_dirs, the directories
+	// of rabbit's plugins_dir, as rabbitmqctl eval prints it ({ok,"DIRS"}).
+	rabbitClusterTerm = regexp.MustCompile(`\{cluster_name,<<"(\S+)">>\}`)
+	rabbitClusterName = regexp.MustCompile(`(?m)^Cluster name: (\S+)$`)
+	rabbitPluginsDir  = regexp.MustCompile(`(?m)^\{ok,"(/.+/\w+)`)
 )
 
 // redis_server_version (arioch-redis): redis-server -v's "Redis server
@@ -311,8 +318,13 @@ func init() {
 				id := n.Mod(n, big.NewInt(4_294_967_295-1)).Int64() + 1
 				out["mysql_server_id"] = Value{V: id}
 			}}}})
+	rabbitmq15 := func(digest, releases string, resolve func(r *Run, out map[string]Value)) []Release {
+		return []Release{{Module: "puppet-rabbitmq", Version: "15.0.0", Releases: releases, Digest: digest, resolve: resolve}}
+	}
 	register(&File{Module: "rabbitmq", Name: "erl_ssl_path.rb", Facts: []string{"erl_ssl_path"},
 		Digests: []string{"14e54ab63714309c853a64bce3eb927793a69667ec905e0c2cb25ce9f0436bf8"}, // Debian 8.5.0-7
+		// The same code (comments, a blank line).
+		Forge: rabbitmq15("bdccb8e55860147872bc85d77006a3fb22b4c4fe65d09e5a7f120cab9c69630d", "12.0.0 to 15.0.0", nil),
 		resolve: func(r *Run, out map[string]Value) {
 			if r.Which("erl") == "" {
 				return
@@ -328,6 +340,22 @@ func init() {
 		}})
 	register(&File{Module: "rabbitmq", Name: "rabbitmq_nodename.rb", Facts: []string{"rabbitmq_nodename"},
 		Digests: []string{"84823ba9b746dd8f9de2dd5e90d69562ce2f96d3a0cb963bc9e25bd28ea1e190"}, // Debian 8.5.0-7
+		// Without a node name in the output, absent without an error
+		// (the module rescues it).
+		Forge: rabbitmq15("5e2985f48c8a996a69705a44f92128bde4e4efd8c9e68cd68556f0ecb436bd06", "13.3.0 to 15.0.0",
+			func(r *Run, out map[string]Value) {
+				if r.Which("rabbitmqctl") == "" {
+					return
+				}
+				text, err := r.Exec("rabbitmqctl status 2>&1")
+				if err != nil {
+					r.Fail(r.file("rabbitmq_nodename"), "rabbitmq_nodename", err)
+					return
+				}
+				if m := rabbitNode.FindStringSubmatch(text); m != nil {
+					out["rabbitmq_nodename"] = Value{V: m[1]}
+				}
+			}),
 		resolve: func(r *Run, out map[string]Value) {
 			if r.Which("rabbitmqctl") == "" {
 				return
@@ -344,6 +372,8 @@ func init() {
 		}})
 	register(&File{Module: "rabbitmq", Name: "rabbitmq_version.rb", Facts: []string{"rabbitmq_version"},
 		Digests: []string{"c636aee596aad96de06903350b1a6278dac9bd04281b8804db1f9333d7dde710"}, // Debian 8.5.0-7
+		// The same code ([\w.] for [\w\.]).
+		Forge: rabbitmq15("6c033cb337dc17317d0d6d1c34ef911a7c68bce21cc2ed78a137dcc9ebcb6a97", "12.0.0 to 15.0.0", nil),
 		resolve: func(r *Run, out map[string]Value) {
 			if r.Which("rabbitmqadmin") == "" {
 				return
@@ -357,6 +387,47 @@ func init() {
 				out["rabbitmq_version"] = Value{V: m[1]}
 			}
 		}})
+	// Files Debian's rabbitmq module does not have.
+	register(&File{Module: "rabbitmq", Name: "rabbitmq_clustername.rb", Facts: []string{"rabbitmq_clustername"},
+		Forge: rabbitmq15("d9755a891eb4bd49fc25776966d47eff63dd25e07ee1e7af19a210f3eb8baf3d", "12.0.0 to 15.0.0",
+			func(r *Run, out map[string]Value) {
+				if r.Which("rabbitmqctl") == "" {
+					return
+				}
+				text, err := r.Exec("rabbitmqctl -q cluster_status 2>&1")
+				if err != nil {
+					r.Fail(r.file("rabbitmq_clustername"), "rabbitmq_clustername", err)
+					return
+				}
+				for _, re := range []*regexp.Regexp{rabbitClusterTerm, rabbitClusterName} {
+					if m := re.FindStringSubmatch(text); m != nil {
+						out["rabbitmq_clustername"] = Value{V: m[1]}
+						return
+					}
+				}
+			})})
+	register(&File{Module: "rabbitmq", Name: "rabbitmq_plugins_dirs.rb", Facts: []string{"rabbitmq_plugins_dirs"},
+		Forge: rabbitmq15("e0d96aa0bab52eab08d1d1e541579c8ad4ff509afc445061086e2cc24c94df69", "12.0.0 to 15.0.0",
+			func(r *Run, out map[string]Value) {
+				if r.Which("rabbitmqctl") == "" {
+					return
+				}
+				text, err := r.Exec("rabbitmqctl eval 'application:get_env(rabbit, plugins_dir).'")
+				if err != nil {
+					r.Fail(r.file("rabbitmq_plugins_dirs"), "rabbitmq_plugins_dirs", err)
+					return
+				}
+				if m := rabbitPluginsDir.FindStringSubmatch(text); m != nil {
+					var dirs []any
+					for _, d := range rubySplit(m[1], ":") {
+						dirs = append(dirs, d)
+					}
+					if dirs == nil {
+						dirs = []any{}
+					}
+					out["rabbitmq_plugins_dirs"] = Value{V: dirs}
+				}
+			})})
 	register(&File{Module: "redis", Name: "redis_server_version.rb", Facts: []string{"redis_server_version"},
 		Digests: []string{"b7eadf355e9fd2b0890c7526333e2d32eb5cd03e409d8666b62dffa09b541ceb"}, // Debian 3.2.0-3
 		Forge: []Release{{Module: "puppet-redis", Version: "13.0.0", Releases: "12.1.0 to 13.0.0",
