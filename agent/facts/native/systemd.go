@@ -22,7 +22,9 @@ func init() {
 		},
 		// The same code (a frozen_string_literal comment, a comma).
 		Forge: []Release{
-			{Module: "puppet-systemd", Version: "9.4.0", Releases: "3.5.2 to 9.4.0",
+			{Module: "puppet-systemd", Version: "3.5.1", Releases: "3.1.0 to 3.5.1",
+				Digest: "44ff1550b84c7c139cb622b65784f63341bdce656ebd006c21dbb1d9dd3704cc"},
+			{Module: "puppet-systemd", Version: "9.4.0", Releases: "3.5.2 to 9.4.0 but 4.0.0",
 				Digest: "d96ea2304307c354a7465b32fd5354aef4dab01dc4a38201ad17a1549e50b8ce"},
 			{Module: "puppet-systemd", Version: "10.0.0", Releases: "10.0.0",
 				Digest: "4c05a0927192bc6253dca60480a50edab924c897f05ccfc9d1e8d8f4c05a0c1f"},
