@@ -65,6 +65,15 @@ func resolveCustom(ctx context.Context, o Options, core, ext, overrides Facts) (
 	} else {
 		close(rubyDone)
 	}
+	nopts.Order = files
+	nopts.Rival = func(name string) (native.Rival, bool) {
+		if !mayDefine(name) {
+			return native.Rival{}, false
+		}
+		<-rubyDone
+		v, ok := custom[name]
+		return native.Rival{V: v, Weight: weights[name], File: defined[name]}, ok
+	}
 	lookup := func(name string) (any, bool, bool) {
 		if v, ok := overrides[name]; ok {
 			return v, true, true
@@ -92,7 +101,7 @@ func resolveCustom(ctx context.Context, o Options, core, ext, overrides Facts) (
 		custom, weights, defined = Facts{}, map[string]int64{}, map[string]string{}
 	}
 	for name, v := range values {
-		if _, dup := custom[name]; dup {
+		if cv, dup := custom[name]; dup && (native.Rival{V: cv, Weight: weights[name], File: defined[name]}).Wins(v, files) {
 			continue
 		}
 		custom[name] = v.V

@@ -83,3 +83,40 @@ esac
 	assert.Greater(t, slices.Index(order, "systemctl--version"), slices.Index(order, "slow-end"), "systemd's facts waited for service_provider")
 	assert.GreaterOrEqual(t, at["systemctl--version"], at["slow-end"])
 }
+
+// A fact defined both by a known file and by a file Facter evaluates:
+// the resolution of the greater weight wins, as in Facter (one Facter
+// holds both resolutions of the fact), the earlier file on a tie, and
+// the known file's other facts that ask for it see the winner; the
+// values are facter -p's.
+func TestNativeAndRubyResolutionsOfOneFact(t *testing.T) {
+	needFacter(t)
+	dir := t.TempDir()
+	debianFactFile(t, dir, "apt", "apt_reboot_required.rb") // weight 1 (its confine)
+	debianFactFile(t, dir, "apt", "apt_sources.rb")         // weight 1
+	debianFactFile(t, dir, "stdlib", "pe_version.rb")       // is_pe: weight 0
+	// No weight: apt's resolution wins.
+	writeFile(t, dir, "site_a.rb", "Facter.add(:apt_reboot_required) { setcode { 'site' } }\n", 0o644)
+	// More weight: the site's wins.
+	writeFile(t, dir, "site_b.rb", "Facter.add(:apt_sources) do\n  has_weight 5\n  setcode { ['site'] }\nend\n", 0o644)
+	// The same weight (0), the site's file after stdlib's: stdlib's wins;
+	// before it, the site's.
+	writeFile(t, dir, "site_c.rb", "Facter.add(:is_pe) { setcode { 'site' } }\n", 0o644)
+	writeFile(t, dir, "a_site.rb", "Facter.add(:pe_version) { setcode { 'site' } }\n", 0o644)
+	// A fact the known file's other facts ask for (systemd's are
+	// confined on systemd): Facter's answer is the site's.
+	debianFactFile(t, dir, "systemd", "systemd.rb")
+	writeFile(t, dir, "site_d.rb", "Facter.add(:systemd) do\n  has_weight 10\n  setcode { true }\nend\n", 0o644)
+	names := []string{"apt_reboot_required", "apt_sources", "is_pe", "pe_version", "systemd", "systemd_version", "systemd_internal_services"}
+	want := facterP(t, dir, nil)
+	o := nativeOptions(t, dir)
+	o.Ruby = ""
+	got, errs := facts.Gather(context.Background(), o)
+	assert.Empty(t, errs)
+	for _, n := range names {
+		assert.Equal(t, encodeFact(t, want[n]), encodeFact(t, got[n]), n)
+	}
+	assert.Equal(t, true, got["systemd"])
+	_, ok := got["systemd_version"]
+	assert.True(t, ok, "systemd_version resolved natively, as Facter's systemd is true")
+}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -127,6 +128,39 @@ type Options struct {
 	// Path is the PATH commands are looked up in (Facter adds /sbin and
 	// /usr/sbin); "": the process's.
 	Path string
+	// Rival, when not nil, says whether a file Facter evaluates also
+	// resolves a fact a known file defines, and how (it may wait for
+	// Facter); Order are the custom fact files in Facter's load order.
+	// Facter.value of such a fact is the resolution that wins (Wins).
+	Rival func(name string) (Rival, bool)
+	Order []string
+}
+
+// A Rival is a fact's resolution by a file Facter evaluates, when a known
+// file defines the fact too: one Facter would hold both resolutions.
+type Rival struct {
+	V      any
+	Weight int64
+	// File is the file that defined the fact ("": unknown).
+	File string
+}
+
+// Wins says whether the rival's value is the fact's, against v, the
+// known file's resolution (nil: none), as Facter chooses among a fact's
+// resolutions: the greater weight, the one loaded first on a tie (order
+// is the load order; a rival of unknown file wins), the other when one
+// is nil.
+func (rv Rival) Wins(v Value, order []string) bool {
+	switch {
+	case rv.V == nil:
+		return false
+	case v.V == nil || rv.Weight > v.Weight:
+		return true
+	case rv.Weight < v.Weight:
+		return false
+	}
+	ri, vi := slices.Index(order, rv.File), slices.Index(order, v.File)
+	return ri < 0 || vi < 0 || ri < vi
 }
 
 // Recognise splits files (paths of custom fact files) into those pippet
@@ -277,7 +311,13 @@ func (r *Run) Value(name string) any {
 	}
 	if fr := r.byFact[name]; fr != nil {
 		r.resolveFile(fr)
-		return fr.out[name].V
+		v := fr.out[name]
+		if r.o.Rival != nil {
+			if rv, ok := r.o.Rival(name); ok && rv.Wins(Value{V: v.V, Weight: v.Weight, File: fr.path}, r.o.Order) {
+				return rv.V
+			}
+		}
+		return v.V
 	}
 	if ok {
 		return v
@@ -295,6 +335,21 @@ func (r *Run) Value(name string) any {
 		return cur
 	}
 	return nil
+}
+
+// own is Facter.value(fact) for a fact of the file being resolved whose
+// own resolution is v: v's value, unless a file Facter evaluates resolves
+// the fact too and wins (Rival.Wins).
+func (r *Run) own(fact string, v Value) any {
+	if r.o.Rival != nil {
+		if fr := r.byFact[fact]; fr != nil {
+			v.File = fr.path
+		}
+		if rv, ok := r.o.Rival(fact); ok && rv.Wins(v, r.o.Order) {
+			return rv.V
+		}
+	}
+	return v.V
 }
 
 // Setting is a Puppet setting, as Options.Puppet has it.

@@ -50,21 +50,35 @@ var (
 func sshVersion(prefix string) func(r *Run, out map[string]Value) {
 	return func(r *Run, out map[string]Value) {
 		f := r.file(prefix + "_full")
+		var full any
 		text, err := r.Exec("sshd -V 2>&1")
 		if err == nil {
 			err = errors.New("sshd -V printed no OpenSSH_ line")
 			for _, line := range rubyLines(text) {
 				if sshLine.MatchString(line) {
-					full := sshFull.ReplaceAllString(strings.TrimRight(line, " \t\n\v\f\r\x00"), "${1}")
+					full, err = sshFull.ReplaceAllString(strings.TrimRight(line, " \t\n\v\f\r\x00"), "${1}"), nil
 					out[prefix+"_full"] = Value{V: full}
-					out[prefix+"_major"] = Value{V: sshMajor.ReplaceAllString(full, "${1}")}
-					out[prefix+"_release"] = Value{V: sshRelease.ReplaceAllString(full, "${1}")}
-					return
+					break
 				}
 			}
 		}
-		for _, s := range []string{"_full", "_major", "_release"} {
-			r.Fail(f, prefix+s, err)
+		if err != nil {
+			r.Fail(f, prefix+"_full", err)
+		}
+		// _major and _release ask Facter for _full.
+		version, ok := r.own(prefix+"_full", Value{V: full}).(string)
+		if !ok && err == nil {
+			err = errors.New(prefix + "_full is not a string")
+		}
+		for _, k := range []struct {
+			suffix string
+			re     *regexp.Regexp
+		}{{"_major", sshMajor}, {"_release", sshRelease}} {
+			if ok {
+				out[prefix+k.suffix] = Value{V: k.re.ReplaceAllString(version, "${1}")}
+			} else {
+				r.Fail(f, prefix+k.suffix, err)
+			}
 		}
 	}
 }
@@ -129,11 +143,16 @@ func sshServerVersion11(r *Run, out map[string]Value) {
 			r.Fail(r.file("ssh_server_version_full"), "ssh_server_version_full", err)
 		}
 	}
-	if !ok {
-		return
+	if ok {
+		out["ssh_server_version_full"] = Value{V: full, Weight: 1}
 	}
-	out["ssh_server_version_full"] = Value{V: full, Weight: 1}
-	if !sshDigit.MatchString(strings.ToLower(full)) {
+	// _major and _release are confined on Facter's _full, and ask for it.
+	var v any
+	if ok {
+		v = full
+	}
+	full, isString := r.own("ssh_server_version_full", Value{V: v, Weight: 1}).(string)
+	if !isString || !sshDigit.MatchString(strings.ToLower(full)) {
 		return
 	}
 	if r.confine("kernel", sshKernels...) {

@@ -120,6 +120,8 @@ func resolvePEVersion(r *Run, out map[string]Value) {
 		}
 	}
 	out["pe_version"] = Value{V: version}
+	// The others ask Facter for pe_version.
+	version = r.own("pe_version", Value{V: version})
 	s := rubyToS(version)
 	out["is_pe"] = Value{V: s != ""}
 	if s == "" || version == nil {

@@ -42,7 +42,8 @@ func resolveSystemd(r *Run, out map[string]Value) {
 	}
 	isSystemd := r.Value("service_provider") == "systemd"
 	out["systemd"] = Value{V: isSystemd, Weight: 1}
-	if !isSystemd {
+	// The others are confined on Facter's systemd.
+	if r.own("systemd", Value{V: isSystemd, Weight: 1}) != true {
 		return
 	}
 	if v, err := r.Exec("systemctl --version | awk '/systemd/{ print $2 }'"); err == nil {
