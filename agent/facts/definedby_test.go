@@ -24,6 +24,9 @@ func TestDefinedBy(t *testing.T) {
 		{"a name in a variable", "name = :x\nFacter.add(name) { setcode { 1 } }\n", nil},
 		{"the module's code", "require 'facter/util/puppet_settings'\nFacter.add(:x) { setcode { 1 } }\n", nil},
 		{"a file loaded", "load '/etc/site.rb'\nFacter.add(:x) { setcode { 1 } }\n", nil},
+		{"a file loaded, in a block", "Facter.add(:x) { setcode { load('/etc/site.rb'); 1 } }\n", nil},
+		{"Kernel's eval", "eval(\"Facter.add(:y) {}\")\nFacter.add(:x) { setcode { 1 } }\n", nil},
+		{"an object's load", "require 'augeas'\nFacter.add(:sssd_services) do\n  setcode do\n    Augeas.open do |aug|\n      aug.load\n    end\n  end\nend\n", []string{"sssd_services"}},
 		{"require_relative", "require_relative 'other'\nFacter.add(:x) { setcode { 1 } }\n", nil},
 		{"a require computed", "require File.join(__dir__, 'x')\nFacter.add(:x) { setcode { 1 } }\n", nil},
 		{"define_fact", "Facter.define_fact(:x)\n", nil},
@@ -44,4 +47,23 @@ func TestDefinedBy(t *testing.T) {
 		})
 	}
 	assert.True(t, definedBy([]string{filepath.Join(t.TempDir(), "missing.rb")})("kernel"), "a file that cannot be read may define anything")
+}
+
+// Debian's ipaclient files (unknown to pippet: Facter evaluates them)
+// define their facts literally: a native fact asking for osfamily does
+// not wait for them.
+func TestDefinedByIPAClient(t *testing.T) {
+	dir := "/usr/share/puppet/modules/ipaclient/lib/facter"
+	files := []string{filepath.Join(dir, "ipa_facts.rb"), filepath.Join(dir, "sssd_facts.rb")}
+	for _, f := range files {
+		if _, err := os.Stat(f); err != nil {
+			t.Skipf("Debian's ipaclient module (installed by .ci/run): %v", err)
+		}
+	}
+	may := definedBy(files)
+	for _, n := range []string{"ipa_domain", "ipa_server", "ipa_enrolled", "sssd_version", "sssd_services"} {
+		assert.True(t, may(n), n)
+	}
+	assert.False(t, may("osfamily"))
+	assert.False(t, may("kernel"))
 }

@@ -186,8 +186,10 @@ func definedBy(files []string) func(name string) bool {
 var (
 	factAdd        = regexp.MustCompile(`Facter\.add\b`)
 	literalFactAdd = regexp.MustCompile(`Facter\.add\s*\(?\s*(?::([A-Za-z_]\w*)|'([^'\\]*)'|"([^"\\#]*)")\s*[,)\s]`)
-	opaqueRuby     = regexp.MustCompile(`\b(?:require_relative|load|define_fact|eval|instance_eval|class_eval|module_eval)\b`)
-	rubyRequire    = regexp.MustCompile(`\brequire\b\s*\(?\s*(\S*)`)
+	// Kernel's require_relative, load and eval (not a method of an
+	// object: Augeas' aug.load), or facts defined otherwise.
+	opaqueRuby  = regexp.MustCompile(`(?m)(?:^|[^.\w:])(?:require_relative|load|eval)\b|\b(?:define_fact|instance_eval|class_eval|module_eval)\b`)
+	rubyRequire = regexp.MustCompile(`\brequire\b\s*\(?\s*(\S*)`)
 	// A library (json, open3, augeas) or Puppet's own code, quoted.
 	libraryRequire = regexp.MustCompile(`^(?:'(?:[\w.-]+|puppet/[\w/.-]+)'|"(?:[\w.-]+|puppet/[\w/.-]+)")\)?$`)
 )
