@@ -82,6 +82,15 @@ var filebeatVersion = regexp.MustCompile(`(?m)^filebeat version ([^\s]+)?`)
 func init() {
 	register(&File{Module: "apache", Name: "apache_version.rb", Facts: []string{"apache_version"},
 		Digests: []string{"f2a89933196490669e861453ee4e1954cc828728af1b95962e1de9e8618eb5f6"}, // Debian 5.5.0-2
+		// The same code: a frozen_string_literal comment (5.9.0), then
+		// Facter::Core::Execution for Facter::Util::Resolution (8.3.0).
+		// From 9.0.0 the module ships no fact file.
+		Forge: []Release{
+			{Module: "puppetlabs-apache", Version: "8.2.1", Releases: "5.9.0 to 8.2.1",
+				Digest: "6dba684cadb3a8f0af2db1f6dfc90724f75faa3a7ba7d7f9ab2ac1bca1118ef6"},
+			{Module: "puppetlabs-apache", Version: "8.6.0", Releases: "8.3.0 to 8.6.0",
+				Digest: "1a7c52d4f67be7cd4b048a5e2b606b6dbf5c59c6b06318fb1a6cfaed16772dc8"},
+		},
 		resolve: func(r *Run, out map[string]Value) {
 			if !r.confine("kernel", "FreeBSD", "Linux") {
 				return
