@@ -84,6 +84,13 @@ func TestNativeFactsAgainstFacterForge(t *testing.T) {
 			t.Parallel()
 			compareFiles(t, origin, src, r.files, digests, nil)
 		})
+		if r.name == "collectd" {
+			// No python, the system's python3: python_dir's second choice.
+			t.Run(r.module+"-"+r.version+"-python3", func(t *testing.T) {
+				t.Parallel()
+				compareFiles(t, origin, src, r.files, digests, envWithPath("/usr/bin:/bin"))
+			})
+		}
 		if !withPrograms[r.name] {
 			continue
 		}
@@ -92,4 +99,15 @@ func TestNativeFactsAgainstFacterForge(t *testing.T) {
 			compareFiles(t, origin, src, r.files, digests, pathWith(bin))
 		})
 	}
+}
+
+// envWithPath is the environment with PATH path.
+func envWithPath(path string) []string {
+	env := []string{"PATH=" + path}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "PATH=") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }

@@ -29,7 +29,10 @@ var (
 // collectd_version (voxpupuli-collectd): collectd -h's "collectd X.Y.Z,
 // http://collectd.org/". python_dir: python's first site-packages
 // directory (distutils' get_python_lib on RedHat), "" without python.
-var collectdHelp = regexp.MustCompile(`(?m)^collectd ([\w\.]+), http://collectd\.org/`)
+var (
+	collectdHelp   = regexp.MustCompile(`(?m)^collectd ([\w\.]+), http://collectd\.org/`)
+	collectdHelp15 = regexp.MustCompile(`(?m)^collectd ([+\w.]+), http://collectd\.org/`)
+)
 
 // iptables_version, ip6tables_version (puppetlabs-firewall), on Linux:
 // the first X.Y.Z in iptables --version (ip6tables), "" when there is
@@ -148,37 +151,21 @@ func init() {
 		}})
 	register(&File{Module: "collectd", Name: "collectd_version.rb", Facts: []string{"collectd_version"},
 		Digests: []string{"ee2cbcc263461b9e163b271e9d839d7583974d6fdf7dcb412232096da245340b"}, // Debian 11.0.0-4
-		resolve: func(r *Run, out map[string]Value) {
-			if r.Which("collectd") == "" {
-				return
-			}
-			text, err := r.Exec("collectd -h")
-			if err == nil {
-				if m := collectdHelp.FindStringSubmatch(text); m != nil {
-					out["collectd_version"] = Value{V: m[1]}
-					return
-				}
-				err = errors.New("collectd -h: no version")
-			}
-			r.Fail(r.file("collectd_version"), "collectd_version", err)
+		resolve: collectdVersion(collectdHelp),
+		Forge: []Release{
+			// The same code, written otherwise.
+			{Module: "puppet-collectd", Version: "14.0.0", Releases: "14.0.0",
+				Digest: "e74daecb5d7e4532ce2407dea7838e3173b953eb0c61b4a4ab928deb80401a51"},
+			// A version may hold a + (5.12.0.git+...).
+			{Module: "puppet-collectd", Version: "15.0.0", Releases: "15.0.0",
+				Digest: "eb63fb51d6e6e5ad11277c670a438b42d6ee893cf4693cd1a8f6c80dda81be56", resolve: collectdVersion(collectdHelp15)},
 		}})
 	register(&File{Module: "collectd", Name: "python_dir.rb", Facts: []string{"python_dir"},
 		Digests: []string{"9dd095aa6cb4c3887d5ca709a5ed27af4c23d4a09824e358e7a764755527a469"}, // Debian 11.0.0-4
-		resolve: func(r *Run, out map[string]Value) {
-			if r.Which("python") == "" {
-				out["python_dir"] = Value{V: ""}
-				return
-			}
-			c := `python -c "import site; print(site.getsitepackages()[0])"`
-			if r.Value("osfamily") == "RedHat" {
-				c = `python -c "from distutils.sysconfig import get_python_lib; print(get_python_lib())"`
-			}
-			if text, err := r.Exec(c); err == nil {
-				out["python_dir"] = Value{V: text}
-			} else {
-				r.Fail(r.file("python_dir"), "python_dir", err)
-			}
-		}})
+		resolve: pythonDir(false, "python"),
+		// python, else python3, else /usr/libexec/platform-python.
+		Forge: []Release{{Module: "puppet-collectd", Version: "15.0.0", Releases: "14.0.0 to 15.0.0",
+			Digest: "9868cc372ba333fb1d48c43222005409bec5a9b9fd13fc21d69942d523d1ea82", resolve: pythonDir(true, "python", "python3")}}})
 	register(&File{Module: "firewall", Name: "iptables_version.rb", Facts: []string{"iptables_version"},
 		Digests: []string{"58d4bc9cb7c21d318824c0b9f162ae3b807e6122c2d1e0754307619016bc307d"}, // Debian 3.4.0-1
 		resolve: iptablesVersion("iptables_version", "iptables --version"),
@@ -467,44 +454,111 @@ func init() {
 		}})
 	register(&File{Module: "filebeat", Name: "filebeat_version.rb", Facts: []string{"filebeat_version"},
 		Digests: []string{"c92e14e638a06918988566ad55214a8ced0a9ac2f75dcb2c49a2704d8268b326"}, // Debian 4.9.0-3
-		resolve: func(r *Run, out map[string]Value) {
-			if !r.confine("kernel", "FreeBSD", "OpenBSD", "Linux", "Windows") {
+		resolve: filebeatVersionOf([]string{"FreeBSD", "OpenBSD", "Linux", "Windows"}, []filebeatPath{
+			{"/usr/bin/filebeat", true}, {"/usr/local/bin/filebeat", true}, {"/usr/share/filebeat/bin/filebeat", false}, {"/usr/local/sbin/filebeat", false}}),
+		// SunOS too; /opt/local/bin/filebeat; /usr/local/sbin/filebeat
+		// asked `version` first.
+		Forge: []Release{{Module: "pcfens-filebeat", Version: "4.14.0", Releases: "4.12.0 to 4.14.0",
+			Digest: "d2e0a73f79ea70261eacbcf61f986df591f1843d9aae2b4b80e9b7ff758cd67d",
+			resolve: filebeatVersionOf([]string{"FreeBSD", "OpenBSD", "Linux", "Windows", "SunOS"}, []filebeatPath{
+				{"/usr/bin/filebeat", true}, {"/usr/local/bin/filebeat", true}, {"/opt/local/bin/filebeat", true},
+				{"/usr/share/filebeat/bin/filebeat", false}, {"/usr/local/sbin/filebeat", true}})}}})
+}
+
+// collectdVersion is collectd_version, the version help's line gives.
+func collectdVersion(help *regexp.Regexp) func(r *Run, out map[string]Value) {
+	return func(r *Run, out map[string]Value) {
+		if r.Which("collectd") == "" {
+			return
+		}
+		text, err := r.Exec("collectd -h")
+		if err == nil {
+			if m := help.FindStringSubmatch(text); m != nil {
+				out["collectd_version"] = Value{V: m[1]}
 				return
 			}
-			var text string
-			var err error
-			found := false
-			for _, c := range []struct {
-				path       string
-				tryVersion bool
-			}{{"/usr/bin/filebeat", true}, {"/usr/local/bin/filebeat", true}, {"/usr/share/filebeat/bin/filebeat", false}, {"/usr/local/sbin/filebeat", false}} {
-				if !executable(c.path) {
-					continue
-				}
-				found = true
-				if c.tryVersion {
-					text, err = r.Exec(c.path + " version")
-				}
-				if !c.tryVersion || err == nil && text == "" {
-					text, err = r.Exec(c.path + " --version")
+			err = errors.New("collectd -h: no version")
+		}
+		r.Fail(r.file("collectd_version"), "collectd_version", err)
+	}
+}
+
+// pythonDir is python_dir: the site-packages of the first of pythons
+// installed (distutils' get_python_lib on RedHat), else, with
+// platformPython, /usr/libexec/platform-python's get_python_lib; ""
+// without any.
+func pythonDir(platformPython bool, pythons ...string) func(r *Run, out map[string]Value) {
+	return func(r *Run, out map[string]Value) {
+		c := ""
+		for _, py := range pythons {
+			if r.Which(py) != "" {
+				c = py + ` -c "import site; print(site.getsitepackages()[0])"`
+				if r.Value("osfamily") == "RedHat" {
+					c = py + ` -c "from distutils.sysconfig import get_python_lib; print(get_python_lib())"`
 				}
 				break
 			}
-			if !found {
-				out["filebeat_version"] = Value{V: false, Weight: 1}
+		}
+		if c == "" && platformPython && fileExists("/usr/libexec/platform-python") {
+			c = `/usr/libexec/platform-python -c "from distutils.sysconfig import get_python_lib; print(get_python_lib())"`
+		}
+		if c == "" {
+			out["python_dir"] = Value{V: ""}
+			return
+		}
+		if text, err := r.Exec(c); err == nil {
+			out["python_dir"] = Value{V: text}
+		} else {
+			r.Fail(r.file("python_dir"), "python_dir", err)
+		}
+	}
+}
+
+// A filebeatPath is where filebeat_version looks for filebeat, and
+// whether it asks `filebeat version` first (else only --version).
+type filebeatPath struct {
+	path       string
+	tryVersion bool
+}
+
+// filebeatVersionOf is filebeat_version on kernels, filebeat looked for
+// at paths, in order.
+func filebeatVersionOf(kernels []string, paths []filebeatPath) func(r *Run, out map[string]Value) {
+	return func(r *Run, out map[string]Value) {
+		if !r.confine("kernel", kernels...) {
+			return
+		}
+		var text string
+		var err error
+		found := false
+		for _, c := range paths {
+			if !executable(c.path) {
+				continue
+			}
+			found = true
+			if c.tryVersion {
+				text, err = r.Exec(c.path + " version")
+			}
+			if !c.tryVersion || err == nil && text == "" {
+				text, err = r.Exec(c.path + " --version")
+			}
+			break
+		}
+		if !found {
+			out["filebeat_version"] = Value{V: false, Weight: 1}
+			return
+		}
+		if err == nil {
+			if m := filebeatVersion.FindStringSubmatch(text); m != nil {
+				if m[1] != "" {
+					out["filebeat_version"] = Value{V: m[1], Weight: 1}
+				}
 				return
 			}
-			if err == nil {
-				if m := filebeatVersion.FindStringSubmatch(text); m != nil {
-					if m[1] != "" {
-						out["filebeat_version"] = Value{V: m[1], Weight: 1}
-					}
-					return
-				}
-				err = errors.New("no filebeat version in " + text)
-			}
-			r.Fail(r.file("filebeat_version"), "filebeat_version", err)
-		}})
+			err = errors.New("no filebeat version in " + text)
+		}
+		r.Fail(r.file("filebeat_version"), "filebeat_version", err)
+	}
 }
 
 // iptablesVersion4 is puppetlabs-firewall's (ip6)iptables_version from
