@@ -626,9 +626,7 @@ func (r *run) prepare(ctx context.Context, hc *http.Client, base, env string, ch
 	f, errs := facts.Gather(ctx, fo)
 	for _, err := range errs {
 		var skipped *facts.SkippedError
-		var dw *facts.DirWarning
-		var cw *facts.CacheWarning
-		if errors.As(err, &dw) || errors.As(err, &cw) {
+		if facts.IsWarning(err) {
 			r.log.Warn("Facter: " + err.Error())
 			continue
 		}

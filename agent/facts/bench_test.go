@@ -78,3 +78,37 @@ func BenchmarkGatherCustomFact(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkGatherBesideSlowRuby gathers the facts of a factpath that
+// holds Debian's apt module's apt_updates.rb and apt_sources.rb (known:
+// apt-get -s upgrade and dist-upgrade, run natively) and a file pippet
+// does not know whose fact takes 2 s without using the processor (a DNS
+// lookup that times out, as ipaclient's may): the native facts do not
+// wait for Facter, so a gathering takes about the longer of the two,
+// not their sum.
+func BenchmarkGatherBesideSlowRuby(b *testing.B) {
+	if exec.Command("ruby", "-e", "require 'facter'").Run() != nil {
+		b.Skip("Ruby cannot load Facter")
+	}
+	dir := b.TempDir()
+	for _, f := range []string{"apt_updates.rb", "apt_sources.rb"} {
+		src, err := os.ReadFile(filepath.Join(debianModules, "apt", "lib", "facter", f))
+		if err != nil {
+			b.Skipf("Debian's apt module (installed by .ci/run): %v", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f), src, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	slow := "Facter.add(:site_slow) { setcode { sleep 2; 'slow' } }\n"
+	if err := os.WriteFile(filepath.Join(dir, "site_slow.rb"), []byte(slow), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := 0; i < b.N; i++ {
+		f, _ := facts.Gather(ctx, facts.Options{ExternalDirs: []string{}, CustomDirs: []string{dir}})
+		if f["apt_sources"] == nil || f["site_slow"] != "slow" {
+			b.Fatal("facts missing")
+		}
+	}
+}

@@ -122,8 +122,9 @@ func ExistingDirs(dirs []string) []string {
 
 // customValue is one custom fact as Facter resolved it.
 type customValue struct {
-	Value  any   `json:"value"`
-	Weight int64 `json:"weight"`
+	Value  any    `json:"value"`
+	Weight int64  `json:"weight"`
+	File   string `json:"file"`
 }
 
 // Evaluator evaluates the custom facts of dirs (those that exist) in a
@@ -140,16 +141,18 @@ type Evaluator func(ctx context.Context, dirs []string) ([]byte, error)
 // process, when dirs hold no *.rb file. A *SkippedError says Facter is
 // not installed; each fact file that raised is one error.
 func LoadCustom(ctx context.Context, dirs []string, ruby string, timeout time.Duration) (Facts, map[string]int64, []error) {
-	return loadCustom(ctx, dirs, customFiles(dirs), false, nil, ruby, timeout)
+	f, weights, _, errs := loadCustom(ctx, dirs, customFiles(dirs), false, nil, ruby, timeout)
+	return f, weights, errs
 }
 
 // loadCustom is LoadCustom for files, custom fact files of dirs (only
 // those when only is set: the others are resolved natively), asking eval
 // first when it is not nil: its answer is taken unless it fails, and the
-// Facter process then evaluates the facts, as without it.
-func loadCustom(ctx context.Context, dirs, files []string, only bool, eval Evaluator, ruby string, timeout time.Duration) (Facts, map[string]int64, []error) {
+// Facter process then evaluates the facts, as without it. defined
+// says which file defined each fact (when Facter says).
+func loadCustom(ctx context.Context, dirs, files []string, only bool, eval Evaluator, ruby string, timeout time.Duration) (f Facts, weights map[string]int64, defined map[string]string, errs []error) {
 	if len(files) == 0 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	if timeout <= 0 {
 		timeout = DefaultCustomTimeout
@@ -161,7 +164,6 @@ func loadCustom(ctx context.Context, dirs, files []string, only bool, eval Evalu
 		// another finds it), the files say whose facts to evaluate.
 		args = append(slices.Clip(existing), files...)
 	}
-	var errs []error
 	if eval != nil {
 		ectx, cancel := context.WithTimeout(ctx, timeout)
 		out, err := eval(ectx, args)
@@ -170,7 +172,7 @@ func loadCustom(ctx context.Context, dirs, files []string, only bool, eval Evalu
 			return parseCustom(out, existing)
 		}
 		if ctx.Err() != nil {
-			return nil, nil, []error{fmt.Errorf("custom facts (%s): %w", strings.Join(existing, ", "), ctx.Err())}
+			return nil, nil, nil, []error{fmt.Errorf("custom facts (%s): %w", strings.Join(existing, ", "), ctx.Err())}
 		}
 		// Said, and evaluated again by a Facter of their own.
 		errs = append(errs, fmt.Errorf("custom facts (%s): %w; evaluating them with Facter instead", strings.Join(existing, ", "), err))
@@ -186,11 +188,11 @@ func loadCustom(ctx context.Context, dirs, files []string, only bool, eval Evalu
 		ruby = aioRuby
 		if _, err := os.Stat(ruby); err != nil {
 			if ruby, err = exec.LookPath("ruby"); err != nil {
-				return nil, nil, skipped("Ruby and Facter are not installed")
+				return nil, nil, nil, skipped("Ruby and Facter are not installed")
 			}
 		}
 	} else if p, err := exec.LookPath(ruby); err != nil {
-		return nil, nil, skipped(fmt.Sprintf("no Ruby at %s", ruby))
+		return nil, nil, nil, skipped(fmt.Sprintf("no Ruby at %s", ruby))
 	} else {
 		ruby = p
 	}
@@ -198,16 +200,17 @@ func loadCustom(ctx context.Context, dirs, files []string, only bool, eval Evalu
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) && ee.ExitCode() == 3 {
-			return nil, nil, skipped("Facter is not installed for " + ruby)
+			return nil, nil, nil, skipped("Facter is not installed for " + ruby)
 		}
-		return nil, nil, append(errs, fmt.Errorf("custom facts (%s): %w", strings.Join(existing, ", "), err))
+		return nil, nil, nil, append(errs, fmt.Errorf("custom facts (%s): %w", strings.Join(existing, ", "), err))
 	}
-	f, weights, perrs := parseCustom(out, existing)
-	return f, weights, append(errs, perrs...)
+	f, weights, defined, perrs := parseCustom(out, existing)
+	return f, weights, defined, append(errs, perrs...)
 }
 
-// parseCustom reads Facter's answer about the custom facts of dirs.
-func parseCustom(out []byte, dirs []string) (Facts, map[string]int64, []error) {
+// parseCustom reads Facter's answer about the custom facts of dirs: their
+// values, weights and files.
+func parseCustom(out []byte, dirs []string) (Facts, map[string]int64, map[string]string, []error) {
 	var answer struct {
 		Facts  map[string]customValue `json:"facts"`
 		Errors []string               `json:"errors"`
@@ -215,21 +218,24 @@ func parseCustom(out []byte, dirs []string) (Facts, map[string]int64, []error) {
 	dec := json.NewDecoder(bytes.NewReader(out))
 	dec.UseNumber()
 	if err := dec.Decode(&answer); err != nil {
-		return nil, nil, []error{fmt.Errorf("custom facts (%s): Facter's answer: %w", strings.Join(dirs, ", "), err)}
+		return nil, nil, nil, []error{fmt.Errorf("custom facts (%s): Facter's answer: %w", strings.Join(dirs, ", "), err)}
 	}
 	var errs []error
 	for _, e := range answer.Errors {
 		errs = append(errs, errors.New("custom facts: "+e))
 	}
-	f, weights := Facts{}, map[string]int64{}
+	f, weights, defined := Facts{}, map[string]int64{}, map[string]string{}
 	for name, cv := range answer.Facts {
 		if cv.Value == nil {
 			continue
 		}
 		f[name] = protocol.Numbers(cv.Value)
 		weights[name] = cv.Weight
+		if cv.File != "" {
+			defined[name] = cv.File
+		}
 	}
-	return f, weights, errs
+	return f, weights, defined, errs
 }
 
 // mergeCustom puts custom facts into f with Facter's precedence over the

@@ -167,6 +167,12 @@ func Gather(ctx context.Context, o Options) (Facts, []error) {
 	g.miscFacts()
 	g.storageFacts()
 
+	// The core facts' names, legacy ones included, as custom facts
+	// named like them are warned about.
+	coreNames := map[string]bool{}
+	for k := range g.f {
+		coreNames[k] = true
+	}
 	dirs := o.ExternalDirs
 	if dirs == nil {
 		dirs = DefaultExternalDirs
@@ -212,7 +218,7 @@ func Gather(ctx context.Context, o Options) (Facts, []error) {
 	if cache != nil {
 		seen = cache.withSkipped(o, g.f)
 	}
-	custom, weights, errs := gatherCustom(ctx, o, seen, ext, overrides)
+	custom, weights, errs := gatherCustom(ctx, o, seen, ext, overrides, coreNames)
 	g.errs = append(g.errs, errs...)
 	if cache != nil {
 		custom, weights = cache.customFacts(custom, weights)

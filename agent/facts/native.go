@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
 
 	"github.com/pippet/pippet/agent/facts/native"
 )
@@ -14,17 +18,27 @@ import (
 // lib/facter file in a version whose content digest it lists) are
 // resolved in Go, the others by Facter, only them: an edited, newer or
 // unknown file goes to Ruby as before, and the known ones stay native.
-// Facter evaluates its files first, so that a known fact asking for one
-// of theirs (systemd's asks for service_provider) sees their value.
+// Both go on at once: a known fact waits for Ruby only when it asks
+// (Facter.value) for a fact one of Facter's files may define (systemd's
+// asks for service_provider: an edited stdlib's file defines it), so that
+// it sees Facter's value, as in Facter; the others do not wait.
 
 // gatherCustom resolves the custom facts of o.CustomDirs: core are the
 // core and external facts gathered so far, ext the external ones,
-// overrides the FACTER_ ones.
-func gatherCustom(ctx context.Context, o Options, core, ext, overrides Facts) (Facts, map[string]int64, []error) {
+// overrides the FACTER_ ones; coreNames are the names of the core facts
+// (a custom fact of one of those names is a warning).
+func gatherCustom(ctx context.Context, o Options, core, ext, overrides Facts, coreNames map[string]bool) (Facts, map[string]int64, []error) {
+	custom, weights, defined, errs := resolveCustom(ctx, o, core, ext, overrides)
+	return custom, weights, append(errs, coreNameWarnings(custom, weights, defined, coreNames)...)
+}
+
+// resolveCustom is gatherCustom but for the warnings about core fact
+// names; defined says which file defined each fact, when known.
+func resolveCustom(ctx context.Context, o Options, core, ext, overrides Facts) (Facts, map[string]int64, map[string]string, []error) {
 	dirErrs := checkDirs(o.CustomDirs)
 	files := customFiles(o.CustomDirs)
 	if len(files) == 0 {
-		return nil, nil, dirErrs
+		return nil, nil, nil, dirErrs
 	}
 	nopts := native.Options{DefaultProvider: o.DefaultProvider, Puppet: o.Puppet, CommandTimeout: o.CommandTimeout, Path: envPath(o.Env)}
 	// Those whose facts are all cached are not evaluated (cache.go).
@@ -33,45 +47,156 @@ func gatherCustom(ctx context.Context, o Options, core, ext, overrides Facts) (F
 	if !o.NoNative {
 		known, others = native.Recognise(files, nopts)
 	}
+	if len(known) == 0 {
+		// Only the uncached files when some were skipped (cache.go).
+		custom, weights, defined, lerrs := loadCustom(ctx, o.CustomDirs, others, skipped, o.Evaluate, o.Ruby, o.CustomTimeout)
+		return custom, weights, defined, append(dirErrs, lerrs...)
+	}
+	// Facter's files evaluated in the background; what they define is
+	// read only once rubyDone is closed.
 	var custom Facts
 	var weights map[string]int64
-	errs := dirErrs
+	var defined map[string]string
+	var lerrs []error
+	rubyDone := make(chan struct{})
+	mayDefine := definedBy(others)
 	if len(others) > 0 {
-		var lerrs []error
-		custom, weights, lerrs = loadCustom(ctx, o.CustomDirs, others, len(known) > 0 || skipped, o.Evaluate, o.Ruby, o.CustomTimeout)
-		errs = append(errs, lerrs...)
+		go func() {
+			defer close(rubyDone)
+			custom, weights, defined, lerrs = loadCustom(ctx, o.CustomDirs, others, true, o.Evaluate, o.Ruby, o.CustomTimeout)
+		}()
+	} else {
+		close(rubyDone)
 	}
-	if len(known) == 0 {
-		return custom, weights, errs
-	}
-	if custom == nil {
-		custom, weights = Facts{}, map[string]int64{}
+	nopts.Order = files
+	nopts.Rival = func(name string) (native.Rival, bool) {
+		if !mayDefine(name) {
+			return native.Rival{}, false
+		}
+		<-rubyDone
+		v, ok := custom[name]
+		return native.Rival{V: v, Weight: weights[name], File: defined[name]}, ok
 	}
 	lookup := func(name string) (any, bool, bool) {
 		if v, ok := overrides[name]; ok {
 			return v, true, true
 		}
-		if v, ok := ext[name]; ok {
-			if w, isCustom := weights[name]; !isCustom || w <= externalFactWeight {
-				return v, true, true
+		if mayDefine(name) {
+			<-rubyDone
+			if v, ok := ext[name]; ok {
+				if w, isCustom := weights[name]; !isCustom || w <= externalFactWeight {
+					return v, true, true
+				}
 			}
-		}
-		if v, ok := custom[name]; ok {
-			return v, false, true
+			if v, ok := custom[name]; ok {
+				return v, false, true
+			}
+		} else if v, ok := ext[name]; ok {
+			return v, true, true
 		}
 		v, ok := core[name]
 		return v, false, ok
 	}
 	values, nerrs := native.Resolve(ctx, known, lookup, nopts)
+	<-rubyDone
+	errs := append(dirErrs, lerrs...)
+	if custom == nil {
+		custom, weights, defined = Facts{}, map[string]int64{}, map[string]string{}
+	}
 	for name, v := range values {
-		if _, dup := custom[name]; dup {
+		if cv, dup := custom[name]; dup && (native.Rival{V: cv, Weight: weights[name], File: defined[name]}).Wins(v, files) {
 			continue
 		}
 		custom[name] = v.V
 		weights[name] = v.Weight
+		defined[name] = v.File
 	}
-	return custom, weights, append(errs, nerrs...)
+	return custom, weights, defined, append(errs, nerrs...)
 }
+
+// A CoreNameWarning is about a custom fact named like a core fact (a
+// module defining os or kernel): Facter takes its value only when its
+// resolution has weight, and says nothing; Gather does the same, with
+// this warning.
+type CoreNameWarning struct {
+	Fact, File string
+	Weight     int64
+}
+
+func (w *CoreNameWarning) Error() string {
+	file := w.File
+	if file == "" {
+		file = "file unknown"
+	}
+	if w.Weight <= 0 {
+		return fmt.Sprintf("custom fact %s (%s) is named like a core fact; its resolution has no weight, so the core value is kept, as Facter keeps it", w.Fact, file)
+	}
+	return fmt.Sprintf("custom fact %s (%s) is named like a core fact; its resolution has weight %d, so its value replaces the core fact's, as in Facter", w.Fact, file, w.Weight)
+}
+
+// IsWarning says whether err, one of Gather's errors, is a warning about
+// the custom fact directories or names (the facts are gathered all the
+// same, as Facter would): a *DirWarning or a *CoreNameWarning.
+func IsWarning(err error) bool {
+	var dw *DirWarning
+	var cw *CoreNameWarning
+	var cache *CacheWarning
+	return errors.As(err, &dw) || errors.As(err, &cw) || errors.As(err, &cache)
+}
+
+// coreNameWarnings are the warnings about the custom facts named like
+// core facts, in the order of their names.
+func coreNameWarnings(custom Facts, weights map[string]int64, defined map[string]string, coreNames map[string]bool) []error {
+	var errs []error
+	for _, name := range slices.Sorted(maps.Keys(custom)) {
+		if coreNames[name] {
+			errs = append(errs, &CoreNameWarning{Fact: name, File: defined[name], Weight: weights[name]})
+		}
+	}
+	return errs
+}
+
+// definedBy says which facts the Ruby fact files may define, as far as
+// their text tells: the names of their Facter.add calls when each names
+// a fact literally (Facter.add(:name), Facter.add('name')); any fact at
+// all when one does not (a name computed), when a file loads code of its
+// module (require 'facter/util/...', require_relative, load: Ruby's
+// libraries, gems and Puppet's are not such code) or defines facts
+// otherwise, or when it cannot be read.
+func definedBy(files []string) func(name string) bool {
+	anything := func(string) bool { return true }
+	names := map[string]bool{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil || opaqueRuby.Match(b) {
+			return anything
+		}
+		for _, m := range rubyRequire.FindAllSubmatch(b, -1) {
+			if !libraryRequire.Match(m[1]) {
+				return anything
+			}
+		}
+		literal := literalFactAdd.FindAllSubmatch(b, -1)
+		if len(literal) != len(factAdd.FindAllIndex(b, -1)) {
+			return anything
+		}
+		for _, m := range literal {
+			names[strings.ToLower(string(slices.Concat(m[1], m[2], m[3])))] = true
+		}
+	}
+	return func(name string) bool { return names[name] }
+}
+
+var (
+	factAdd        = regexp.MustCompile(`Facter\.add\b`)
+	literalFactAdd = regexp.MustCompile(`Facter\.add\s*\(?\s*(?::([A-Za-z_]\w*)|'([^'\\]*)'|"([^"\\#]*)")\s*[,)\s]`)
+	// Kernel's require_relative, load and eval (not a method of an
+	// object: Augeas' aug.load), or facts defined otherwise.
+	opaqueRuby  = regexp.MustCompile(`(?m)(?:^|[^.\w:])(?:require_relative|load|eval)\b|\b(?:define_fact|instance_eval|class_eval|module_eval)\b`)
+	rubyRequire = regexp.MustCompile(`\brequire\b\s*\(?\s*(\S*)`)
+	// A library (json, open3, augeas) or Puppet's own code, quoted.
+	libraryRequire = regexp.MustCompile(`^(?:'(?:[\w.-]+|puppet/[\w/.-]+)'|"(?:[\w.-]+|puppet/[\w/.-]+)")\)?$`)
+)
 
 // A DirWarning is about a custom fact directory Gather read all the
 // same, or could not read: a warning, the run goes on.

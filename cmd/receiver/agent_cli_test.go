@@ -463,3 +463,23 @@ func TestAgentFIFOAtLastRunSummary(t *testing.T) {
 		t.Fatal("the agent waits on the FIFO at last_run_summary.yaml")
 	}
 }
+
+// A module's custom fact named like a core fact: one warning naming it
+// and its file, the value Facter's (the core one, without weight), and
+// the run goes on.
+func TestAgentCustomFactNamedLikeACoreFactWarns(t *testing.T) {
+	if exec.Command("ruby", "-e", "require 'facter'").Run() != nil {
+		t.Skip("Ruby cannot load Facter")
+	}
+	f := newFakeServer(t)
+	n := newNode(t, f)
+	require.NoError(t, os.MkdirAll(filepath.Join(f.plugins, "facter"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(f.plugins, "facter", "kernel.rb"), []byte("Facter.add(:kernel) { setcode { 'custom-kernel' } }\n"), 0o644))
+	code, out, errs := n.run(t, "-t", "--fallback", "none")
+	assert.Equal(t, 2, code, "%s%s", out, errs)
+	file := filepath.Join(n.dir, "var", "lib", "facter", "kernel.rb")
+	assert.Regexp(t, regexp.MustCompile(`(?m)^Warning: Facter: custom fact kernel \(`+regexp.QuoteMeta(file)+`\) is named like a core fact; its resolution has no weight, so the core value is kept, as Facter keeps it$`), errs)
+	assert.Equal(t, 1, strings.Count(errs, "is named like a core fact"), errs)
+	assert.NotContains(t, errs, "Error:")
+	assert.Contains(t, out, "Notice: Applied catalog in")
+}

@@ -5,8 +5,9 @@
 # files whose facts alone are evaluated (pippet resolves the others
 # natively; a fact that asks Facter.value for one of theirs still finds
 # it, by the directories). The facts named in skip are left out. Returns
-# {NAME => {'value' => V, 'weight' => W}} of the facts with a value,
-# and appends to errors what raised.
+# {NAME => {'value' => V, 'weight' => W, 'file' => F}} of the facts with
+# a value (F: the file that defined the fact first), and appends to
+# errors what raised.
 def pippet_custom_facts(paths, errors, skip = [])
   dirs, files = paths.partition { |p| File.directory?(p) }
   Facter.search(*dirs) unless dirs.empty?
@@ -31,6 +32,9 @@ def pippet_custom_facts(paths, errors, skip = [])
       next
     end
     out[name.to_s] = { 'value' => v, 'weight' => fact.used_resolution_weight }
+    loc = fact.respond_to?(:location) ? fact.location : nil
+    loc = loc.first if loc.is_a?(Array)
+    out[name.to_s]['file'] = loc.to_s if loc
   end
   out
 end

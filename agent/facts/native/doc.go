@@ -4,7 +4,9 @@
 //
 // A file is known by its content: Files lists, per module's
 // lib/facter file, the sha256 digests of the versions whose code the Go
-// reproduces (Debian's packages, the Forge releases checked). Recognise
+// reproduces: Debian's packages (File.Digests) and the module's recent
+// Forge releases (File.Forge, each a Release with its digest and, where
+// its code differs from Debian's, its own resolution). Recognise
 // splits the custom fact files an agent found into the known ones and
 // the others; an edited, newer or unknown file is not known, and Facter
 // evaluates it (only it), as before. A file whose code asks Puppet
@@ -15,7 +17,9 @@
 // Resolve resolves each known file in its own goroutine; a fact that asks
 // for another (Facter.value) waits for it, whichever file defines it,
 // and asks the caller (Lookup: core, external and Facter's custom facts)
-// for the rest. The commands a fact runs are still run (apt-get -s
+// for the rest. When a file Facter evaluates defines a known file's fact
+// too (Options.Rival), Facter.value is the resolution Facter would
+// choose (Rival.Wins). The commands a fact runs are still run (apt-get -s
 // upgrade, sshd -V, apache2 -V, ...), as Facter runs them (/bin/sh, the
 // first word looked up in PATH, /sbin and /usr/sbin, LC_ALL=C, the exit
 // status ignored), concurrently, the same command line once per

@@ -266,11 +266,20 @@ func init() {
 				}
 			}
 		}})
-	for _, w := range []struct{ module, name, fact, digest string }{
-		{"staging", "staging_windir.rb", "staging_windir", "cebe4c35a35b26a82f5bc08513dec7f641adafa71c6be8450110952f1fb1dca2"}, // Debian 1.0.4-3
-		{"archive", "archive_windir.rb", "archive_windir", "5ca420f2eb61d4dc027d5db27fd00568f273932e314cb696aff839f19fb07551"}, // Debian 4.1.0-1
+	for _, w := range []struct {
+		module, name, fact, digest string
+		forge                      []Release
+	}{
+		{"staging", "staging_windir.rb", "staging_windir", "cebe4c35a35b26a82f5bc08513dec7f641adafa71c6be8450110952f1fb1dca2", nil}, // Debian 1.0.4-3
+		{"archive", "archive_windir.rb", "archive_windir", "5ca420f2eb61d4dc027d5db27fd00568f273932e314cb696aff839f19fb07551", // Debian 4.1.0-1
+			// The same code: a frozen_string_literal comment, then the
+			// confine's hash written otherwise.
+			[]Release{
+				{Module: "puppet-archive", Version: "7.1.0", Releases: "6.1.0 to 7.1.0", Digest: "f7d0231ece35b48d65247fecf014f1da26160fe626961ba8ba2fbdf01eba2003"},
+				{Module: "puppet-archive", Version: "8.1.0", Releases: "8.0.0 to 8.1.0", Digest: "80c332a20ca357a9ddb68485994d4bcb78f9e9eae6643a1b6c7e88120e5f7cfb"},
+			}},
 	} {
-		register(&File{Module: w.module, Name: w.name, Facts: []string{w.fact}, Digests: []string{w.digest},
+		register(&File{Module: w.module, Name: w.name, Facts: []string{w.fact}, Digests: []string{w.digest}, Forge: w.forge,
 			resolve: func(r *Run, out map[string]Value) {
 				if r.confine("osfamily", "windows") {
 					r.Fail(r.file(w.fact), w.fact, errors.New("Windows facts are not resolved natively"))

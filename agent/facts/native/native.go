@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -33,6 +34,8 @@ const DefaultMaxOutput = 4 << 20
 type Value struct {
 	V      any
 	Weight int64
+	// File is the fact file that defined it (Resolve sets it).
+	File string
 }
 
 // A File is one fact file pippet knows: a module's lib/facter file, in
@@ -51,20 +54,50 @@ type File struct {
 	NeedsProviders bool
 	// resolve sets the file's facts into out.
 	resolve func(r *Run, out map[string]Value)
+	// Forge are the versions of the file the module's Forge releases
+	// have (Digests are Debian's), checked against Facter as Debian's.
+	Forge []Release
+}
+
+// A Release is a version of a known file as a module's recent Forge
+// releases have it.
+type Release struct {
+	// Module and Version name the Forge release the comparison tests
+	// install (puppetlabs-apt, 11.3.2); Releases says which releases
+	// ship the same content (10.0.1 to 11.3.2).
+	Module, Version, Releases string
+	// Digest is the file's sha256 digest (hex).
+	Digest string
+	// resolve resolves this version, when its code differs from
+	// Debian's; nil: the file's resolve.
+	resolve func(r *Run, out map[string]Value)
 }
 
 // Files are the known fact files, one entry per file of a module.
 var Files []*File
 
-var byDigest = map[string]*File{}
+// byDigest is what a digest resolves: f, with resolve when it is not
+// f's own (a Forge release's code).
+var byDigest = map[string]version{}
+
+type version struct {
+	f       *File
+	resolve func(r *Run, out map[string]Value)
+}
 
 // register adds f to the known files.
 func register(f *File) {
-	for _, d := range f.Digests {
+	add := func(d string, resolve func(r *Run, out map[string]Value)) {
 		if g, dup := byDigest[d]; dup {
-			panic(fmt.Sprintf("native facts: %s/%s and %s/%s share a digest", f.Module, f.Name, g.Module, g.Name))
+			panic(fmt.Sprintf("native facts: %s/%s and %s/%s share a digest", f.Module, f.Name, g.f.Module, g.f.Name))
 		}
-		byDigest[d] = f
+		byDigest[d] = version{f, resolve}
+	}
+	for _, d := range f.Digests {
+		add(d, nil)
+	}
+	for _, r := range f.Forge {
+		add(r.Digest, r.resolve)
 	}
 	Files = append(Files, f)
 	sort.Slice(Files, func(i, j int) bool {
@@ -95,6 +128,39 @@ type Options struct {
 	// Path is the PATH commands are looked up in (Facter adds /sbin and
 	// /usr/sbin); "": the process's.
 	Path string
+	// Rival, when not nil, says whether a file Facter evaluates also
+	// resolves a fact a known file defines, and how (it may wait for
+	// Facter); Order are the custom fact files in Facter's load order.
+	// Facter.value of such a fact is the resolution that wins (Wins).
+	Rival func(name string) (Rival, bool)
+	Order []string
+}
+
+// A Rival is a fact's resolution by a file Facter evaluates, when a known
+// file defines the fact too: one Facter would hold both resolutions.
+type Rival struct {
+	V      any
+	Weight int64
+	// File is the file that defined the fact ("": unknown).
+	File string
+}
+
+// Wins says whether the rival's value is the fact's, against v, the
+// known file's resolution (nil: none), as Facter chooses among a fact's
+// resolutions: the greater weight, the one loaded first on a tie (order
+// is the load order; a rival of unknown file wins), the other when one
+// is nil.
+func (rv Rival) Wins(v Value, order []string) bool {
+	switch {
+	case rv.V == nil:
+		return false
+	case v.V == nil || rv.Weight > v.Weight:
+		return true
+	case rv.Weight < v.Weight:
+		return false
+	}
+	ri, vi := slices.Index(order, rv.File), slices.Index(order, v.File)
+	return ri < 0 || vi < 0 || ri < vi
 }
 
 // Recognise splits files (paths of custom fact files) into those pippet
@@ -109,10 +175,17 @@ func Recognise(files []string, o Options) (known map[string]*File, others []stri
 			others = append(others, p)
 			continue
 		}
-		f := byDigest[Digest(b)]
-		if f == nil || filepath.Base(p) != f.Name || (f.NeedsProviders && o.DefaultProvider == nil) || !hasSettings(f, o) {
+		v, ok := byDigest[Digest(b)]
+		f := v.f
+		if !ok || filepath.Base(p) != f.Name || (f.NeedsProviders && o.DefaultProvider == nil) || !hasSettings(f, o) {
 			others = append(others, p)
 			continue
+		}
+		if v.resolve != nil {
+			// A Forge release's code.
+			g := *f
+			g.resolve = v.resolve
+			f = &g
 		}
 		known[p] = f
 	}
@@ -212,6 +285,7 @@ func Resolve(ctx context.Context, known map[string]*File, lookup Lookup, o Optio
 				continue
 			}
 			if _, dup := all[n]; !dup {
+				v.File = fr.path
 				all[n] = v
 			}
 		}
@@ -237,12 +311,45 @@ func (r *Run) Value(name string) any {
 	}
 	if fr := r.byFact[name]; fr != nil {
 		r.resolveFile(fr)
-		return fr.out[name].V
+		v := fr.out[name]
+		if r.o.Rival != nil {
+			if rv, ok := r.o.Rival(name); ok && rv.Wins(Value{V: v.V, Weight: v.Weight, File: fr.path}, r.o.Order) {
+				return rv.V
+			}
+		}
+		return v.V
 	}
 	if ok {
 		return v
 	}
+	// Facter 4's dotted query: os.family is the fact os's family.
+	if top, rest, dotted := strings.Cut(name, "."); dotted {
+		cur := r.Value(top)
+		for _, k := range strings.Split(rest, ".") {
+			m, isMap := cur.(map[string]any)
+			if !isMap {
+				return nil
+			}
+			cur = m[k]
+		}
+		return cur
+	}
 	return nil
+}
+
+// own is Facter.value(fact) for a fact of the file being resolved whose
+// own resolution is v: v's value, unless a file Facter evaluates resolves
+// the fact too and wins (Rival.Wins).
+func (r *Run) own(fact string, v Value) any {
+	if r.o.Rival != nil {
+		if fr := r.byFact[fact]; fr != nil {
+			v.File = fr.path
+		}
+		if rv, ok := r.o.Rival(fact); ok && rv.Wins(v, r.o.Order) {
+			return rv.V
+		}
+	}
+	return v.V
 }
 
 // Setting is a Puppet setting, as Options.Puppet has it.

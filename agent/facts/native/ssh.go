@@ -25,6 +25,8 @@ func init() {
 		},
 		Facts:   []string{"ssh_server_version_full", "ssh_server_version_major", "ssh_server_version_release"},
 		resolve: sshVersion("ssh_server_version"),
+		Forge: []Release{{Module: "saz-ssh", Version: "14.1.0", Releases: "11.1.0 to 14.1.0",
+			Digest: "1ff4a0fe52064ab138fa6b5f0d2c0f8bbf1faee977b6b795182713be82755efc", resolve: sshServerVersion11}},
 	})
 	register(&File{
 		Module: "ssh", Name: "ssh_client_version.rb",
@@ -33,6 +35,8 @@ func init() {
 		},
 		Facts:   []string{"ssh_client_version_full", "ssh_client_version_major", "ssh_client_version_release"},
 		resolve: sshVersion("ssh_client_version"),
+		Forge: []Release{{Module: "saz-ssh", Version: "14.1.0", Releases: "10.0.0 to 14.1.0",
+			Digest: "2ff01755ef4b213ed4c2a87fb515d5cabea80fbacd4f14d3fe02979e30f16951", resolve: sshClientVersion10}},
 	})
 }
 
@@ -46,21 +50,113 @@ var (
 func sshVersion(prefix string) func(r *Run, out map[string]Value) {
 	return func(r *Run, out map[string]Value) {
 		f := r.file(prefix + "_full")
+		var full any
 		text, err := r.Exec("sshd -V 2>&1")
 		if err == nil {
 			err = errors.New("sshd -V printed no OpenSSH_ line")
 			for _, line := range rubyLines(text) {
 				if sshLine.MatchString(line) {
-					full := sshFull.ReplaceAllString(strings.TrimRight(line, " \t\n\v\f\r\x00"), "${1}")
+					full, err = sshFull.ReplaceAllString(strings.TrimRight(line, " \t\n\v\f\r\x00"), "${1}"), nil
 					out[prefix+"_full"] = Value{V: full}
-					out[prefix+"_major"] = Value{V: sshMajor.ReplaceAllString(full, "${1}")}
-					out[prefix+"_release"] = Value{V: sshRelease.ReplaceAllString(full, "${1}")}
-					return
+					break
 				}
 			}
 		}
-		for _, s := range []string{"_full", "_major", "_release"} {
-			r.Fail(f, prefix+s, err)
+		if err != nil {
+			r.Fail(f, prefix+"_full", err)
+		}
+		// _major and _release ask Facter for _full.
+		version, ok := r.own(prefix+"_full", Value{V: full}).(string)
+		if !ok && err == nil {
+			err = errors.New(prefix + "_full is not a string")
+		}
+		for _, k := range []struct {
+			suffix string
+			re     *regexp.Regexp
+		}{{"_major", sshMajor}, {"_release", sshRelease}} {
+			if ok {
+				out[prefix+k.suffix] = Value{V: k.re.ReplaceAllString(version, "${1}")}
+			} else {
+				r.Fail(f, prefix+k.suffix, err)
+			}
 		}
 	}
+}
+
+// From saz-ssh 10.0.0 (the client) and 11.1.0 (the server), on Linux,
+// SunOS, FreeBSD, DragonFly and Darwin:
+//
+//   - ssh_client_version_full: from `ssh -V` (the client's own version),
+//     ssh_server_version_full from `sshd -V`, each only when the program
+//     is installed: what follows OpenSSH_ (or Sun_SSH_) up to a space or
+//     comma in the first line that starts with either;
+//   - ssh_client_version_major and _release are confined on
+//     ssh_client_version_full being true, which a version string never
+//     is (Facter's confine compares with ===): never defined;
+//   - ssh_server_version_major: its first number (9), when the full
+//     version has a digit; ssh_server_version_release: its first two or
+//     three numbers, likewise (on any kernel).
+var (
+	sshLine11  = regexp.MustCompile(`(?m)^OpenSSH_|^Sun_SSH_`)
+	sshFull11  = regexp.MustCompile(`(?m)^(OpenSSH_|Sun_SSH_)([^ ,]+).*$`)
+	sshMajor11 = regexp.MustCompile(`(?m)^([0-9]+)\..*$`)
+	sshDigit   = regexp.MustCompile(`\d+`)
+	sshKernels = []string{"Linux", "SunOS", "FreeBSD", "DragonFly", "Darwin"}
+)
+
+// sshFullVersion is the _full fact of saz-ssh 10.0.0 and later, from
+// program -V: ok false when it is absent (err says why, when Ruby
+// would raise).
+func sshFullVersion(r *Run, program string) (full string, ok bool, err error) {
+	if r.Which(program) == "" {
+		return "", false, nil
+	}
+	text, err := r.Exec(program + " -V 2>&1")
+	if err != nil {
+		return "", false, err
+	}
+	for _, line := range rubyLines(text) {
+		if sshLine11.MatchString(line) {
+			return sshFull11.ReplaceAllString(strings.TrimRight(line, " \t\n\v\f\r\x00"), "${2}"), true, nil
+		}
+	}
+	return "", false, errors.New(program + " -V printed no OpenSSH_ or Sun_SSH_ line")
+}
+
+func sshClientVersion10(r *Run, out map[string]Value) {
+	if !r.confine("kernel", sshKernels...) {
+		return
+	}
+	full, ok, err := sshFullVersion(r, "ssh")
+	if err != nil {
+		r.Fail(r.file("ssh_client_version_full"), "ssh_client_version_full", err)
+	}
+	if ok {
+		out["ssh_client_version_full"] = Value{V: full, Weight: 1}
+	}
+}
+
+func sshServerVersion11(r *Run, out map[string]Value) {
+	full, ok, err := "", false, error(nil)
+	if r.confine("kernel", sshKernels...) {
+		if full, ok, err = sshFullVersion(r, "sshd"); err != nil {
+			r.Fail(r.file("ssh_server_version_full"), "ssh_server_version_full", err)
+		}
+	}
+	if ok {
+		out["ssh_server_version_full"] = Value{V: full, Weight: 1}
+	}
+	// _major and _release are confined on Facter's _full, and ask for it.
+	var v any
+	if ok {
+		v = full
+	}
+	full, isString := r.own("ssh_server_version_full", Value{V: v, Weight: 1}).(string)
+	if !isString || !sshDigit.MatchString(strings.ToLower(full)) {
+		return
+	}
+	if r.confine("kernel", sshKernels...) {
+		out["ssh_server_version_major"] = Value{V: sshMajor11.ReplaceAllString(full, "${1}"), Weight: 2}
+	}
+	out["ssh_server_version_release"] = Value{V: sshRelease.ReplaceAllString(full, "${1}"), Weight: 1}
 }

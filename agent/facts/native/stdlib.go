@@ -2,6 +2,7 @@ package native
 
 import (
 	"errors"
+	"os"
 	"regexp"
 	"strings"
 )
@@ -17,7 +18,9 @@ import (
 //     whether pe_version is non-empty. pe_major_version,
 //     pe_minor_version, pe_patch_version: its parts, only when is_pe.
 //   - root_home: the sixth field of `getent passwd root` (the Darwin and
-//     AIX resolutions do not apply on Linux).
+//     AIX resolutions do not apply on Linux); from 8.6.0, on any kernel,
+//     root's home as Ruby's Etc.getpwnam says it (the C library's
+//     getpwnam, which getent asks too; /etc/passwd without getent).
 func init() {
 	register(&File{
 		Module: "stdlib", Name: "package_provider.rb",
@@ -27,6 +30,9 @@ func init() {
 		Facts:          []string{"package_provider"},
 		NeedsProviders: true,
 		resolve:        providerFact("package_provider", "package"),
+		// The same question, without the test of Puppet's version.
+		Forge: []Release{{Module: "puppetlabs-stdlib", Version: "9.7.0", Releases: "8.6.0 to 9.7.0",
+			Digest: "b8b79c0e50b4157ce6e139cf6338095ad15d0def3697d97498f6f6b7b1e242ca"}},
 	})
 	register(&File{
 		Module: "stdlib", Name: "service_provider.rb",
@@ -36,6 +42,7 @@ func init() {
 		Facts:          []string{"service_provider"},
 		NeedsProviders: true,
 		resolve:        providerFact("service_provider", "service"),
+		// Debian's digest is also the Forge's, 7.0.0 to 9.7.0.
 	})
 	settings := &File{
 		Module: "stdlib", Name: "puppet_settings.rb",
@@ -58,6 +65,9 @@ func init() {
 		},
 		Facts:   []string{"pe_version", "is_pe", "pe_major_version", "pe_minor_version", "pe_patch_version"},
 		resolve: resolvePEVersion,
+		// The same code, written otherwise (rubocop's).
+		Forge: []Release{{Module: "puppetlabs-stdlib", Version: "9.7.0", Releases: "9.0.0 to 9.7.0",
+			Digest: "ea15e3b915e7f382e1cb98e1802b0a49f6d75b34d799749f317bab2254966dfd"}},
 	})
 	register(&File{
 		Module: "stdlib", Name: "root_home.rb",
@@ -80,6 +90,8 @@ func init() {
 				out["root_home"] = Value{V: f[5]}
 			}
 		},
+		Forge: []Release{{Module: "puppetlabs-stdlib", Version: "9.7.0", Releases: "8.6.0 to 9.7.0",
+			Digest: "f07c76ca898e90bdb32b744c8639eceb96a06b2292c1e08c4827f96af1ca0d79", resolve: rootHomeEtc}},
 	})
 }
 
@@ -108,6 +120,8 @@ func resolvePEVersion(r *Run, out map[string]Value) {
 		}
 	}
 	out["pe_version"] = Value{V: version}
+	// The others ask Facter for pe_version.
+	version = r.own("pe_version", Value{V: version})
 	s := rubyToS(version)
 	out["is_pe"] = Value{V: s != ""}
 	if s == "" || version == nil {
@@ -129,4 +143,32 @@ func rubySplit(s, sep string) []string {
 		f = f[:len(f)-1]
 	}
 	return f
+}
+
+// rootHomeEtc is root_home from stdlib 8.6.0: Etc.getpwnam('root')&.dir,
+// without confine (weight 0). getpwnam goes through the C library's
+// name service, as `getent passwd root` does; without getent,
+// /etc/passwd. No root: Ruby raises (the fact is absent, one error).
+func rootHomeEtc(r *Run, out map[string]Value) {
+	var ent string
+	if r.Which("getent") != "" {
+		var err error
+		if ent, err = r.Exec("getent passwd root"); err != nil {
+			r.Fail(r.file("root_home"), "root_home", err)
+			return
+		}
+	} else if b, err := os.ReadFile("/etc/passwd"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "root:") {
+				ent = line
+				break
+			}
+		}
+	}
+	f := strings.Split(ent, ":")
+	if len(f) < 7 || f[0] != "root" {
+		r.Fail(r.file("root_home"), "root_home", errors.New("can't find user for root"))
+		return
+	}
+	out["root_home"] = Value{V: f[5]}
 }

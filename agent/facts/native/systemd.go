@@ -20,6 +20,15 @@ func init() {
 		Digests: []string{
 			"22b1971091271b8798874a6db4288977b32e3130ed9fd0b94e3ce619987e9f1d", // Debian 2.12.0-3
 		},
+		// The same code (a frozen_string_literal comment, a comma).
+		Forge: []Release{
+			{Module: "puppet-systemd", Version: "3.5.1", Releases: "3.1.0 to 3.5.1",
+				Digest: "44ff1550b84c7c139cb622b65784f63341bdce656ebd006c21dbb1d9dd3704cc"},
+			{Module: "puppet-systemd", Version: "9.4.0", Releases: "3.5.2 to 9.4.0 but 4.0.0",
+				Digest: "d96ea2304307c354a7465b32fd5354aef4dab01dc4a38201ad17a1549e50b8ce"},
+			{Module: "puppet-systemd", Version: "10.0.0", Releases: "10.0.0",
+				Digest: "4c05a0927192bc6253dca60480a50edab924c897f05ccfc9d1e8d8f4c05a0c1f"},
+		},
 		Facts:   []string{"systemd", "systemd_version", "systemd_internal_services"},
 		resolve: resolveSystemd,
 	})
@@ -33,7 +42,8 @@ func resolveSystemd(r *Run, out map[string]Value) {
 	}
 	isSystemd := r.Value("service_provider") == "systemd"
 	out["systemd"] = Value{V: isSystemd, Weight: 1}
-	if !isSystemd {
+	// The others are confined on Facter's systemd.
+	if r.own("systemd", Value{V: isSystemd, Weight: 1}) != true {
 		return
 	}
 	if v, err := r.Exec("systemctl --version | awk '/systemd/{ print $2 }'"); err == nil {
