@@ -136,7 +136,8 @@ func (w *CoreNameWarning) Error() string {
 
 // IsWarning says whether err, one of Gather's errors, is a warning about
 // the custom fact directories or names (the facts are gathered all the
-// same, as Facter would): a *DirWarning or a *CoreNameWarning.
+// same, as Facter would): a *DirWarning, a *CoreNameWarning or a
+// *CacheWarning.
 func IsWarning(err error) bool {
 	var dw *DirWarning
 	var cw *CoreNameWarning
