@@ -54,6 +54,21 @@ func (r *run) evaluateAhead(ctx context.Context, fb *delegate.Fallback) {
 	}()
 }
 
+// coreAhead gathers the core facts in the background of the requests
+// that come before the facts (the environment's check, pluginsync):
+// none of them depends on what pluginsync brings, and their commands
+// (lsblk, augparse) then run while the run waits for the server. Not
+// with use_cached_catalog: that run sends no facts.
+func (r *run) coreAhead(ctx context.Context) {
+	if r.s.UseCachedCatalog {
+		return
+	}
+	c := make(chan *facts.CoreFacts, 1)
+	r.coreFacts = c
+	o := r.gatherOptions()
+	go func() { c <- facts.Core(ctx, o) }()
+}
+
 // synced is what a pluginsync did, as the custom facts care.
 type synced struct {
 	// changed: it changed or removed files (or failed half way): the

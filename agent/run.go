@@ -149,6 +149,10 @@ type run struct {
 	puppet    *assemble.Puppet
 	puppetErr error
 	ahead     *ahead
+	// coreFacts receives the core facts gathered while the run asks the
+	// server for its environment and plugins (coreAhead), for the first
+	// facts of the run; nil once taken.
+	coreFacts chan *facts.CoreFacts
 	// pluginFailure: pluginsync failed and usecacheonfailure is on:
 	// Puppet's running failure (the cached catalog runs, when there is
 	// one).
@@ -348,6 +352,7 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 	defer r.puppet.Close(ctx)
 	r.startFallback(ctx)
 	r.evaluateAhead(ctx, r.puppet.Fallback())
+	r.coreAhead(ctx)
 	defer func() {
 		if r.ahead != nil {
 			r.ahead.cancel() // never asked for: the run ended before its facts
@@ -617,6 +622,16 @@ func (r *run) prepare(ctx context.Context, hc *http.Client, base, env string, ch
 	start := time.Now()
 	fo := r.gatherOptions()
 	fo.Evaluate = r.evaluator(ctx, synced)
+	if c := r.coreFacts; c != nil {
+		// The first facts of the run: the core ones were gathered while
+		// the server answered.
+		r.coreFacts = nil
+		select {
+		case fo.Core = <-c:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	for _, dir := range fo.CustomDirs {
 		// Puppet says so for each fact directory there is.
 		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
