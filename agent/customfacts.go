@@ -129,11 +129,15 @@ func (r *run) factDirs() []string {
 func (r *run) evaluator(ctx context.Context, sy synced) facts.Evaluator {
 	a := r.ahead
 	r.ahead = nil
-	if a != nil && sy.code && r.puppet.Fallback() != nil {
-		// Ruby does not load a required file twice: a new Puppet.
-		a.cancel()
-		<-a.done
-		r.log.Debug("Starting Puppet again: pluginsync changed code its custom facts may have loaded")
+	if fb := r.puppet.Fallback(); sy.code && fb != nil && (a != nil || fb.Pid() != 0) {
+		// Ruby does not load a required file twice: a new Puppet (the
+		// one started ahead, or kept from the daemon's last run, may
+		// have loaded the old code: custom facts, types, providers).
+		if a != nil {
+			a.cancel()
+			<-a.done
+		}
+		r.log.Debug("Starting Puppet again: pluginsync changed code it may have loaded")
 		r.puppet.Restart(ctx)
 		a = nil
 	}

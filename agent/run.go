@@ -107,6 +107,10 @@ type Options struct {
 	// NoSplay: do not splay even when the settings say so (the daemon's
 	// runs after its first, `--test`).
 	NoSplay bool
+	// kept is the daemon's Puppet kept between runs
+	// (--puppet-between-runs keep); nil: the run starts its own, when it
+	// needs one, and stops it when it ends.
+	kept *keptPuppet
 }
 
 // Run does one agent run and returns the exit status.
@@ -348,8 +352,14 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 	// Puppet for the types pippet lacks and the custom facts starts now,
 	// in the background of the requests, when the last run needed it;
 	// it evaluates the custom facts while pluginsync runs.
-	r.puppet, r.puppetErr = assemble.NewPuppet(r.puppetConfig())
-	defer r.puppet.Close(ctx)
+	if r.o.kept != nil {
+		// A daemon's Puppet kept between runs (keep.go).
+		r.puppet, r.puppetErr = r.o.kept.puppet(ctx, r.puppetConfig(), r.s.Values["config"])
+		defer r.o.kept.release()
+	} else {
+		r.puppet, r.puppetErr = assemble.NewPuppet(r.puppetConfig())
+		defer r.puppet.Close(ctx)
+	}
 	r.startFallback(ctx)
 	r.evaluateAhead(ctx, r.puppet.Fallback())
 	r.coreAhead(ctx)

@@ -192,7 +192,7 @@ func reportPuts(b *testing.B, s *server, certname string) []float64 {
 	return out
 }
 
-func benchNode(b *testing.B, s *server, certname string) *acoreNode {
+func benchNode(b testing.TB, s *server, certname string) *acoreNode {
 	dir := b.TempDir()
 	n := &acoreNode{certname: certname, dir: dir, ssldir: filepath.Join(dir, "ssl"), root: filepath.Join(dir, "root")}
 	ssl := filepath.Join(s.dir, "puppet", "ssl")
@@ -209,7 +209,7 @@ func benchNode(b *testing.B, s *server, certname string) *acoreNode {
 	return n
 }
 
-func (n *acoreNode) benchConf(b *testing.B, s *server, name, vardir string) string {
+func (n *acoreNode) benchConf(b testing.TB, s *server, name, vardir string) string {
 	confdir := filepath.Join(n.dir, name+"-conf")
 	if err := write(filepath.Join(confdir, "puppet.conf"), agentConf(n, s, vardir)); err != nil {
 		b.Fatal(err)
@@ -256,7 +256,7 @@ func runCmd(cmd *exec.Cmd) (int, string, string) {
 
 // reportTimes are the time metrics of the agent's last_run_report.yaml,
 // in seconds by name.
-func reportTimes(b *testing.B, vardir string) map[string]float64 {
+func reportTimes(b testing.TB, vardir string) map[string]float64 {
 	raw, err := os.ReadFile(filepath.Join(vardir, "state", "last_run_report.yaml"))
 	if err != nil {
 		b.Fatal(err)
