@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/debug"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -340,7 +341,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, o MainOp
 			o.Start = time.Time{}
 		}
 		first = false
-		return Run(ctx, s, o)
+		code := Run(ctx, s, o)
+		// What the run allocated goes back to the system now rather than
+		// when the runtime gets to it: the daemon waits small.
+		debug.FreeOSMemory()
+		return code
 	})
 }
 
