@@ -354,7 +354,7 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 	// it evaluates the custom facts while pluginsync runs.
 	if r.o.kept != nil {
 		// A daemon's Puppet kept between runs (keep.go).
-		r.puppet, r.puppetErr = r.o.kept.puppet(ctx, r.puppetConfig(), r.s.Values["config"])
+		r.puppet, r.puppetErr = r.o.kept.puppet(ctx, r.puppetConfig(), r.s.ConfFile)
 		defer r.o.kept.release()
 	} else {
 		r.puppet, r.puppetErr = assemble.NewPuppet(r.puppetConfig())
