@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 
 	"github.com/pippet/pippet/agent/facts/native"
 )
@@ -32,67 +31,21 @@ func gatherCustom(ctx context.Context, o Options, core, ext, overrides Facts) (F
 	if !o.NoNative {
 		known, others = native.Recognise(files, nopts)
 	}
+	var custom Facts
+	var weights map[string]int64
 	errs := dirErrs
-	if len(others) == 0 {
-		values, nerrs := native.Resolve(ctx, known, lookupIn(nil, nil, core, ext, overrides), nopts)
-		custom, weights := Facts{}, map[string]int64{}
-		addNative(custom, weights, values)
-		return custom, weights, append(errs, nerrs...)
+	if len(others) > 0 {
+		var lerrs []error
+		custom, weights, lerrs = loadCustom(ctx, o.CustomDirs, others, len(known) > 0, o.Evaluate, o.Ruby, o.CustomTimeout)
+		errs = append(errs, lerrs...)
 	}
 	if len(known) == 0 {
-		custom, weights, lerrs := loadCustom(ctx, o.CustomDirs, others, false, o.Evaluate, o.Ruby, o.CustomTimeout)
-		return custom, weights, append(errs, lerrs...)
+		return custom, weights, errs
 	}
-	// Both: Facter's files and the known ones are resolved at once (the
-	// known ones' commands, apt-get's, run while Ruby evaluates), the
-	// known ones as though Facter's files defined nothing. That holds
-	// when they define none of the facts the known ones asked for; when
-	// they do (systemd's file asks for service_provider), the known ones
-	// are resolved again, after, with Facter's values, as Facter would
-	// have them.
-	type facterResult struct {
-		custom  Facts
-		weights map[string]int64
-		errs    []error
-	}
-	fc := make(chan facterResult, 1)
-	go func() {
-		c, w, e := loadCustom(ctx, o.CustomDirs, others, true, o.Evaluate, o.Ruby, o.CustomTimeout)
-		fc <- facterResult{c, w, e}
-	}()
-	var mu sync.Mutex
-	asked := map[string]bool{}
-	alone := lookupIn(nil, nil, core, ext, overrides)
-	values, nerrs := native.Resolve(ctx, known, func(name string) (any, bool, bool) {
-		mu.Lock()
-		asked[name] = true
-		mu.Unlock()
-		return alone(name)
-	}, nopts)
-	fr := <-fc
-	errs = append(errs, fr.errs...)
-	custom, weights := fr.custom, fr.weights
 	if custom == nil {
 		custom, weights = Facts{}, map[string]int64{}
 	}
-	for name := range asked {
-		_, defined := custom[name]
-		_, weighed := weights[name]
-		if defined || weighed {
-			values, nerrs = native.Resolve(ctx, known, lookupIn(custom, weights, core, ext, overrides), nopts)
-			break
-		}
-	}
-	addNative(custom, weights, values)
-	return custom, weights, append(errs, nerrs...)
-}
-
-// lookupIn is the known files' view of the other facts (native.Lookup):
-// a FACTER_ override, else an external fact (unless a custom fact of
-// Facter's outweighs it), else Facter's custom fact (custom, weights),
-// else the core fact.
-func lookupIn(custom Facts, weights map[string]int64, core, ext, overrides Facts) native.Lookup {
-	return func(name string) (any, bool, bool) {
+	lookup := func(name string) (any, bool, bool) {
 		if v, ok := overrides[name]; ok {
 			return v, true, true
 		}
@@ -107,11 +60,7 @@ func lookupIn(custom Facts, weights map[string]int64, core, ext, overrides Facts
 		v, ok := core[name]
 		return v, false, ok
 	}
-}
-
-// addNative adds the known files' values to custom, where Facter's
-// files did not define the same fact.
-func addNative(custom Facts, weights map[string]int64, values map[string]native.Value) {
+	values, nerrs := native.Resolve(ctx, known, lookup, nopts)
 	for name, v := range values {
 		if _, dup := custom[name]; dup {
 			continue
@@ -119,6 +68,7 @@ func addNative(custom Facts, weights map[string]int64, values map[string]native.
 		custom[name] = v.V
 		weights[name] = v.Weight
 	}
+	return custom, weights, append(errs, nerrs...)
 }
 
 // A DirWarning is about a custom fact directory Gather read all the

@@ -165,33 +165,3 @@ func TestCustomFactDirSymlinkWarns(t *testing.T) {
 	require.True(t, errors.As(errs[0], &dw), "%v", errs[0])
 	assert.Equal(t, "custom fact directory "+link+": a symbolic link to "+real+"; its facts are read from there", errs[0].Error())
 }
-
-// A fact of a file Facter evaluates that a known file asks for (here
-// osfamily, which apt's files confine on): the known files resolve
-// while Ruby runs, as though Facter's files defined nothing, and again
-// once they turn out to define one of the facts asked; the result is
-// Facter's, with either value of the fact asked for.
-func TestNativeFactsAskingForAFacterFact(t *testing.T) {
-	if _, err := exec.LookPath("ruby"); err != nil {
-		t.Skip("no Ruby")
-	}
-	for _, family := range []string{"Plan9", "Debian"} {
-		dir := t.TempDir()
-		debianFactFile(t, dir, "apt", "apt_reboot_required.rb")
-		debianFactFile(t, dir, "apt", "apt_sources.rb")
-		writeFile(t, dir, "family.rb", "Facter.add(:osfamily) do\n  has_weight 100\n  setcode { '"+family+"' }\nend\n", 0o644)
-		names := []string{"osfamily", "apt_reboot_required", "apt_sources"}
-		want := facterP(t, dir, names)
-		f, errs := facts.Gather(context.Background(), facts.Options{CustomDirs: []string{dir}})
-		assert.Empty(t, errs)
-		for _, name := range names {
-			assert.Equal(t, encodeFact(t, want[name]), encodeFact(t, f[name]), "%s, osfamily %s", name, family)
-		}
-		assert.Equal(t, family, f["osfamily"])
-		if family == "Plan9" {
-			assert.NotContains(t, f, "apt_reboot_required", "confined to Debian")
-		} else {
-			assert.Contains(t, f, "apt_reboot_required")
-		}
-	}
-}
