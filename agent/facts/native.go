@@ -45,6 +45,26 @@ func gatherCustom(ctx context.Context, o Options, core, ext, overrides Facts) (F
 	if custom == nil {
 		custom, weights = Facts{}, map[string]int64{}
 	}
+	// A known file every fact of which Facter's evaluation gave already
+	// (Facter loads every file of the directory when a fact asks for one
+	// it cannot find: ipaclient's do) is not resolved again: Facter's
+	// values win over the known files' anyway, and its commands
+	// (apt-get's) are not run twice.
+	for p, f := range known {
+		all := len(f.Facts) > 0
+		for _, n := range f.Facts {
+			if _, ok := custom[n]; !ok {
+				all = false
+				break
+			}
+		}
+		if all {
+			delete(known, p)
+		}
+	}
+	if len(known) == 0 {
+		return custom, weights, errs
+	}
 	lookup := func(name string) (any, bool, bool) {
 		if v, ok := overrides[name]; ok {
 			return v, true, true
