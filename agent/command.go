@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -114,6 +115,9 @@ pippet's own flags:
 // command line before agent/config reads it.
 type agentFlags struct {
 	stateDir, fallback, delegate string
+	// puppetBetweenRuns: the daemon's Puppet between runs, PuppetStop or
+	// PuppetKeep (keep.go).
+	puppetBetweenRuns string
 	// daemonized: this process is the detached daemon (--daemonize
 	// re-executes the command with --daemonized --no-daemonize): it logs
 	// as Puppet's daemon does, never to the console.
@@ -121,15 +125,16 @@ type agentFlags struct {
 }
 
 var agentOwnFlags = map[string]func(f *agentFlags, v string){
-	"state-dir": func(f *agentFlags, v string) { f.stateDir = v },
-	"fallback":  func(f *agentFlags, v string) { f.fallback = v },
-	"delegate":  func(f *agentFlags, v string) { f.delegate = v },
+	"state-dir":           func(f *agentFlags, v string) { f.stateDir = v },
+	"fallback":            func(f *agentFlags, v string) { f.fallback = v },
+	"delegate":            func(f *agentFlags, v string) { f.delegate = v },
+	"puppet-between-runs": func(f *agentFlags, v string) { f.puppetBetweenRuns = v },
 }
 
 // splitAgentFlags takes pippet's flags (--name VALUE or --name=VALUE) out
 // of args.
 func splitAgentFlags(args []string) (agentFlags, []string, error) {
-	f := agentFlags{stateDir: applier.DefaultStateDir(), fallback: delegate.ModeAuto}
+	f := agentFlags{stateDir: applier.DefaultStateDir(), fallback: delegate.ModeAuto, puppetBetweenRuns: PuppetStop}
 	var rest []string
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -156,6 +161,9 @@ func splitAgentFlags(args []string) (agentFlags, []string, error) {
 		}
 		set(&f, val)
 	}
+	if f.puppetBetweenRuns != PuppetStop && f.puppetBetweenRuns != PuppetKeep {
+		return f, nil, fmt.Errorf("--puppet-between-runs %q: stop or keep", f.puppetBetweenRuns)
+	}
 	return f, rest, nil
 }
 
@@ -167,6 +175,11 @@ func printAgentUsage(w io.Writer) {
       where resources of types pippet does not implement go: puppet, none, auto (default auto)
   --delegate TYPES
       comma-separated types sent to Puppet even though pippet has them natively
+  --puppet-between-runs stop|keep
+      a run every runinterval: the Puppet process a run starts for the types
+      and custom facts pippet hands to Puppet is stopped when the run ends
+      (stop, the default: the daemon alone stays in memory) or kept for the
+      next run (keep: no Ruby start a run, Puppet's memory held between runs)
 `)
 }
 
@@ -301,6 +314,10 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, o MainOp
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGUSR1)
 	defer signal.Stop(sigs)
+	if own.puppetBetweenRuns == PuppetKeep {
+		opts.kept = &keptPuppet{}
+		defer opts.kept.Close(context.WithoutCancel(ctx))
+	}
 	logger.Log(ctx, applier.LevelNotice, "Starting Puppet client version "+agentVersion())
 	first := true
 	return Loop(ctx, LoopOptions{
@@ -310,6 +327,9 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, o MainOp
 			self, err := os.Executable()
 			if err != nil {
 				return err
+			}
+			if opts.kept != nil {
+				opts.kept.Close(ctx)
 			}
 			return syscall.Exec(self, os.Args, os.Environ())
 		},
@@ -321,7 +341,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, o MainOp
 			o.Start = time.Time{}
 		}
 		first = false
-		return Run(ctx, s, o)
+		code := Run(ctx, s, o)
+		// What the run allocated goes back to the system now rather than
+		// when the runtime gets to it: the daemon waits small.
+		debug.FreeOSMemory()
+		return code
 	})
 }
 

@@ -54,6 +54,21 @@ func (r *run) evaluateAhead(ctx context.Context, fb *delegate.Fallback) {
 	}()
 }
 
+// coreAhead gathers the core facts in the background of the requests
+// that come before the facts (the environment's check, pluginsync):
+// none of them depends on what pluginsync brings, and their commands
+// (lsblk, augparse) then run while the run waits for the server. Not
+// with use_cached_catalog: that run sends no facts.
+func (r *run) coreAhead(ctx context.Context) {
+	if r.s.UseCachedCatalog {
+		return
+	}
+	c := make(chan *facts.CoreFacts, 1)
+	r.coreFacts = c
+	o := r.gatherOptions()
+	go func() { c <- facts.Core(ctx, o) }()
+}
+
 // synced is what a pluginsync did, as the custom facts care.
 type synced struct {
 	// changed: it changed or removed files (or failed half way): the
@@ -114,11 +129,15 @@ func (r *run) factDirs() []string {
 func (r *run) evaluator(ctx context.Context, sy synced) facts.Evaluator {
 	a := r.ahead
 	r.ahead = nil
-	if a != nil && sy.code && r.puppet.Fallback() != nil {
-		// Ruby does not load a required file twice: a new Puppet.
-		a.cancel()
-		<-a.done
-		r.log.Debug("Starting Puppet again: pluginsync changed code its custom facts may have loaded")
+	if fb := r.puppet.Fallback(); sy.code && fb != nil && (a != nil || fb.Pid() != 0) {
+		// Ruby does not load a required file twice: a new Puppet (the
+		// one started ahead, or kept from the daemon's last run, may
+		// have loaded the old code: custom facts, types, providers).
+		if a != nil {
+			a.cancel()
+			<-a.done
+		}
+		r.log.Debug("Starting Puppet again: pluginsync changed code it may have loaded")
 		r.puppet.Restart(ctx)
 		a = nil
 	}

@@ -107,6 +107,10 @@ type Options struct {
 	// NoSplay: do not splay even when the settings say so (the daemon's
 	// runs after its first, `--test`).
 	NoSplay bool
+	// kept is the daemon's Puppet kept between runs
+	// (--puppet-between-runs keep); nil: the run starts its own, when it
+	// needs one, and stops it when it ends.
+	kept *keptPuppet
 }
 
 // Run does one agent run and returns the exit status.
@@ -149,6 +153,10 @@ type run struct {
 	puppet    *assemble.Puppet
 	puppetErr error
 	ahead     *ahead
+	// coreFacts receives the core facts gathered while the run asks the
+	// server for its environment and plugins (coreAhead), for the first
+	// facts of the run; nil once taken.
+	coreFacts chan *facts.CoreFacts
 	// pluginFailure: pluginsync failed and usecacheonfailure is on:
 	// Puppet's running failure (the cached catalog runs, when there is
 	// one).
@@ -344,10 +352,17 @@ func (r *run) configure(ctx context.Context, tlsCfg *tls.Config) int {
 	// Puppet for the types pippet lacks and the custom facts starts now,
 	// in the background of the requests, when the last run needed it;
 	// it evaluates the custom facts while pluginsync runs.
-	r.puppet, r.puppetErr = assemble.NewPuppet(r.puppetConfig())
-	defer r.puppet.Close(ctx)
+	if r.o.kept != nil {
+		// A daemon's Puppet kept between runs (keep.go).
+		r.puppet, r.puppetErr = r.o.kept.puppet(ctx, r.puppetConfig(), r.s.ConfFile)
+		defer r.o.kept.release()
+	} else {
+		r.puppet, r.puppetErr = assemble.NewPuppet(r.puppetConfig())
+		defer r.puppet.Close(ctx)
+	}
 	r.startFallback(ctx)
 	r.evaluateAhead(ctx, r.puppet.Fallback())
+	r.coreAhead(ctx)
 	defer func() {
 		if r.ahead != nil {
 			r.ahead.cancel() // never asked for: the run ended before its facts
@@ -617,6 +632,16 @@ func (r *run) prepare(ctx context.Context, hc *http.Client, base, env string, ch
 	start := time.Now()
 	fo := r.gatherOptions()
 	fo.Evaluate = r.evaluator(ctx, synced)
+	if c := r.coreFacts; c != nil {
+		// The first facts of the run: the core ones were gathered while
+		// the server answered.
+		r.coreFacts = nil
+		select {
+		case fo.Core = <-c:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
 	for _, dir := range fo.CustomDirs {
 		// Puppet says so for each fact directory there is.
 		if fi, err := os.Stat(dir); err == nil && fi.IsDir() {

@@ -67,3 +67,32 @@ func TestDefinedByIPAClient(t *testing.T) {
 	assert.False(t, may("osfamily"))
 	assert.False(t, may("kernel"))
 }
+
+// Whether Facter, evaluating a file, loads every file of its directories
+// (it does when a fact asks for one it cannot find): then the known
+// files are resolved after it, not beside it, and not again when it gave
+// their facts (apt-get runs once).
+func TestLoadsAll(t *testing.T) {
+	have := func(name string) bool { return name == "kernel" || name == "os.family" || name == "site_role" }
+	for _, c := range []struct {
+		name, ruby string
+		all        bool
+	}{
+		{"asks for nothing", "Facter.add(:a) { setcode { 'x' } }\n", false},
+		{"asks for a core fact", "Facter.add(:a) { setcode { Facter.value(:kernel) } }\n", false},
+		{"asks for a dotted core fact", "Facter.add(:a) { setcode { Facter.value('os.family') } }\n", false},
+		{"asks for an unknown fact", "if Facter.value(:ipa_server).nil?\nend\n", true},
+		{"asks by a computed name", "n = 'x'\nFacter.value(n)\n", true},
+		{"Facter.fact of an unknown fact", "Facter.fact(\"nosuch\")\n", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "f.rb")
+			require.NoError(t, os.WriteFile(p, []byte(c.ruby), 0o644))
+			assert.Equal(t, c.all, loadsAll([]string{p}, have))
+		})
+	}
+	ipa := "/usr/share/puppet/modules/ipaclient/lib/facter/ipa_facts.rb"
+	if _, err := os.Stat(ipa); err == nil {
+		assert.True(t, loadsAll([]string{ipa}, func(string) bool { return false }), "ipaclient's asks for ipa_server as it loads")
+	}
+}

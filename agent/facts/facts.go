@@ -83,6 +83,10 @@ type Options struct {
 	// CommandTimeout bounds each command a natively resolved custom fact
 	// runs (default native.DefaultCommandTimeout).
 	CommandTimeout time.Duration
+	// Core are the core facts gathered ahead with the same Options
+	// (Core): Gather takes them instead of gathering them again; nil:
+	// gathered now.
+	Core *CoreFacts
 	// Names is how hostname, domain and fqdn are learnt (HostNames);
 	// nil: SystemNames. With Root set, Root's /etc/hostname and
 	// resolv.conf, without a lookup.
@@ -133,10 +137,23 @@ func (f Facts) Get(path string) (any, bool) {
 	return cur, true
 }
 
-// Gather collects the core and external facts. The errors are about
-// single facts or external fact files (each names what it is about); the
-// facts gathered despite them are returned.
-func Gather(ctx context.Context, o Options) (Facts, []error) {
+// CoreFacts are the core facts gathered ahead (Core).
+type CoreFacts struct {
+	f    Facts
+	errs []error
+}
+
+// Core gathers the core facts alone, as Gather would with o: an agent
+// gathers them while pluginsync runs, for Gather to take
+// (Options.Core); nothing of what pluginsync brings (external and
+// custom facts) is read.
+func Core(ctx context.Context, o Options) *CoreFacts {
+	g := gatherCore(ctx, o)
+	return &CoreFacts{f: g.f, errs: g.errs}
+}
+
+// gatherCore gathers the core facts (o.HideLegacy honoured).
+func gatherCore(ctx context.Context, o Options) *gatherer {
 	g := &gatherer{ctx: ctx, names: SystemNames(), root: strings.TrimSuffix(o.Root, "/"), f: Facts{}}
 	if o.Names != nil {
 		g.names = *o.Names
@@ -166,12 +183,33 @@ func Gather(ctx context.Context, o Options) (Facts, []error) {
 	g.sshFacts()
 	g.miscFacts()
 	g.storageFacts()
+	return g
+}
+
+// Gather collects the core and external facts. The errors are about
+// single facts or external fact files (each names what it is about); the
+// facts gathered despite them are returned.
+func Gather(ctx context.Context, o Options) (Facts, []error) {
+	var g *gatherer
+	if o.Core != nil {
+		g = &gatherer{ctx: ctx, root: strings.TrimSuffix(o.Root, "/"), f: make(Facts, len(o.Core.f)+64)}
+		for k, v := range o.Core.f {
+			g.f[k] = v
+		}
+		g.errs = append(g.errs, o.Core.errs...)
+	} else {
+		g = gatherCore(ctx, o)
+	}
 
 	// The core facts' names, legacy ones included, as custom facts
 	// named like them are warned about.
 	coreNames := map[string]bool{}
 	for k := range g.f {
 		coreNames[k] = true
+	}
+	env := o.Env
+	if env == nil {
+		env = os.Environ()
 	}
 	dirs := o.ExternalDirs
 	if dirs == nil {

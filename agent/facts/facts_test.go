@@ -2,6 +2,7 @@ package facts_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,6 +135,34 @@ func TestGatherFromTree(t *testing.T) {
 	assert.Equal(t, "yes", get("fromenv"), "FACTER_ variables are facts")
 	_, ok := f["broken"]
 	assert.False(t, ok)
+}
+
+// TestGatherWithCoreAhead: the core facts gathered ahead (Core, as an
+// agent does while pluginsync runs) give Gather the same facts as
+// gathering them then, external ones and FACTER_ overrides over them,
+// and Gather does not change them (a second Gather from the same core
+// facts is the same again).
+func TestGatherWithCoreAhead(t *testing.T) {
+	o := facts.Options{
+		Root: "testdata/root", ExternalDirs: []string{"testdata/ext1", "testdata/ext2"}, Env: []string{"PATH=/x:/y", "FACTER_fromenv=yes"},
+	}
+	want, wantErrs := facts.Gather(context.Background(), o)
+	core := facts.Core(context.Background(), o)
+	o.ExternalDirs = []string{"testdata/ext1", "testdata/ext2"}
+	o.Core = core
+	for i := 0; i < 2; i++ {
+		got, errs := facts.Gather(context.Background(), o)
+		assert.Equal(t, want, got, "gather %d", i+1)
+		assert.Equal(t, fmt.Sprint(wantErrs), fmt.Sprint(errs), "gather %d", i+1)
+		assert.Equal(t, "overridden", got["role"])
+		assert.Equal(t, "Overridden", got["osfamily"], "an external fact over a core one gathered ahead")
+		assert.Equal(t, "yes", got["fromenv"])
+	}
+	// The core facts themselves are as gathered: without external facts,
+	// osfamily is the core one.
+	got, _ := facts.Gather(context.Background(), facts.Options{Root: "testdata/root", ExternalDirs: []string{}, Env: o.Env, Core: core})
+	assert.Equal(t, "RedHat", got["osfamily"])
+	assert.NotContains(t, got, "role")
 }
 
 func TestParseExternal(t *testing.T) {

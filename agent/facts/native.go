@@ -53,20 +53,54 @@ func resolveCustom(ctx context.Context, o Options, core, ext, overrides Facts) (
 		return custom, weights, defined, append(dirErrs, lerrs...)
 	}
 	// Facter's files evaluated in the background; what they define is
-	// read only once rubyDone is closed.
+	// read only once rubyDone is closed. Unless Facter, evaluating them,
+	// would evaluate the known files too (loadsAll): then first, and the
+	// known files whose facts it gave are not resolved again.
 	var custom Facts
 	var weights map[string]int64
 	var defined map[string]string
 	var lerrs []error
 	rubyDone := make(chan struct{})
 	mayDefine := definedBy(others)
-	if len(others) > 0 {
+	have := func(name string) bool {
+		top, _, _ := strings.Cut(name, ".")
+		if _, ok := core[top]; ok {
+			return true
+		}
+		if _, ok := ext[top]; ok {
+			return true
+		}
+		return mayDefine(name)
+	}
+	switch {
+	case len(others) == 0:
+		close(rubyDone)
+	case loadsAll(others, have):
+		custom, weights, defined, lerrs = loadCustom(ctx, o.CustomDirs, others, true, o.Evaluate, o.Ruby, o.CustomTimeout)
+		close(rubyDone)
+		// A known file every fact of which Facter's evaluation gave
+		// already is not resolved again: its commands (apt-get's) are
+		// not run twice, and Facter's values are the ones Facter keeps.
+		for p, f := range known {
+			all := len(f.Facts) > 0
+			for _, n := range f.Facts {
+				if _, ok := custom[n]; !ok {
+					all = false
+					break
+				}
+			}
+			if all {
+				delete(known, p)
+			}
+		}
+		if len(known) == 0 {
+			return custom, weights, defined, append(dirErrs, lerrs...)
+		}
+	default:
 		go func() {
 			defer close(rubyDone)
 			custom, weights, defined, lerrs = loadCustom(ctx, o.CustomDirs, others, true, o.Evaluate, o.Ruby, o.CustomTimeout)
 		}()
-	} else {
-		close(rubyDone)
 	}
 	nopts.Order = files
 	nopts.Rival = func(name string) (native.Rival, bool) {
@@ -188,7 +222,34 @@ func definedBy(files []string) func(name string) bool {
 	return func(name string) bool { return names[name] }
 }
 
+// loadsAll says whether Facter, evaluating files, may load every fact
+// file of its directories, the known ones too: it does when a fact asks
+// (Facter.value, Facter.fact) for one it cannot find (ipaclient's
+// ipa_facts.rb asks for ipa_server as it loads); have says which names
+// it finds (core, external, the files' own). A name not written
+// literally counts as not found.
+func loadsAll(files []string, have func(name string) bool) bool {
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return true
+		}
+		literal := literalFactAsk.FindAllSubmatch(b, -1)
+		if len(literal) != len(factAsk.FindAllIndex(b, -1)) {
+			return true
+		}
+		for _, m := range literal {
+			if !have(strings.ToLower(string(slices.Concat(m[1], m[2], m[3])))) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 var (
+	factAsk        = regexp.MustCompile(`Facter\.(?:value|fact)\b`)
+	literalFactAsk = regexp.MustCompile(`Facter\.(?:value|fact)\s*\(?\s*(?::([A-Za-z_]\w*)|'([^'\\]*)'|"([^"\\#]*)")`)
 	factAdd        = regexp.MustCompile(`Facter\.add\b`)
 	literalFactAdd = regexp.MustCompile(`Facter\.add\s*\(?\s*(?::([A-Za-z_]\w*)|'([^'\\]*)'|"([^"\\#]*)")\s*[,)\s]`)
 	// Kernel's require_relative, load and eval (not a method of an

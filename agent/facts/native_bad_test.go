@@ -165,3 +165,59 @@ func TestCustomFactDirSymlinkWarns(t *testing.T) {
 	require.True(t, errors.As(errs[0], &dw), "%v", errs[0])
 	assert.Equal(t, "custom fact directory "+link+": a symbolic link to "+real+"; its facts are read from there", errs[0].Error())
 }
+
+// A fact of a file Facter evaluates that a known file asks for (here
+// osfamily, which apt's files confine on): the known files see
+// Facter's value, and the result is Facter's, with either value.
+func TestNativeFactsAskingForAFacterFact(t *testing.T) {
+	if _, err := exec.LookPath("ruby"); err != nil {
+		t.Skip("no Ruby")
+	}
+	for _, family := range []string{"Plan9", "Debian"} {
+		dir := t.TempDir()
+		debianFactFile(t, dir, "apt", "apt_reboot_required.rb")
+		debianFactFile(t, dir, "apt", "apt_sources.rb")
+		writeFile(t, dir, "family.rb", "Facter.add(:osfamily) do\n  has_weight 100\n  setcode { '"+family+"' }\nend\n", 0o644)
+		names := []string{"osfamily", "apt_reboot_required", "apt_sources"}
+		want := facterP(t, dir, names)
+		f, errs := facts.Gather(context.Background(), facts.Options{CustomDirs: []string{dir}})
+		// osfamily is a core fact's name: that warning, and nothing else.
+		require.Len(t, errs, 1, "%v", errs)
+		var cw *facts.CoreNameWarning
+		assert.ErrorAs(t, errs[0], &cw)
+		for _, name := range names {
+			assert.Equal(t, encodeFact(t, want[name]), encodeFact(t, f[name]), "%s, osfamily %s", name, family)
+		}
+		assert.Equal(t, family, f["osfamily"])
+		if family == "Plan9" {
+			assert.NotContains(t, f, "apt_reboot_required", "confined to Debian")
+		} else {
+			assert.Contains(t, f, "apt_reboot_required")
+		}
+	}
+}
+
+// A file Facter evaluates that asks, when loaded, for a fact nobody
+// defines makes Facter load every file of the directory, the known ones
+// included, and evaluate their facts (ipaclient's files do, on a site
+// with every Debian module): those are Facter's, and the known file is
+// not resolved again (its command runs once, not twice).
+func TestNativeFactsFacterGaveAlreadyAreNotResolvedAgain(t *testing.T) {
+	if _, err := exec.LookPath("ruby"); err != nil {
+		t.Skip("no Ruby")
+	}
+	bin, dir := t.TempDir(), t.TempDir()
+	runs := filepath.Join(bin, "runs")
+	writeFile(t, bin, "haproxy", "#!/bin/sh\necho run >> '"+runs+"'\necho 'HAProxy version 2.6.12-1 2023/12/16 - https://haproxy.org/'\n", 0o755)
+	t.Setenv("PATH", bin+":"+os.Getenv("PATH"))
+	debianFactFile(t, dir, "haproxy", "haproxy_version.rb")
+	// Asked when the file is loaded, as ipaclient's files do.
+	writeFile(t, dir, "trigger.rb", "Facter.value(:pippet_no_such_fact)\nFacter.add(:trigger) do\n  setcode { 'loaded all' }\nend\n", 0o644)
+	f, errs := facts.Gather(context.Background(), facts.Options{CustomDirs: []string{dir}})
+	assert.Empty(t, errs)
+	assert.Equal(t, "loaded all", f["trigger"])
+	assert.Equal(t, "2.6.12", f["haproxy_version"])
+	b, err := os.ReadFile(runs)
+	require.NoError(t, err)
+	assert.Equal(t, "run\n", string(b), "haproxy -v ran once, in Facter")
+}

@@ -127,6 +127,10 @@ func TestSyncWritesThenLeavesUnchangedFilesAlone(t *testing.T) {
 	assert.Contains(t, log, "Notice: /File["+filepath.Join(lib, "puppet/type")+"]/ensure: created\n")
 	assert.Less(t, strings.Index(log, "pluginfacts"), strings.Index(log, "Retrieving plugin\n"), "pluginfacts first, as Puppet")
 	assert.Equal(t, 5, f.fs.Count("file_content"), "one download per file")
+	// As Puppet's agent: one listing per mount, whose root entry is the
+	// destination's source metadata (no file_metadata of the mount).
+	assert.Equal(t, 2, f.fs.Count("file_metadatas"))
+	assert.Equal(t, 0, f.fs.Count("file_metadata"))
 	for _, r := range f.fs.Requests() {
 		if strings.HasPrefix(r, "/puppet/v3/file_metadatas/") {
 			assert.Contains(t, r, "environment=pippetplug")
@@ -147,6 +151,7 @@ func TestSyncWritesThenLeavesUnchangedFilesAlone(t *testing.T) {
 	assert.Empty(t, res.Removed)
 	assert.Equal(t, 0, f.fs.Count("file_content"))
 	assert.Equal(t, 2, f.fs.Count("file_metadatas"))
+	assert.Equal(t, 0, f.fs.Count("file_metadata"))
 	assert.Equal(t, before, ino(t, filepath.Join(lib, "puppet/type/pippetplug.rb")))
 	assert.Equal(t, "Info: Retrieving pluginfacts\nInfo: Retrieving plugin\n", f.logged())
 }

@@ -426,6 +426,13 @@ func decodeJSON(r io.Reader, v any) error {
 	return json.Unmarshal(raw, v)
 }
 
+// drain reads what is left of an answer whose document has been read,
+// a little at most (a server that sends more after its document is not
+// waited for: the connection is then closed rather than reused).
+func drain(r io.Reader) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(r, 4<<10))
+}
+
 // MaxWalkEntries bounds the entries of a file_metadatas answer without
 // max_files (the entries are held in memory: about 200 bytes each).
 const MaxWalkEntries = 1 << 20
@@ -492,6 +499,13 @@ func (p *Puppet) Walk(ctx context.Context, u *url.URL, q Query, opts WalkOptions
 		limit = opts.MaxFiles
 	}
 	list, err := decodeList(resp.Body, limit+1)
+	if err == nil {
+		// The decoder stops at the list's ']': the rest of the answer
+		// (the chunked body's end) is read, so that the connection goes
+		// back to the client's pool for the next request instead of
+		// being closed (a new TLS handshake each listing).
+		drain(resp.Body)
+	}
 	if errors.Is(err, ErrTooManyFiles) {
 		if opts.MaxFiles > 0 {
 			return fmt.Errorf("%s lists more than max_files (%d) entries: %w", u.Redacted(), opts.MaxFiles, ErrTooManyFiles)

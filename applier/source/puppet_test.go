@@ -220,6 +220,54 @@ func TestPuppetWalk(t *testing.T) {
 	}
 }
 
+// TestPuppetWalksOverOneConnection: a listing read whole leaves its
+// connection to the next request, as Puppet Server sends it (chunked,
+// the JSON list first, the chunked body's end after it): no new TLS
+// handshake for each file_metadatas.
+func TestPuppetWalksOverOneConnection(t *testing.T) {
+	ca := sourcetest.NewPuppetCA(t, false)
+	list := `[{"path":"/srv/d","relative_path":".","owner":0,"group":0,"mode":493,"checksum":{"type":"ctime","value":"{ctime}2026-11-23 19:58:12 +0000"},"type":"directory","destination":null},
+	{"path":"/srv/d","relative_path":"a","owner":0,"group":0,"mode":420,"checksum":{"type":"sha256","value":"{sha256}` + motdSum + `"},"type":"file","destination":null}]`
+	var conns atomic.Int32
+	srv := ca.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		switch r.URL.Path {
+		case "/puppet/v3/file_metadatas/plugins", "/puppet/v3/file_metadatas/pluginfacts":
+			// In chunks, as a streaming server sends a long list.
+			io.WriteString(w, list[:len(list)/2])
+			w.(http.Flusher).Flush()
+			io.WriteString(w, list[len(list)/2:])
+			// The body's end comes after the list, in a write of its
+			// own, as Jetty's does when the list was flushed.
+			w.(http.Flusher).Flush()
+			time.Sleep(20 * time.Millisecond)
+		case "/puppet/v3/file_metadata/modules/m/motd":
+			io.WriteString(w, fileMeta("sha256", "{sha256}"+motdSum))
+		default:
+			http.NotFound(w, r)
+		}
+	}), "", func(hs *http.Server) {
+		hs.ConnState = func(_ net.Conn, s http.ConnState) {
+			if s == http.StateNew {
+				conns.Add(1)
+			}
+		}
+	})
+	f := puppetFetcher(t, ca, srv.URL, 5*time.Second)
+	ctx := context.Background()
+	for _, src := range []string{"puppet:///pluginfacts", "puppet:///plugins", "puppet:///plugins"} {
+		n := 0
+		require.NoError(t, f.Walk(ctx, src, source.Query{Checksum: "sha256"}, source.WalkOptions{}, func(string, *source.Metadata) error {
+			n++
+			return nil
+		}))
+		assert.Equal(t, 2, n, src)
+	}
+	_, err := f.Stat(ctx, "puppet:///modules/m/motd", source.Query{Checksum: "sha256"})
+	require.NoError(t, err)
+	assert.Equal(t, int32(1), conns.Load(), "one kept-alive connection for the listings and the request after them")
+}
+
 func TestPuppetErrorAnswers(t *testing.T) {
 	ca := sourcetest.NewPuppetCA(t, false)
 	srv := ca.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

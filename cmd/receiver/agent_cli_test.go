@@ -331,9 +331,14 @@ func TestAgentHelp(t *testing.T) {
 	assert.Empty(t, errb.String())
 	for _, want := range []string{"--SETTING VALUE", "puppet.conf", "--no-SETTING", "--logdest DEST, -l DEST", "syslog",
 		"--fingerprint [--digest ALG]", "--test, -t", "--detailed-exitcodes", "--disable [MESSAGE]", "--waitforcert SECONDS",
-		"--state-dir DIRECTORY", "--fallback MODE", "--delegate TYPES", "Exit status"} {
+		"--state-dir DIRECTORY", "--fallback MODE", "--delegate TYPES", "--puppet-between-runs stop|keep", "Exit status"} {
 		assert.Contains(t, out.String(), want)
 	}
+	// A value other than stop or keep is refused, as a usage error.
+	out.Reset()
+	errb.Reset()
+	assert.Equal(t, exitUsage, agentMain(context.Background(), []string{"--puppet-between-runs", "warm", "--onetime"}, &out, &errb))
+	assert.Contains(t, errb.String(), `--puppet-between-runs "warm": stop or keep`)
 }
 
 func TestAgentPluginsyncFailures(t *testing.T) {

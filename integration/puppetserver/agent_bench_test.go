@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"syscall"
 	"testing"
@@ -15,19 +16,24 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// BenchmarkAgentConverged (issue 24's Speed): one op is a run of
-// `receiver agent -t` and a run of `puppet agent -t` on the same
-// converged node against the same server, interleaved so that a machine
-// whose load moves weighs on both alike. Reported per op: each agent's
-// whole wall time (receiver-s/op, puppet-s/op, and their ratio), and its
-// phases as its own report's time metrics say (facts, pluginsync, node
-// and catalog requests, apply), plus what lies outside the run's total
-// (starting the process, sending the report, exiting); and, timed
-// beside them, the Ruby floor (rubyfloor-s/op): starting Ruby, loading
+// BenchmarkAgentConverged (issues 24 and 34's Speed): one op is a run
+// of `receiver agent -t` and a run of `puppet agent -t` on the same
+// converged node against the same server, interleaved (which agent goes
+// first alternates) so that a machine whose load moves weighs on both
+// alike. Reported, each the MEDIAN over the ops (-benchtime 3x: the
+// median of three interleaved runs): each agent's whole wall time
+// (receiver-s, puppet-s) and their ratio (receiver/puppet, the ratio
+// of the medians), and its phases as its own report's time metrics say
+// (facts, pluginsync, node and catalog requests, apply), the server's
+// time to take the report (its access log), and what lies outside the
+// run's total (starting the process, sending the report, exiting);
+// each agent's peak resident memory (the highest); and, for the site
+// and lean cases, the Ruby floor (rubyfloor-s): starting Ruby, loading
 // Puppet and evaluating the custom facts pluginsync brought, which any
-// agent of these modules pays. Slow (a Puppet
-// run takes seconds): `go test -run '^$' -bench BenchmarkAgentConverged
-// -benchtime 5x ./integration/puppetserver/`, or `make bench-agent`.
+// agent of these modules pays when it evaluates them in Ruby. Slow (a
+// Puppet run takes seconds): `go test -run '^$' -bench
+// BenchmarkAgentConverged -benchtime 3x ./integration/puppetserver/`,
+// or `make bench-agent`; one case: -bench 'BenchmarkAgentConverged/native'.
 func BenchmarkAgentConverged(b *testing.B) {
 	s := need(b)
 	if _, err := exec.LookPath("puppet"); err != nil {
@@ -42,6 +48,39 @@ func BenchmarkAgentConverged(b *testing.B) {
 	// systemd, host_core and cron_core, whose custom facts pippet
 	// resolves natively (no Ruby in the receiver's run).
 	b.Run("native", func(b *testing.B) { benchAgents(b, s, anativeEnv) })
+}
+
+// samples are a benchmark's measures, by metric, one per op.
+type samples map[string][]float64
+
+func (s samples) add(metric string, v float64) { s[metric] = append(s[metric], v) }
+
+// median is the median of the metric's samples (the mean of the middle
+// two for an even count).
+func (s samples) median(metric string) float64 {
+	v := append([]float64(nil), s[metric]...)
+	if len(v) == 0 {
+		return 0
+	}
+	sort.Float64s(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// report reports every metric's median, per op.
+func (s samples) report(b *testing.B) {
+	for k := range s {
+		b.ReportMetric(s.median(k), k+"/op")
+	}
+}
+
+// agentPhases are the report's time metrics benchAgents reports, by
+// the name it reports them under.
+var agentPhases = []struct{ metric, name string }{
+	{"fact_generation", "facts"}, {"plugin_sync", "pluginsync"}, {"node_retrieval", "node"},
+	{"config_retrieval", "catalog"}, {"catalog_application", "apply"},
 }
 
 func benchAgents(b *testing.B, s *server, env string) {
@@ -76,13 +115,11 @@ func benchAgents(b *testing.B, s *server, env string) {
 	benchReceiverAgent(np, pconf)
 	benchPuppetAgent(nr, rconf)
 	reports0 := map[string]int{"receiver": len(reportPuts(b, s, np.certname)), "puppet": len(reportPuts(b, s, nr.certname))}
-	phases := []struct{ metric, name string }{
-		{"fact_generation", "facts"}, {"plugin_sync", "pluginsync"}, {"node_retrieval", "node"},
-		{"config_retrieval", "catalog"}, {"catalog_application", "apply"},
-	}
 	// The Ruby floor: what the modules' custom facts cost in any agent
-	// (start Ruby, load Puppet, evaluate them: bench/agentfacts/floor.rb
-	// on the facts pluginsync brought), timed beside the two agents.
+	// that evaluates them in Ruby (start Ruby, load Puppet, evaluate
+	// them: bench/agentfacts/floor.rb on the facts pluginsync brought),
+	// timed beside the two agents; not for the native case, whose
+	// receiver runs no Ruby.
 	floorScript, err := filepath.Abs("../../bench/agentfacts/floor.rb")
 	if err != nil {
 		b.Fatal(err)
@@ -98,38 +135,44 @@ func benchAgents(b *testing.B, s *server, env string) {
 		}
 		return time.Since(start)
 	}
-	sum := map[string]float64{}
+	runs := []struct {
+		who string
+		f   func() (time.Duration, map[string]float64)
+	}{{"receiver", pippet}, {"puppet", puppet}}
+	m := samples{}
 	peak := map[string]int64{}
 	b.Cleanup(func() { removeCron(b, "anative-facts") })
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		sum["rubyfloor-s"] += rubyFloor().Seconds()
-		for who, f := range map[string]func() (time.Duration, map[string]float64){"receiver": pippet, "puppet": puppet} {
-			wall, times := f()
-			peak[who] = max(peak[who], lastPeakRSS)
-			sum[who+"-s"] += wall.Seconds()
-			for _, p := range phases {
-				sum[who+"-"+p.name+"-s"] += times[p.metric]
+		if env != anativeEnv {
+			m.add("rubyfloor-s", rubyFloor().Seconds())
+		}
+		for j := range runs {
+			// Which agent goes first alternates.
+			r := runs[(i+j)%len(runs)]
+			wall, times := r.f()
+			peak[r.who] = max(peak[r.who], lastPeakRSS)
+			m.add(r.who+"-s", wall.Seconds())
+			for _, p := range agentPhases {
+				m.add(r.who+"-"+p.name+"-s", times[p.metric])
 			}
-			sum[who+"-outside-s"] += wall.Seconds() - times["total"]
+			m.add(r.who+"-outside-s", wall.Seconds()-times["total"])
 		}
 	}
 	b.StopTimer()
 	// The report: how long the server took to take it (its access log's
 	// %D, milliseconds, for each PUT of the timed runs).
 	for who, n := range map[string]*acoreNode{"receiver": np, "puppet": nr} {
-		puts := reportPuts(b, s, n.certname)[reports0[who]:]
-		for _, ms := range puts {
-			sum[who+"-report-s"] += ms / 1000
+		for _, ms := range reportPuts(b, s, n.certname)[reports0[who]:] {
+			m.add(who+"-report-s", ms/1000)
 		}
 	}
-	for k, v := range sum {
-		b.ReportMetric(v/float64(b.N), k+"/op")
-	}
-	b.ReportMetric(sum["receiver-s"]/sum["puppet-s"], "receiver/puppet")
+	m.report(b)
+	b.ReportMetric(m.median("receiver-s")/m.median("puppet-s"), "receiver/puppet")
 	for who, kib := range peak {
 		b.ReportMetric(float64(kib)/1024, who+"-peakrss-MiB")
 	}
+	b.Logf("%s, every run (s): receiver %.3f; puppet %.3f", env, m["receiver-s"], m["puppet-s"])
 }
 
 // reportPuts are the durations (ms) of the server's answers to certname's
@@ -149,7 +192,7 @@ func reportPuts(b *testing.B, s *server, certname string) []float64 {
 	return out
 }
 
-func benchNode(b *testing.B, s *server, certname string) *acoreNode {
+func benchNode(b testing.TB, s *server, certname string) *acoreNode {
 	dir := b.TempDir()
 	n := &acoreNode{certname: certname, dir: dir, ssldir: filepath.Join(dir, "ssl"), root: filepath.Join(dir, "root")}
 	ssl := filepath.Join(s.dir, "puppet", "ssl")
@@ -166,7 +209,7 @@ func benchNode(b *testing.B, s *server, certname string) *acoreNode {
 	return n
 }
 
-func (n *acoreNode) benchConf(b *testing.B, s *server, name, vardir string) string {
+func (n *acoreNode) benchConf(b testing.TB, s *server, name, vardir string) string {
 	confdir := filepath.Join(n.dir, name+"-conf")
 	if err := write(filepath.Join(confdir, "puppet.conf"), agentConf(n, s, vardir)); err != nil {
 		b.Fatal(err)
@@ -213,7 +256,7 @@ func runCmd(cmd *exec.Cmd) (int, string, string) {
 
 // reportTimes are the time metrics of the agent's last_run_report.yaml,
 // in seconds by name.
-func reportTimes(b *testing.B, vardir string) map[string]float64 {
+func reportTimes(b testing.TB, vardir string) map[string]float64 {
 	raw, err := os.ReadFile(filepath.Join(vardir, "state", "last_run_report.yaml"))
 	if err != nil {
 		b.Fatal(err)

@@ -76,6 +76,14 @@ func pluginsyncOptions(t *testing.T, s *server, vardir string, log *testutil.Syn
 	}
 }
 
+// accessLines are the access log's lines so far.
+func (s *server) accessLines(t testing.TB) []string {
+	t.Helper()
+	b, err := os.ReadFile(s.access)
+	require.NoError(t, err)
+	return strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+}
+
 // mountRequests counts the access log's requests to endpoint below a
 // mount (plugins, pluginfacts).
 func (s *server) mountRequests(t testing.TB, endpoint, mount string) int {
@@ -207,6 +215,7 @@ func TestPluginsyncAsPuppetDoes(t *testing.T) {
 	root := t.TempDir()
 	theirs, ours := filepath.Join(root, "puppet-vardir"), filepath.Join(root, "pippet-vardir")
 	require.NoError(t, os.MkdirAll(theirs, 0o750))
+	before := len(s.accessLines(t))
 	cmd := exec.Command("puppet", "plugin", "download", "--confdir", filepath.Join(root, "conf"), "--vardir", theirs,
 		"--ssldir", s.agentSSL, "--certname", "agent1", "--server", "localhost", "--serverport", fmt.Sprint(s.port),
 		"--environment", "production", "--color", "false")
@@ -214,9 +223,29 @@ func TestPluginsyncAsPuppetDoes(t *testing.T) {
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 
+	time.Sleep(300 * time.Millisecond) // the access log's line follows the answer
+	theirsReqs := s.accessLines(t)
 	log := &testutil.SyncBuffer{}
 	_, err = pluginsync.Sync(context.Background(), pluginsyncOptions(t, s, ours, log))
 	require.NoError(t, err)
+	time.Sleep(300 * time.Millisecond)
+	oursReqs := s.accessLines(t)[len(theirsReqs):]
+	// The same requests, in the same order: one listing per mount, whose
+	// root entry describes the mount (no file_metadata of its own).
+	endpoints := func(lines []string) []string {
+		var l []string
+		re := regexp.MustCompile(`"GET (/puppet/v3/file_metadatas?/[^?" ]*)\?[^"]*recurse=true`)
+		for _, line := range lines {
+			if m := re.FindStringSubmatch(line); m != nil {
+				l = append(l, m[1])
+			} else if strings.Contains(line, "/file_metadata/") {
+				l = append(l, "file_metadata: "+line)
+			}
+		}
+		return l
+	}
+	assert.Equal(t, []string{"/puppet/v3/file_metadatas/pluginfacts", "/puppet/v3/file_metadatas/plugins"}, endpoints(theirsReqs[before:]))
+	assert.Equal(t, []string{"/puppet/v3/file_metadatas/pluginfacts", "/puppet/v3/file_metadatas/plugins"}, endpoints(oursReqs))
 
 	tree := func(dir string) map[string]string {
 		m := map[string]string{}

@@ -23,7 +23,8 @@ import (
 // disk, one per mount: puppet:///MOUNT/PATH is Mounts[MOUNT]/PATH. It
 // answers as Puppet Server does: checksum_type, links (manage or follow),
 // source_permissions (ignore: the server's own ids and mode 0644),
-// recurse with ignore patterns, a directory's checksum its ctime, a
+// recurse with ignore patterns, a directory's checksum its ctime (a
+// file's its digest, or its mtime or ctime when asked), a
 // missing path a JSON 404. It counts requests by endpoint and keeps every
 // request's path and query.
 type FileServer struct {
@@ -184,6 +185,12 @@ func (s *FileServer) meta(full string, rel *string, q map[string][]string, follo
 			return nil, err
 		}
 		m.Checksum.Type, m.Checksum.Value = kind, "{"+kind+"}"+source.SumString(kind, string(b))
+		switch kind {
+		case source.MTime:
+			m.Checksum.Value = "{mtime}" + fi.ModTime().Format("2006-01-02 15:04:05 -0700")
+		case source.CTime:
+			m.Checksum.Value = "{ctime}" + time.Unix(st.Ctim.Sec, st.Ctim.Nsec).Format("2006-01-02 15:04:05 -0700")
+		}
 	case fi.IsDir():
 		m.Type = source.TypeDirectory
 		ctime := time.Unix(st.Ctim.Sec, st.Ctim.Nsec)

@@ -75,9 +75,12 @@ type posix struct {
 
 	meta    *source.Metadata // the source chosen, when there is one
 	metaErr error
-	curSum  string // the current content's {kind}digest once computed
-	plan    []treeAction
-	planned bool
+	// listings are the recursive listings of the sources asked for the
+	// root's metadata (listedRoot), by source, for sourceTree.
+	listings map[string]*listing
+	curSum   string // the current content's {kind}digest once computed
+	plan     []treeAction
+	planned  bool
 	// shadowed are the entries below a directory the plan purges: gone
 	// with it, each a child Puppet reports (in noop, as to be removed).
 	shadowed []treeAction

@@ -134,3 +134,56 @@ func TestPuppetSourceNotFound(t *testing.T) {
 	assert.Contains(t, res.Exception, "could not retrieve information from environment production source(s) puppet:///modules/m/nope, puppet:///modules/m/gone")
 	assert.NoFileExists(t, dst)
 }
+
+// TestPuppetRecursiveCopyListsOnce: a recursive copy from a puppet://
+// source asks the server one listing (file_metadatas) and takes the
+// directory's own metadata from its root entry, as Puppet's agent does;
+// no file_metadata of the source's root. A root the listing would
+// describe otherwise than file_metadata (a file whose checksum is not a
+// digest) is asked for on its own.
+func TestPuppetRecursiveCopyListsOnce(t *testing.T) {
+	dir := t.TempDir()
+	for rel, data := range map[string]string{"tree/a": "a\n", "tree/sub/b": "b\n", "one": "one\n"} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, filepath.Dir(rel)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, rel), []byte(data), 0o644))
+	}
+	fs := sourcetest.NewFileServer(map[string]string{"m": dir})
+	ca := sourcetest.NewPuppetCA(t, false)
+	srv := ca.Serve(t, fs, "")
+	_, port, err := net.SplitHostPort(srv.Listener.Addr().String())
+	require.NoError(t, err)
+	var p int
+	fmt.Sscan(port, &p)
+	e := newEngine(t, func(o *source.Options) {
+		o.Puppet = &source.PuppetOptions{Server: "localhost", Port: p, TLS: ssl.Files{Dir: ca.SSLDir, Certname: ca.Certname}}
+	})
+	root := t.TempDir()
+	for _, tc := range []struct {
+		name, params        string
+		first               outcome
+		metadata, metadatas int // requests per apply
+	}{
+		{"links manage", "{ensure: directory, recurse: true, source: 'puppet:///m/tree'}", changed, 0, 1},
+		{"links follow", "{ensure: directory, recurse: true, links: follow, source: 'puppet:///m/tree'}", changed, 0, 1},
+		{"two sources, the first missing", "{ensure: directory, recurse: true, source: ['puppet:///m/nope', 'puppet:///m/tree']}", changed, 0, 2},
+		{"a file, md5", "{recurse: true, checksum: md5, source: 'puppet:///m/one'}", changed, 0, 1},
+		{"a file, mtime", "{recurse: true, checksum: mtime, source: 'puppet:///m/one'}", changed, 1, 1},
+	} {
+		dst := filepath.Join(root, strings.ReplaceAll(tc.name, " ", "_"))
+		for i, want := range []outcome{tc.first, unchanged} {
+			fs.Reset()
+			res := apply(t, e, dst, tc.params)
+			assert.Equal(t, want, outcomeOf(res), "%s, apply %d: %+v", tc.name, i+1, res)
+			assert.Equal(t, tc.metadata, fs.Count("file_metadata"), "%s, apply %d: file_metadata", tc.name, i+1)
+			assert.Equal(t, tc.metadatas, fs.Count("file_metadatas"), "%s, apply %d: file_metadatas", tc.name, i+1)
+		}
+		if strings.Contains(tc.params, "tree") {
+			assert.Equal(t, "b\n", readFile(t, filepath.Join(dst, "sub", "b")), tc.name)
+		} else {
+			assert.Equal(t, "one\n", readFile(t, dst), tc.name)
+		}
+	}
+	res := apply(t, e, filepath.Join(root, "missing"), "{ensure: directory, recurse: true, source: ['puppet:///m/nope', 'puppet:///m/gone']}")
+	assert.Equal(t, failed, outcomeOf(res), "%+v", res)
+	assert.Contains(t, res.Exception, "could not retrieve information from environment production source(s) puppet:///m/nope, puppet:///m/gone")
+}

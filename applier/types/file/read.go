@@ -412,6 +412,10 @@ func (p *posix) sourceMeta(ctx context.Context) (*source.Metadata, error) {
 		return p.meta, nil
 	}
 	q := source.Query{Checksum: p.r.String("checksum"), FollowLinks: true, SourcePermissions: p.r.String("source_permissions")}
+	if m, err, ok := p.listedRoot(ctx, f, q); ok {
+		p.meta, p.metaErr = m, err
+		return p.meta, p.metaErr
+	}
 	p.meta, p.metaErr = f.First(ctx, p.r.Strings("source"), q)
 	if errors.Is(p.metaErr, source.ErrNotFound) && p.r.String("recurse") != "false" {
 		if m := searchedRoot(ctx, f, p.r.Strings("source"), q); m != nil {
@@ -419,6 +423,82 @@ func (p *posix) sourceMeta(ctx context.Context) (*source.Metadata, error) {
 		}
 	}
 	return p.meta, p.metaErr
+}
+
+// listing is a source's recursive listing asked once (listedRoot) and
+// kept for sourceTree; notFound: the server has no such source.
+type listing struct {
+	entries  []listed
+	notFound bool
+}
+
+type listed struct {
+	rel string
+	m   *source.Metadata
+}
+
+// listedRoot is the metadata of a recursive copy from puppet:// sources
+// taken, as Puppet's agent takes it, from the root entry (".") of the
+// sources' recursive listing (file_metadatas), which the recursion asks
+// for anyway: no file_metadata request for the root. The listings are
+// kept for sourceTree. ok is false when this does not apply, and the
+// root is then asked for on its own: no recursion, a source of another
+// scheme, a listing that failed, or a root the listing describes
+// otherwise than file_metadata would (q: links followed, the
+// resource's checksum), which a directory never is (links => manage
+// lists a root that is a link as a link; a file's checksum is the
+// listing's digest).
+func (p *posix) listedRoot(ctx context.Context, f *source.Fetcher, q source.Query) (*source.Metadata, error, bool) {
+	srcs := p.r.Strings("source")
+	if p.r.String("recurse") == "false" || len(srcs) == 0 {
+		return nil, nil, false
+	}
+	for _, src := range srcs {
+		if u, err := source.Parse(src); err != nil || u.Scheme != "puppet" {
+			return nil, nil, false
+		}
+	}
+	tq := p.treeQuery()
+	sum := q.Checksum
+	if sum == "" {
+		sum = source.SHA256
+	}
+	for _, src := range srcs {
+		l := &listing{}
+		err := f.Walk(ctx, src, tq, p.walkOptions(), func(rel string, m *source.Metadata) error {
+			l.entries = append(l.entries, listed{rel, m})
+			return nil
+		})
+		switch {
+		case errors.Is(err, source.ErrNotFound):
+			l.notFound = true
+		case err != nil:
+			return nil, nil, false
+		}
+		if p.listings == nil {
+			p.listings = map[string]*listing{}
+		}
+		p.listings[src] = l
+		if l.notFound {
+			continue
+		}
+		for _, e := range l.entries {
+			if e.rel != "." {
+				continue
+			}
+			switch {
+			case e.m.Type == source.TypeDirectory:
+			case e.m.Type == source.TypeFile && tq.Checksum == sum:
+			default:
+				return nil, nil, false
+			}
+			root := *e.m
+			root.Source = src
+			return &root, nil, true
+		}
+		return nil, nil, false
+	}
+	return nil, f.NotFound(srcs), true
 }
 
 // errRootFound stops a walk once the root entry is seen.

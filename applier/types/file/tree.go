@@ -199,6 +199,17 @@ func (p *posix) walkOptions() source.WalkOptions {
 	return o
 }
 
+// treeQuery is what a recursive listing of the sources asks: the
+// resource's links, a digest to compare the entries with (sha256 unless
+// checksum names another digest), its source_permissions.
+func (p *posix) treeQuery() source.Query {
+	q := source.Query{Checksum: p.r.String("checksum"), FollowLinks: p.follow(), SourcePermissions: p.r.String("source_permissions")}
+	if !source.IsDigest(q.Checksum) {
+		q.Checksum = source.SHA256
+	}
+	return q
+}
+
 // sourceTree merges the source trees (the first that exists, or all with
 // sourceselect: all; the earliest source wins for each path).
 func (p *posix) sourceTree(ctx context.Context) (map[string]*source.Metadata, []string, error) {
@@ -209,13 +220,24 @@ func (p *posix) sourceTree(ctx context.Context) (map[string]*source.Metadata, []
 	want := map[string]*source.Metadata{}
 	var order []string
 	found := false
-	q := source.Query{Checksum: p.r.String("checksum"), FollowLinks: p.follow(), SourcePermissions: p.r.String("source_permissions")}
-	if !source.IsDigest(q.Checksum) {
-		q.Checksum = source.SHA256
-	}
+	q := p.treeQuery()
 	for _, src := range p.r.Strings("source") {
 		isDir := true
 		walk := func(fn source.WalkFunc) error { return f.Walk(ctx, src, q, p.walkOptions(), fn) }
+		if l, ok := p.listings[src]; ok {
+			// Listed already, for the root's metadata (listedRoot).
+			walk = func(fn source.WalkFunc) error {
+				if l.notFound {
+					return fmt.Errorf("%s: %w", src, source.ErrNotFound)
+				}
+				for _, e := range l.entries {
+					if err := fn(e.rel, e.m); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+		}
 		if list, ok := f.Static().Tree(p.r.Title, src); ok {
 			// Listed by the server in the static catalog: not asked again.
 			walk = func(fn source.WalkFunc) error {
