@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,10 +46,12 @@ func TestCorrectiveChange(t *testing.T) {
 
 	// Drifted, set back: corrective, and the event and its line say so.
 	require.NoError(t, os.WriteFile(f, []byte("tampered\n"), 0o644))
-	rep, _ = applied(t, file("a\n", "0644"), o)
+	rep, out := applied(t, file("a\n", "0644"), o)
 	s = status(t, rep, "File["+f+"]")
 	require.Len(t, s.Events, 1)
 	assert.True(t, s.Events[0].CorrectiveChange)
+	// The console's line says it too, as puppet agent's does.
+	assert.Regexp(t, `msg="`+regexp.QuoteMeta(path)+`/content: content changed '\{sha256\}[0-9a-f]+' to '\{sha256\}[0-9a-f]+' \(corrective\)"`, out)
 	assert.True(t, s.CorrectiveChange)
 	assert.Contains(t, s.Events[0].Message, "content changed")
 	assert.Regexp(t, ` \(corrective\)$`, s.Events[0].Message)
@@ -80,7 +83,7 @@ func TestCorrectiveChange(t *testing.T) {
 
 	// A store that is not JSON is replaced, the run goes on.
 	require.NoError(t, os.WriteFile(store, []byte("{not json"), 0o600))
-	rep, out := applied(t, file("c\n", "0644"), o)
+	rep, out = applied(t, file("c\n", "0644"), o)
 	assert.True(t, status(t, rep, "File["+f+"]").Changed)
 	assert.Contains(t, out, "is corrupt")
 	b, err := os.ReadFile(store)

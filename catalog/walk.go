@@ -105,6 +105,7 @@ func newWalk(ctx context.Context, g *Graph, app protocol.Applier, o Options) *wa
 		byPath[v.path] = v.res
 	}
 	o.Log.setPaths(paths, byPath)
+	o.Log.holdChanges(o.TransactionStore != "")
 	w.sched = loadSchedules(g, o.Schedules, w.log)
 	w.store = loadStore(o.TransactionStore, w.log)
 	w.auds = loadAudits(o.Audits, w.log)
@@ -318,12 +319,21 @@ func (w *walk) record(v *vertex, s *vstate, status *report.Status, ev evaluation
 		w.auds.audit(status, v, ev.auditNames, ev.auditCur, w.log)
 	}
 	w.store.record(status, v)
+	var marks map[string]bool
 	for i := range status.Events {
 		if e := &status.Events[i]; e.CorrectiveChange {
-			w.corrective[v.path+"/"+e.Property+"\x00"+e.Message] = true
+			key := v.path + "/" + e.Property + "\x00" + e.Message
+			w.corrective[key] = true
+			if marks == nil {
+				marks = map[string]bool{}
+			}
+			marks[key] = true
 			e.Message += " (corrective)"
 		}
 	}
+	// The change lines held until now are printed, Puppet's suffix on
+	// the corrective ones.
+	w.o.Log.release(marks)
 	w.rep.Statuses = append(w.rep.Statuses, status.Generated...)
 	if res.Failed && !loggedFailure(res) {
 		msg := res.Exception
@@ -399,6 +409,7 @@ func (w *walk) outgoing(v *vertex, s *vstate, status *report.Status, q []heard) 
 // finish saves the state kept between runs, logs the run's last line and
 // completes the report.
 func (w *walk) finish() *report.Report {
+	w.o.Log.release(nil)
 	w.sched.save(w.log)
 	w.auds.save(w.log)
 	rep := w.rep
