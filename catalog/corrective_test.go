@@ -90,3 +90,35 @@ func TestCorrectiveChange(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"resources"`)
 }
+
+// A file given by its source: Puppet's store keeps its content (the
+// source's checksum) too, so a tampered file set back is corrective, and
+// a new source is not.
+func TestCorrectiveChangeSourcedFile(t *testing.T) {
+	dir := t.TempDir()
+	f, src := filepath.Join(dir, "f"), filepath.Join(dir, "src")
+	o := catalog.Options{TransactionStore: filepath.Join(dir, "state", "transactionstore.json")}
+	cat := build(t, res{typ: "File", title: f, params: map[string]any{"ensure": "file", "source": src}})
+	content := func(rep *report.Report) *report.Event {
+		s := status(t, rep, "File["+f+"]")
+		for i := range s.Events {
+			if s.Events[i].Property == "content" {
+				return &s.Events[i]
+			}
+		}
+		t.Fatalf("no content event: %+v", s.Events)
+		return nil
+	}
+	require.NoError(t, os.WriteFile(src, []byte("one\n"), 0o644))
+	applied(t, cat, o) // created
+
+	require.NoError(t, os.WriteFile(f, []byte("tampered\n"), 0o644))
+	rep, out := applied(t, cat, o)
+	assert.True(t, content(rep).CorrectiveChange, "set back from the source: corrective")
+	assert.Contains(t, out, " (corrective)")
+
+	require.NoError(t, os.WriteFile(src, []byte("two\n"), 0o644))
+	rep, out = applied(t, cat, o)
+	assert.False(t, content(rep).CorrectiveChange, "the source changed: intentional")
+	assert.NotContains(t, out, "corrective")
+}

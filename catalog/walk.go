@@ -387,6 +387,12 @@ func (w *walk) outgoing(v *vertex, s *vstate, status *report.Status, q []heard) 
 				out = append(out, heard{noop: ev.Name == "noop_restart"})
 			}
 		}
+		if n := generatedNoops(v, status); n > 0 {
+			// Puppet's concat_file hears the noop events of the File it
+			// generates: it says so under its path and passes one on.
+			w.log.Log(w.ctx, applier.LevelNotice, reportAsPath(v)+": "+refreshMessage("Would have triggered", n))
+			out = append(out, heard{noop: true})
+		}
 		if len(q) > 0 && !live && v.typ != nil && v.typ.Refreshes {
 			// Heard noop events only: Puppet says what it would have
 			// done and passes a noop event on.
@@ -404,6 +410,40 @@ func (w *walk) outgoing(v *vertex, s *vstate, status *report.Status, q []heard) 
 		}
 	}
 	return out, true
+}
+
+// generatedNoops is, for a resource whose events are reported as those
+// of the resource Puppet's type generates (applier.Type.ReportAs), how
+// many of them are noop events (none unless all are: a real change is
+// not heard by Puppet's generating resource).
+func generatedNoops(v *vertex, status *report.Status) int {
+	if v.typ == nil || v.typ.ReportAs == nil {
+		return 0
+	}
+	n := 0
+	events := status.Events
+	for _, gs := range status.Generated {
+		events = append(events[:len(events):len(events)], gs.Events...)
+	}
+	for _, ev := range events {
+		switch {
+		case ev.Name == "refresh" || ev.Name == "noop_restart" || ev.Status == report.StatusAudit:
+		case ev.Status == protocol.StatusNoop:
+			n++
+		default:
+			return 0
+		}
+	}
+	return n
+}
+
+// reportAsPath is the name Puppet's log gives a generating resource: its
+// path parameter, else its title (a concat_file's target).
+func reportAsPath(v *vertex) string {
+	if p, ok := v.res.Params["path"].(string); ok && p != "" {
+		return p
+	}
+	return v.res.Title
 }
 
 // finish saves the state kept between runs, logs the run's last line and
