@@ -102,7 +102,8 @@ func (st *transactionStore) record(s *report.Status, v *vertex) {
 			}
 		}
 	}
-	if sum, ok := sourcedContent(s, v); ok {
+	sum, sourced := sourcedContent(s, v)
+	if sourced {
 		keep["content"] = storedProp{Should: sum}
 	}
 	for i := range s.Events {
@@ -111,6 +112,10 @@ func (st *transactionStore) record(s *report.Status, v *vertex) {
 			continue
 		}
 		should, managed := v.res.Params[e.Property]
+		if !managed && sourced && e.Property == "content" && e.Status == protocol.StatusSuccess {
+			// What the source gave, as the file now holds it.
+			should, managed = sum, true
+		}
 		if !managed && e.Status == protocol.StatusSuccess && e.Desired != nil {
 			// A property the catalog leaves to its default (a file's
 			// ensure given content, a host's ensure): what the run

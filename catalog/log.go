@@ -180,9 +180,9 @@ func (h *Log) release(corrective map[string]bool) {
 	for _, l := range held {
 		ctx, rec := l.ctx, l.rec
 		if l.entry.Source != "Puppet" && corrective[l.entry.Source+"\x00"+l.entry.Message] {
-			l.entry.Message += " (corrective)"
+			l.entry.Message = withCorrective(l.entry.Message)
 			ctx = context.WithValue(ctx, entryKey{}, l.entry)
-			r := slog.NewRecord(rec.Time, rec.Level, rec.Message+" (corrective)", rec.PC)
+			r := slog.NewRecord(rec.Time, rec.Level, withCorrective(rec.Message), rec.PC)
 			rec.Attrs(func(a slog.Attr) bool { r.AddAttrs(a); return true })
 			rec = r
 		}
@@ -398,4 +398,13 @@ func redact(s string, secrets []string) string {
 		}
 	}
 	return s
+}
+
+// withCorrective is a change's message with Puppet's " (corrective)": at
+// the end of its first line (a message that carries its diff below).
+func withCorrective(msg string) string {
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		return msg[:i] + " (corrective)" + msg[i:]
+	}
+	return msg + " (corrective)"
 }

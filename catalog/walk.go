@@ -328,7 +328,7 @@ func (w *walk) record(v *vertex, s *vstate, status *report.Status, ev evaluation
 				marks = map[string]bool{}
 			}
 			marks[key] = true
-			e.Message += " (corrective)"
+			e.Message = withCorrective(e.Message)
 		}
 	}
 	// The change lines held until now are printed, Puppet's suffix on
@@ -461,7 +461,7 @@ func (w *walk) finish() *report.Report {
 		// Puppet's line of a corrective change says so.
 		if l := &rep.Logs[i]; len(w.corrective) > 0 && w.corrective[l.Source+"\x00"+l.Message] {
 			delete(w.corrective, l.Source+"\x00"+l.Message)
-			l.Message += " (corrective)"
+			l.Message = withCorrective(l.Message)
 		}
 	}
 	rep.Finish()
