@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"os"
@@ -101,12 +102,20 @@ func (st *transactionStore) record(s *report.Status, v *vertex) {
 			}
 		}
 	}
+	sum, sourced := sourcedContent(s, v)
+	if sourced {
+		keep["content"] = storedProp{Should: sum}
+	}
 	for i := range s.Events {
 		e := &s.Events[i]
 		if e.Property == "" || e.Status == report.StatusAudit || secret[e.Property] {
 			continue
 		}
 		should, managed := v.res.Params[e.Property]
+		if !managed && sourced && e.Property == "content" && e.Status == protocol.StatusSuccess {
+			// What the source gave, as the file now holds it.
+			should, managed = sum, true
+		}
 		if !managed && e.Status == protocol.StatusSuccess && e.Desired != nil {
 			// A property the catalog leaves to its default (a file's
 			// ensure given content, a host's ensure): what the run
@@ -151,6 +160,31 @@ func (st *transactionStore) record(s *report.Status, v *vertex) {
 	if len(keep) > 0 {
 		st.new[ref] = keep
 	}
+}
+
+// sourcedContent is the content a file given by its source (no content
+// attribute) was left with, as its checksum ({sha256}...): Puppet's file
+// takes the source's checksum as its content's desired value, so its
+// store keeps the content of such a file too and setting it back is
+// corrective. ok is false for other resources, a failed one, a file not
+// left a regular file, or a checksum other than sha256.
+func sourcedContent(s *report.Status, v *vertex) (string, bool) {
+	p := v.res.Params
+	if !strings.EqualFold(s.Type, "file") || s.Failed || p["source"] == nil || p["content"] != nil {
+		return "", false
+	}
+	if c, ok := p["checksum"].(string); ok && c != "" && c != "sha256" {
+		return "", false
+	}
+	path, _ := p["path"].(string)
+	if path == "" {
+		path = v.res.Title
+	}
+	b, err := sysfile.ReadRegular(path, 0)
+	if err != nil {
+		return "", false
+	}
+	return fmt.Sprintf("{sha256}%x", sha256.Sum256(b)), true
 }
 
 // sameValue compares two values as JSON holds them (a number is a

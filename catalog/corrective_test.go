@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -45,10 +46,12 @@ func TestCorrectiveChange(t *testing.T) {
 
 	// Drifted, set back: corrective, and the event and its line say so.
 	require.NoError(t, os.WriteFile(f, []byte("tampered\n"), 0o644))
-	rep, _ = applied(t, file("a\n", "0644"), o)
+	rep, out := applied(t, file("a\n", "0644"), o)
 	s = status(t, rep, "File["+f+"]")
 	require.Len(t, s.Events, 1)
 	assert.True(t, s.Events[0].CorrectiveChange)
+	// The console's line says it too, as puppet agent's does.
+	assert.Regexp(t, `msg="`+regexp.QuoteMeta(path)+`/content: content changed '\{sha256\}[0-9a-f]+' to '\{sha256\}[0-9a-f]+' \(corrective\)"`, out)
 	assert.True(t, s.CorrectiveChange)
 	assert.Contains(t, s.Events[0].Message, "content changed")
 	assert.Regexp(t, ` \(corrective\)$`, s.Events[0].Message)
@@ -80,10 +83,42 @@ func TestCorrectiveChange(t *testing.T) {
 
 	// A store that is not JSON is replaced, the run goes on.
 	require.NoError(t, os.WriteFile(store, []byte("{not json"), 0o600))
-	rep, out := applied(t, file("c\n", "0644"), o)
+	rep, out = applied(t, file("c\n", "0644"), o)
 	assert.True(t, status(t, rep, "File["+f+"]").Changed)
 	assert.Contains(t, out, "is corrupt")
 	b, err := os.ReadFile(store)
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"resources"`)
+}
+
+// A file given by its source: Puppet's store keeps its content (the
+// source's checksum) too, so a tampered file set back is corrective, and
+// a new source is not.
+func TestCorrectiveChangeSourcedFile(t *testing.T) {
+	dir := t.TempDir()
+	f, src := filepath.Join(dir, "f"), filepath.Join(dir, "src")
+	o := catalog.Options{TransactionStore: filepath.Join(dir, "state", "transactionstore.json")}
+	cat := build(t, res{typ: "File", title: f, params: map[string]any{"ensure": "file", "source": src}})
+	content := func(rep *report.Report) *report.Event {
+		s := status(t, rep, "File["+f+"]")
+		for i := range s.Events {
+			if s.Events[i].Property == "content" {
+				return &s.Events[i]
+			}
+		}
+		t.Fatalf("no content event: %+v", s.Events)
+		return nil
+	}
+	require.NoError(t, os.WriteFile(src, []byte("one\n"), 0o644))
+	applied(t, cat, o) // created
+
+	require.NoError(t, os.WriteFile(f, []byte("tampered\n"), 0o644))
+	rep, out := applied(t, cat, o)
+	assert.True(t, content(rep).CorrectiveChange, "set back from the source: corrective")
+	assert.Contains(t, out, " (corrective)")
+
+	require.NoError(t, os.WriteFile(src, []byte("two\n"), 0o644))
+	rep, out = applied(t, cat, o)
+	assert.False(t, content(rep).CorrectiveChange, "the source changed: intentional")
+	assert.NotContains(t, out, "corrective")
 }

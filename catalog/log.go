@@ -35,6 +35,19 @@ type logState struct {
 	keep    bool
 	level   *slog.Level // the lowest level kept (nil: notice)
 	entries []report.LogEntry
+	// hold: the run tells changes corrective (it has a transaction
+	// store), so the lines of the resource being applied from its first
+	// change line on are held until the walk has told its changes
+	// corrective (release), and printed then with Puppet's suffix.
+	hold bool
+	held []heldLine
+}
+
+// heldLine is a line held for the handler after the Log.
+type heldLine struct {
+	ctx   context.Context
+	rec   slog.Record
+	entry report.LogEntry
 }
 
 // isPath: msg starts with the containment path of the resource being
@@ -118,10 +131,13 @@ func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
 		}
 		st.entries = append(st.entries, e)
 	}
-	st.mu.Unlock()
 	if h.next == nil || !h.next.Enabled(ctx, rec.Level) {
+		st.mu.Unlock()
 		return nil
 	}
+	holding := st.hold && (len(st.held) > 0 || st.path != "" &&
+		rec.Level == applier.LevelNotice && source != "Puppet" && source != st.path && (st.isPath(source) || st.as != "" && strings.HasPrefix(source, st.as+"/")))
+	st.mu.Unlock()
 	{
 		// The handler next may want the line as the report has it (its
 		// source, tags, file and line): EntryOf.
@@ -142,7 +158,44 @@ func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
 		out.AddAttrs(a)
 		return true
 	})
+	if holding {
+		e, _ := EntryOf(ctx)
+		st.mu.Lock()
+		st.held = append(st.held, heldLine{ctx: ctx, rec: out, entry: e})
+		st.mu.Unlock()
+		return nil
+	}
 	return h.next.Handle(ctx, out)
+}
+
+// release prints the lines held for the resource just applied, the
+// lines of its corrective changes (by "source\x00message") with Puppet's
+// " (corrective)" at their end.
+func (h *Log) release(corrective map[string]bool) {
+	st := h.st
+	st.mu.Lock()
+	held := st.held
+	st.held = nil
+	st.mu.Unlock()
+	for _, l := range held {
+		ctx, rec := l.ctx, l.rec
+		if l.entry.Source != "Puppet" && corrective[l.entry.Source+"\x00"+l.entry.Message] {
+			l.entry.Message = withCorrective(l.entry.Message)
+			ctx = context.WithValue(ctx, entryKey{}, l.entry)
+			r := slog.NewRecord(rec.Time, rec.Level, withCorrective(rec.Message), rec.PC)
+			rec.Attrs(func(a slog.Attr) bool { r.AddAttrs(a); return true })
+			rec = r
+		}
+		_ = h.next.Handle(ctx, rec)
+	}
+}
+
+// holdChanges(true) makes the Log hold the change lines of each resource until
+// release (the run tells changes corrective).
+func (h *Log) holdChanges(hold bool) {
+	h.st.mu.Lock()
+	h.st.hold = hold
+	h.st.mu.Unlock()
 }
 
 // generatedTags are the tags of a resource of type typ generated for a
@@ -345,4 +398,13 @@ func redact(s string, secrets []string) string {
 		}
 	}
 	return s
+}
+
+// withCorrective is a change's message with Puppet's " (corrective)": at
+// the end of its first line (a message that carries its diff below).
+func withCorrective(msg string) string {
+	if i := strings.IndexByte(msg, '\n'); i >= 0 {
+		return msg[:i] + " (corrective)" + msg[i:]
+	}
+	return msg + " (corrective)"
 }

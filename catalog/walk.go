@@ -105,6 +105,7 @@ func newWalk(ctx context.Context, g *Graph, app protocol.Applier, o Options) *wa
 		byPath[v.path] = v.res
 	}
 	o.Log.setPaths(paths, byPath)
+	o.Log.holdChanges(o.TransactionStore != "")
 	w.sched = loadSchedules(g, o.Schedules, w.log)
 	w.store = loadStore(o.TransactionStore, w.log)
 	w.auds = loadAudits(o.Audits, w.log)
@@ -319,12 +320,21 @@ func (w *walk) record(v *vertex, s *vstate, status *report.Status, ev evaluation
 		w.auds.audit(status, v, ev.auditNames, ev.auditCur, w.log)
 	}
 	w.store.record(status, v)
+	var marks map[string]bool
 	for i := range status.Events {
 		if e := &status.Events[i]; e.CorrectiveChange {
-			w.corrective[v.path+"/"+e.Property+"\x00"+e.Message] = true
-			e.Message += " (corrective)"
+			key := v.path + "/" + e.Property + "\x00" + e.Message
+			w.corrective[key] = true
+			if marks == nil {
+				marks = map[string]bool{}
+			}
+			marks[key] = true
+			e.Message = withCorrective(e.Message)
 		}
 	}
+	// The change lines held until now are printed, Puppet's suffix on
+	// the corrective ones.
+	w.o.Log.release(marks)
 	w.rep.Statuses = append(w.rep.Statuses, status.Generated...)
 	if res.Failed && !loggedFailure(res) {
 		msg := res.Exception
@@ -378,6 +388,12 @@ func (w *walk) outgoing(v *vertex, s *vstate, status *report.Status, q []heard) 
 				out = append(out, heard{noop: ev.Name == "noop_restart"})
 			}
 		}
+		if n := generatedNoops(v, status); n > 0 {
+			// Puppet's concat_file hears the noop events of the File it
+			// generates: it says so under its path and passes one on.
+			w.log.Log(w.ctx, applier.LevelNotice, reportAsPath(v)+": "+refreshMessage("Would have triggered", n))
+			out = append(out, heard{noop: true})
+		}
 		if len(q) > 0 && !live && v.typ != nil && v.typ.Refreshes {
 			// Heard noop events only: Puppet says what it would have
 			// done and passes a noop event on.
@@ -397,9 +413,44 @@ func (w *walk) outgoing(v *vertex, s *vstate, status *report.Status, q []heard) 
 	return out, true
 }
 
+// generatedNoops is, for a resource whose events are reported as those
+// of the resource Puppet's type generates (applier.Type.ReportAs), how
+// many of them are noop events (none unless all are: a real change is
+// not heard by Puppet's generating resource).
+func generatedNoops(v *vertex, status *report.Status) int {
+	if v.typ == nil || v.typ.ReportAs == nil {
+		return 0
+	}
+	n := 0
+	events := status.Events
+	for _, gs := range status.Generated {
+		events = append(events[:len(events):len(events)], gs.Events...)
+	}
+	for _, ev := range events {
+		switch {
+		case ev.Name == "refresh" || ev.Name == "noop_restart" || ev.Status == report.StatusAudit:
+		case ev.Status == protocol.StatusNoop:
+			n++
+		default:
+			return 0
+		}
+	}
+	return n
+}
+
+// reportAsPath is the name Puppet's log gives a generating resource: its
+// path parameter, else its title (a concat_file's target).
+func reportAsPath(v *vertex) string {
+	if p, ok := v.res.Params["path"].(string); ok && p != "" {
+		return p
+	}
+	return v.res.Title
+}
+
 // finish saves the state kept between runs, logs the run's last line and
 // completes the report.
 func (w *walk) finish() *report.Report {
+	w.o.Log.release(nil)
 	w.sched.save(w.log)
 	w.auds.save(w.log)
 	rep := w.rep
@@ -411,7 +462,7 @@ func (w *walk) finish() *report.Report {
 		// Puppet's line of a corrective change says so.
 		if l := &rep.Logs[i]; len(w.corrective) > 0 && w.corrective[l.Source+"\x00"+l.Message] {
 			delete(w.corrective, l.Source+"\x00"+l.Message)
-			l.Message += " (corrective)"
+			l.Message = withCorrective(l.Message)
 		}
 	}
 	rep.Finish()
