@@ -22,7 +22,8 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// The real catalogs of ../../shared/catalogs and apache (kept in
+// The real catalogs of ../../shared/catalogs, apache and those compiled
+// from Debian's Forge modules (forgeCatalogs; all kept in
 // testdata/catalogs with Puppet's recorded outcomes), applied by `receiver
 // apply` on this machine as Puppet applied them: run 1 from the state
 // Puppet started from (the test puts the machine there where it can), run
@@ -328,8 +329,8 @@ func managedPaths(t *testing.T, name string) map[string]bool {
 // run with --fallback none, so no Puppet process is started (an unknown
 // type would fail its resource): concat_file/concat_fragment, anchor,
 // file_line and ini_setting are native (issue 25), and so are postfix's
-// augeas and mailalias. Only sysctl needs Puppet (its sysctl_runtime
-// type).
+// augeas and mailalias. sysctl (its sysctl_runtime type), openssl
+// (ssl_pkey, x509_cert, x509_request) and posix_acl need Puppet.
 var withoutPuppet = map[string]bool{"concat": true, "ssh": true, "rsync_server": true, "systemd": true, "postfix": true, "apache": true,
 	"inifile": true, "kmod": true, "ssh_keygen": true, "logrotate": true, "memcached": true, "xinetd": true,
 	"haproxy": true, "redis": true, "chrony": true}
