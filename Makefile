@@ -54,7 +54,9 @@ test: fmt-check vet
 	  echo "FAIL: the tests wrote to pippet's own state on this machine (a test must use its own state directory)"; rc=1; \
 	fi; rm -rf $$tmp; exit $$rc
 
-# test-catalogs: the six real catalogs (and a purging `resources`) applied
+# test-catalogs: the real catalogs (the six shown, apache, and those
+# compiled from Debian's Forge modules, integration/testdata/catalogs) and
+# a purging `resources`, applied
 # to this machine as Puppet applied them: packages installed and removed,
 # /etc and services changed. Root, on a machine that may be changed.
 test-catalogs:

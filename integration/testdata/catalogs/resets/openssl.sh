@@ -1,0 +1,3 @@
+set -e
+export DEBIAN_FRONTEND=noninteractive
+rm -rf /etc/pippet-ssl
