@@ -41,12 +41,25 @@ LEVEL_NAMES = {
 }.freeze
 
 # Puppet's log, one record per line on stderr (the receiver relays each
-# line at the level its prefix names).
+# line at the level its prefix names; a message of several lines comes as
+# one "Pippet-Log: JSON" line).
 Puppet::Util::Log.newdesttype :pippet_stderr do
   def handle(msg)
     name = LEVEL_NAMES[msg.level] || msg.level.to_s.capitalize
     prefix = msg.source == 'Puppet' || msg.source.to_s.empty? ? "#{name}: " : "#{name}: #{msg.source}: "
-    msg.message.to_s.each_line { |l| $stderr.write(prefix + l.chomp + "\n") }
+    text = msg.message.to_s.chomp
+    unless text.include?("\n")
+      $stderr.write(prefix + text + "\n")
+      return
+    end
+    # A message of several lines is one record: one line of JSON, which
+    # the receiver makes one record again (one entry of the report's logs,
+    # as Puppet's).
+    begin
+      $stderr.write('Pippet-Log: ' + JSON.generate('prefix' => prefix, 'message' => text) + "\n")
+    rescue JSON::GeneratorError, Encoding::UndefinedConversionError
+      text.each_line { |l| $stderr.write(prefix + l.chomp + "\n") }
+    end
   end
 end
 

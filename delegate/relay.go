@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+
+	json "github.com/goccy/go-json"
 )
 
 // RelayHandler makes the handler for Options.Logger from the receiver's
@@ -22,6 +24,11 @@ type relay struct {
 	notice slog.Level
 	attrs  []slog.Attr
 }
+
+// multiLinePrefix starts the bridge's line for a log message of several
+// lines: JSON of its prefix ("Error: /Type[title]/property: ") and its
+// message, relayed as one record, as Puppet logs it.
+const multiLinePrefix = "Pippet-Log: "
 
 // stderrMessage is runner's message for a line of the child's stderr,
 // given in the attribute "line".
@@ -64,6 +71,16 @@ func (h *relay) Handle(ctx context.Context, r slog.Record) error {
 		}
 		return true
 	})
+	if rest, ok := strings.CutPrefix(line, multiLinePrefix); ok {
+		// One record of several lines (the bridge's pippet_stderr).
+		var m struct {
+			Prefix  string `json:"prefix"`
+			Message string `json:"message"`
+		}
+		if json.Unmarshal([]byte(rest), &m) == nil {
+			line = m.Prefix + m.Message
+		}
+	}
 	level, msg := slog.LevelWarn, line
 	for _, p := range prefixes {
 		if rest, ok := strings.CutPrefix(line, p.prefix); ok {

@@ -266,3 +266,44 @@ func TestCatalogDelegatedPurgeAfterItsRequirements(t *testing.T) {
 		}))
 	})
 }
+
+// A delegated resource's failure whose message has several lines is one
+// record of the report's logs, as Puppet's (the bridge sends it as one
+// line of JSON); the console prints it a line at a time, each line with
+// its record's prefix, so that no line of a message can pass for a
+// record of its own (docs/compatibility.md).
+func TestCatalogDelegatedMultiLineError(t *testing.T) {
+	needPuppet(t)
+	modulepath := testModules(t)
+	logs := func(report string) []string {
+		data, err := os.ReadFile(report)
+		require.NoError(t, err)
+		var doc struct {
+			Logs []struct {
+				Level   string `yaml:"level"`
+				Source  string `yaml:"source"`
+				Message string `yaml:"message"`
+			} `yaml:"logs"`
+		}
+		require.NoError(t, yaml.Unmarshal(data, &doc))
+		var out []string
+		for _, l := range doc.Logs {
+			if strings.Contains(l.Message, "line") {
+				out = append(out, l.Level+" "+l.Source+": "+l.Message)
+			}
+		}
+		return out
+	}
+	cat := handCatalog(t, [3]any{"Pippet_multiline", "x", map[string]any{"ensure": "present"}})
+	puppetReport := filepath.Join(t.TempDir(), "report.yaml")
+	out, _ := exec.Command("puppet", "apply", "--catalog", cat, "--modulepath", modulepath, "--color", "false", "--lastrunreport", puppetReport).CombinedOutput()
+	want := logs(puppetReport)
+	require.Len(t, want, 2, string(out))
+	assert.Equal(t, "err /Stage[main]/Main/Pippet_multiline[x]/ensure: change from 'absent' to 'present' failed: first line\nsecond line\nthird line", want[1])
+
+	ourReport := filepath.Join(t.TempDir(), "report.yaml")
+	cmd := exec.Command(receiverBin, "apply", "--state-dir", t.TempDir(), "--lastrunreport", ourReport, "--modulepath", modulepath, cat)
+	out, _ = cmd.CombinedOutput()
+	assert.Equal(t, want, logs(ourReport), string(out))
+	assert.Contains(t, string(out), "Error: /Stage[main]/Main/Pippet_multiline[x]/ensure: change from 'absent' to 'present' failed: first line\nError: second line\nError: third line\n")
+}
