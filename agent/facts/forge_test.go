@@ -70,6 +70,12 @@ func TestNativeFactsAgainstFacterForge(t *testing.T) {
 	}
 	for _, r := range forgeReleases() {
 		src := filepath.Join(top, r.module+"-"+r.version, r.name, "lib", "facter")
+		if !isDir(src) {
+			// Not installed: the Forge could not be reached when .ci/run
+			// ran (it stops at the first release it cannot fetch).
+			t.Run(r.module+"-"+r.version, func(t *testing.T) { t.Skipf("%s not installed", src) })
+			continue
+		}
 		origin := fmt.Sprintf("%s %s (the Forge's, in %s)", r.module, r.version, src)
 		digests := func(f *native.File) []string {
 			var ds []string
