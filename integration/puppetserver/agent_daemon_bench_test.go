@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/pippet/pippet/internal/testutil"
 )
 
 // BenchmarkAgentDaemon (issue 34, items 2 and 4): the agents as
@@ -62,7 +64,7 @@ type agentDaemon struct {
 	node   *acoreNode
 	vardir string
 	cmd    *exec.Cmd
-	out    bytes.Buffer
+	out    testutil.SyncBuffer // read while the daemon writes
 }
 
 func (d *agentDaemon) report() string {
