@@ -34,7 +34,7 @@ func TestDefinedBy(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "f.rb")
 			require.NoError(t, os.WriteFile(p, []byte(c.ruby), 0o644))
-			may := definedBy([]string{p})
+			may := scanRuby([]string{p}).mayDefine
 			if c.defines == nil {
 				assert.True(t, may("kernel"), "anything")
 				return
@@ -46,7 +46,7 @@ func TestDefinedBy(t *testing.T) {
 			assert.False(t, may("osfamily"))
 		})
 	}
-	assert.True(t, definedBy([]string{filepath.Join(t.TempDir(), "missing.rb")})("kernel"), "a file that cannot be read may define anything")
+	assert.True(t, scanRuby([]string{filepath.Join(t.TempDir(), "missing.rb")}).mayDefine("kernel"), "a file that cannot be read may define anything")
 }
 
 // Debian's ipaclient files (unknown to pippet: Facter evaluates them)
@@ -60,7 +60,7 @@ func TestDefinedByIPAClient(t *testing.T) {
 			t.Skipf("Debian's ipaclient module (installed by .ci/run): %v", err)
 		}
 	}
-	may := definedBy(files)
+	may := scanRuby(files).mayDefine
 	for _, n := range []string{"ipa_domain", "ipa_server", "ipa_enrolled", "sssd_version", "sssd_services"} {
 		assert.True(t, may(n), n)
 	}
@@ -88,11 +88,11 @@ func TestLoadsAll(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "f.rb")
 			require.NoError(t, os.WriteFile(p, []byte(c.ruby), 0o644))
-			assert.Equal(t, c.all, loadsAll([]string{p}, have))
+			assert.Equal(t, c.all, scanRuby([]string{p}).loadsAll(have))
 		})
 	}
 	ipa := "/usr/share/puppet/modules/ipaclient/lib/facter/ipa_facts.rb"
 	if _, err := os.Stat(ipa); err == nil {
-		assert.True(t, loadsAll([]string{ipa}, func(string) bool { return false }), "ipaclient's asks for ipa_server as it loads")
+		assert.True(t, scanRuby([]string{ipa}).loadsAll(func(string) bool { return false }), "ipaclient's asks for ipa_server as it loads")
 	}
 }

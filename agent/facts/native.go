@@ -61,7 +61,8 @@ func resolveCustom(ctx context.Context, o Options, core, ext, overrides Facts) (
 	var defined map[string]string
 	var lerrs []error
 	rubyDone := make(chan struct{})
-	mayDefine := definedBy(others)
+	scan := scanRuby(others)
+	mayDefine := scan.mayDefine
 	have := func(name string) bool {
 		top, _, _ := strings.Cut(name, ".")
 		if _, ok := core[top]; ok {
@@ -75,7 +76,7 @@ func resolveCustom(ctx context.Context, o Options, core, ext, overrides Facts) (
 	switch {
 	case len(others) == 0:
 		close(rubyDone)
-	case loadsAll(others, have):
+	case scan.loadsAll(have):
 		custom, weights, defined, lerrs = loadCustom(ctx, o.CustomDirs, others, true, o.Evaluate, o.Ruby, o.CustomTimeout)
 		close(rubyDone)
 		// A known file every fact of which Facter's evaluation gave
@@ -191,57 +192,69 @@ func coreNameWarnings(custom Facts, weights map[string]int64, defined map[string
 	return errs
 }
 
-// definedBy says which facts the Ruby fact files may define, as far as
-// their text tells: the names of their Facter.add calls when each names
-// a fact literally (Facter.add(:name), Facter.add('name')); any fact at
-// all when one does not (a name computed), when a file loads code of its
-// module (require 'facter/util/...', require_relative, load: Ruby's
-// libraries, gems and Puppet's are not such code) or defines facts
-// otherwise, or when it cannot be read.
-func definedBy(files []string) func(name string) bool {
-	anything := func(string) bool { return true }
-	names := map[string]bool{}
+// rubyScan is what the text of the Ruby fact files Facter evaluates
+// tells, read once: which facts they may define (the literal names of
+// their Facter.add calls, or anything when the text cannot tell:
+// Kernel's load, eval, require_relative, a require of the module's own
+// code, a computed name, a file that cannot be read) and which facts
+// they ask for (Facter.value, Facter.fact).
+type rubyScan struct {
+	anything bool            // they may define any fact
+	defines  map[string]bool // else these
+	askedBy  bool            // a fact asked for by a name not written literally
+	asks     []string
+}
+
+func scanRuby(files []string) rubyScan {
+	s := rubyScan{defines: map[string]bool{}}
 	for _, f := range files {
 		b, err := os.ReadFile(f)
-		if err != nil || opaqueRuby.Match(b) {
-			return anything
+		if err != nil {
+			s.anything, s.askedBy = true, true
+			continue
+		}
+		if opaqueRuby.Match(b) {
+			s.anything = true
 		}
 		for _, m := range rubyRequire.FindAllSubmatch(b, -1) {
 			if !libraryRequire.Match(m[1]) {
-				return anything
+				s.anything = true
 			}
 		}
 		literal := literalFactAdd.FindAllSubmatch(b, -1)
 		if len(literal) != len(factAdd.FindAllIndex(b, -1)) {
-			return anything
+			s.anything = true
 		}
 		for _, m := range literal {
-			names[strings.ToLower(string(slices.Concat(m[1], m[2], m[3])))] = true
+			s.defines[strings.ToLower(string(slices.Concat(m[1], m[2], m[3])))] = true
+		}
+		asks := literalFactAsk.FindAllSubmatch(b, -1)
+		if len(asks) != len(factAsk.FindAllIndex(b, -1)) {
+			s.askedBy = true
+		}
+		for _, m := range asks {
+			s.asks = append(s.asks, strings.ToLower(string(slices.Concat(m[1], m[2], m[3]))))
 		}
 	}
-	return func(name string) bool { return names[name] }
+	return s
 }
 
-// loadsAll says whether Facter, evaluating files, may load every fact
-// file of its directories, the known ones too: it does when a fact asks
-// (Facter.value, Facter.fact) for one it cannot find (ipaclient's
+// mayDefine says whether the files may define the fact name.
+func (s rubyScan) mayDefine(name string) bool { return s.anything || s.defines[name] }
+
+// loadsAll says whether Facter, evaluating the files, may load every
+// fact file of its directories, the known ones too: it does when a fact
+// asks (Facter.value, Facter.fact) for one it cannot find (ipaclient's
 // ipa_facts.rb asks for ipa_server as it loads); have says which names
 // it finds (core, external, the files' own). A name not written
 // literally counts as not found.
-func loadsAll(files []string, have func(name string) bool) bool {
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
+func (s rubyScan) loadsAll(have func(name string) bool) bool {
+	if s.askedBy {
+		return true
+	}
+	for _, name := range s.asks {
+		if !have(name) {
 			return true
-		}
-		literal := literalFactAsk.FindAllSubmatch(b, -1)
-		if len(literal) != len(factAsk.FindAllIndex(b, -1)) {
-			return true
-		}
-		for _, m := range literal {
-			if !have(strings.ToLower(string(slices.Concat(m[1], m[2], m[3])))) {
-				return true
-			}
 		}
 	}
 	return false
