@@ -290,6 +290,12 @@ type Change struct {
 	// events of the resources the provider generated (GeneratedObserver):
 	// it makes no event or line of its own.
 	Generated bool
+	// Diff, when Set leaves one, is the change's unified diff (a file's
+	// content with show_diff): the pipe's answer carries it in the
+	// event's diff member. The provider logs it too, as a record of its
+	// own before the change line, as Puppet's; the report's event has
+	// none, as Puppet's.
+	Diff string
 }
 
 // Part is one action of a Change made of many.

@@ -203,7 +203,13 @@ func Parse(r io.Reader) (*Catalog, error) {
 		if wr.Title == nil {
 			return nil, fmt.Errorf("resource %d of the catalog (%s) has no title", i+1, wr.Type)
 		}
-		r := &Resource{Type: wr.Type, Title: scalarString(wr.Title), Tags: wr.Tags, File: wr.File, Line: wr.Line,
+		title := scalarString(wr.Title)
+		if strings.EqualFold(wr.Type, "class") {
+			// Puppet names a class by its capitalised name whatever the
+			// JSON says (Class[main] is Class[Main] in every line).
+			title = capitalizeSegments(title)
+		}
+		r := &Resource{Type: wr.Type, Title: title, Tags: wr.Tags, File: wr.File, Line: wr.Line,
 			Exported: wr.Exported, Kind: wr.Kind, index: i, Params: make(map[string]any, len(wr.Parameters))}
 		for name, raw := range wr.Parameters {
 			v, secret, deferred, err := unwrap(protocol.Numbers(raw))
@@ -329,6 +335,22 @@ func unwrap(v any) (out any, secret, deferred bool, err error) {
 		}
 	}
 	return v, false, false, nil
+}
+
+// capitalizeSegments is Puppet's for a class name: a name that starts
+// with an ASCII capital as it is, else each "::" segment with its first
+// letter upper and the rest lower case ("ssh::server" is "Ssh::Server").
+func capitalizeSegments(name string) string {
+	if name == "" || (name[0] >= 'A' && name[0] <= 'Z') {
+		return name
+	}
+	segs := strings.Split(name, "::")
+	for i, s := range segs {
+		if s != "" {
+			segs[i] = strings.ToUpper(s[:1]) + strings.ToLower(s[1:])
+		}
+	}
+	return strings.Join(segs, "::")
 }
 
 // refKey is the key a reference is found by: the type in lower case, and

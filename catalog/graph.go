@@ -532,7 +532,7 @@ func checkFilePaths(c *Catalog) error {
 }
 
 // containment is Puppet's path of a resource: its containers from the
-// stage down, classes by their name (Class[main] as Main), then itself.
+// stage down, classes by their (capitalised) name, then itself.
 func containment(r *Resource, parent map[*Resource]*Resource) []string {
 	var parts []string
 	seen := map[*Resource]bool{}
@@ -548,10 +548,7 @@ func containment(r *Resource, parent map[*Resource]*Resource) []string {
 
 func pathElem(r *Resource) string {
 	if strings.EqualFold(r.Type, "class") {
-		if r.Title == "main" {
-			return "Main"
-		}
-		return r.Title
+		return r.Title // capitalised by Parse
 	}
 	return r.Ref()
 }

@@ -129,6 +129,10 @@ func appendEvent(dst []byte, e *Event) []byte {
 	dst = AppendString(dst, e.Message)
 	dst = append(dst, `,"status":`...)
 	dst = AppendString(dst, e.Status)
+	if e.Diff != "" {
+		dst = append(dst, `,"diff":`...)
+		dst = AppendString(dst, e.Diff)
+	}
 	return append(dst, '}')
 }
 

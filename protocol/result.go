@@ -247,6 +247,9 @@ func (f *fastReader) events() []Event {
 		ev.Message = string(f.str())
 		f.lit(`,"status":`)
 		ev.Status = string(f.str())
+		if f.maybe(`,"diff":`) {
+			ev.Diff = string(f.str())
+		}
 		f.lit("}")
 		if !f.ok {
 			return nil

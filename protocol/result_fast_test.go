@@ -73,6 +73,8 @@ func TestDecodeResultFastRoundTrip(t *testing.T) {
 		{Resource: "File[/a]", Noop: true, ID: []byte("9"), Events: []Event{
 			{Property: "ensure", Previous: nil, Desired: "file", Message: "current_value 'absent', should be 'file' (noop)", Status: StatusNoop},
 			{Property: "x", Previous: true, Desired: false, Message: "", Status: StatusNoop}}},
+		{Resource: "File[/b]", Changed: true, Events: []Event{
+			{Property: "content", Previous: "{md5}1", Desired: "{md5}2", Message: "content changed", Status: StatusSuccess, Diff: "@@ -1 +1 @@"}}},
 	} {
 		line := AppendResult(nil, &want, false)
 		var got Result

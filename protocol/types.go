@@ -170,6 +170,9 @@ type Event struct {
 	Desired  any    `json:"desired"`
 	Message  string `json:"message"`
 	Status   string `json:"status"`
+	// Diff is a content change's unified diff, with Puppet's show_diff
+	// setting on and the resource allowing it (pippet's; none in noop).
+	Diff string `json:"diff,omitempty"`
 }
 
 // Result is the answer to one request.

@@ -446,8 +446,10 @@ func (t *txn) sync(a *applier.Attr, is, should any) {
 	} else if len(c.Parts) == 0 {
 		ev.Status = protocol.StatusSuccess
 		ev.Message = c.Message
+		ev.Diff = c.Diff
 		if secret {
 			ev.Message = "changed " + redacted + " to " + redacted
+			ev.Diff = ""
 		}
 		t.res.Changed = true
 		t.applied = true

@@ -338,12 +338,19 @@ func outcomes(t *testing.T, rep map[string]any, generatedUnder string) map[strin
 // (Facter's complaints on this machine, Puppet's state file, the
 // resources a recursive File generates in Puppet's report).
 func consoleLines(out, vardir, generatedUnder string) []string {
+	return consoleLinesOf(out, vardir, generatedUnder, false)
+}
+
+// consoleLinesOf is consoleLines keeping, when diffs is true, the lines
+// of a diff too (---, +++, @@, -, +, a space).
+func consoleLinesOf(out, vardir, generatedUnder string, diffs bool) []string {
 	colour := regexp.MustCompile(`\x1b\[[0-9;]*m`)
 	version := regexp.MustCompile(`configuration version '[^']*'`)
 	seconds := regexp.MustCompile(`in [0-9.]+ seconds`)
 	var lines []string
 	for _, l := range strings.Split(colour.ReplaceAllString(out, ""), "\n") {
 		switch {
+		case diffs && l != "" && strings.ContainsRune("-+ @\\", rune(l[0])):
 		case !strings.HasPrefix(l, "Info: ") && !strings.HasPrefix(l, "Notice: "),
 			strings.HasPrefix(l, "Info: Creating state file"),
 			generatedUnder != "" && strings.Contains(l, "File["+generatedUnder+"/"):

@@ -133,7 +133,24 @@ func (h *Handler) Handle(_ context.Context, r slog.Record) error {
 	// are escaped: whatever a title, message or output holds, each line
 	// on stderr is one record of the level it says, never a forged one.
 	var b strings.Builder
-	for {
+	head, diff, isDiff := diffMessage(msg)
+	if isDiff {
+		// A diff is one record as Puppet prints it: its first line with
+		// the prefix, then diff -u's lines as they are. Each of those
+		// starts with a diff mark (---, +++, @@, +, -, a space, \), so
+		// none can pass for a record.
+		b.WriteString(prefix)
+		b.WriteString(EscapeControls(head))
+		b.WriteByte('\n')
+		for _, line := range strings.SplitAfter(diff, "\n") {
+			if line == "" {
+				continue
+			}
+			b.WriteString(EscapeControls(strings.TrimSuffix(line, "\n")))
+			b.WriteByte('\n')
+		}
+	}
+	for !isDiff {
 		line, rest, more := strings.Cut(msg, "\n")
 		b.WriteString(prefix)
 		b.WriteString(EscapeControls(line))
@@ -160,3 +177,24 @@ func (h *Handler) WithAttrs(as []slog.Attr) slog.Handler {
 
 // WithGroup is accepted and ignored: the Puppet format has no groups.
 func (h *Handler) WithGroup(string) slog.Handler { return h }
+
+// diffMessage splits a message that carries a unified diff, as the file
+// type logs one ("SOURCE: " or "", a newline, then "--- OLD" and "+++
+// NEW" lines and hunks), into its first line and the diff; ok is false
+// for any other message.
+func diffMessage(msg string) (head, diff string, ok bool) {
+	head, diff, found := strings.Cut(msg, "\n")
+	if !found || !strings.HasPrefix(diff, "--- ") {
+		return "", "", false
+	}
+	_, rest, _ := strings.Cut(diff, "\n")
+	if !strings.HasPrefix(rest, "+++ ") {
+		return "", "", false
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(diff, "\n"), "\n") {
+		if line == "" || !strings.ContainsRune("-+ @\\", rune(line[0])) && line != "... (diff truncated)" {
+			return "", "", false
+		}
+	}
+	return head, diff, true
+}

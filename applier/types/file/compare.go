@@ -254,5 +254,5 @@ func (p *posix) logNoopDiff(ctx context.Context, nw []byte) {
 	if err != nil || !whole {
 		return
 	}
-	p.env.Logger().Log(ctx, p.r.LogLevel, "/"+p.r.Ref()+"/content: would change (noop)\n"+unifiedDiff(p.path, p.path+" (new)", old, nw))
+	p.logDiff(ctx, old, nw)
 }

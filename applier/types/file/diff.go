@@ -3,7 +3,10 @@ package file
 import (
 	"bytes"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -15,10 +18,45 @@ const (
 	maxDiffCells  = 4 << 20 // lines(old) * lines(new) for the LCS table
 )
 
+// diffTimeLayout is GNU diff -u's for a header's time, which Puppet's
+// diffs carry (it runs diff -u).
+const diffTimeLayout = "2006-01-02 15:04:05.000000000 -0700"
+
+// diffSide names one side of a diff: its name and, when known, its time.
+type diffSide struct {
+	name string
+	time time.Time
+}
+
+// header is the side's part of a "---"/"+++" line: the name (quoted as
+// GNU diff quotes one with control characters, so that a name can never
+// start a line of its own) and a tab and the time when known.
+func (d diffSide) header() string {
+	n := quoteName(d.name)
+	if d.time.IsZero() {
+		return n
+	}
+	return n + "\t" + d.time.Format(diffTimeLayout)
+}
+
+func quoteName(name string) string {
+	if strings.IndexFunc(name, func(r rune) bool { return unicode.IsControl(r) || r == '"' || r == '\\' }) >= 0 || !utf8.ValidString(name) {
+		return strconv.Quote(name)
+	}
+	return name
+}
+
 // unifiedDiff renders a unified diff (3 lines of context) of old and new,
 // labelled with the two names. It says so instead when either side is
 // binary or too large, and truncates long output.
 func unifiedDiff(oldName, newName string, old, new []byte) string {
+	return unifiedDiffOf(diffSide{name: oldName}, diffSide{name: newName}, old, new)
+}
+
+// unifiedDiffOf is unifiedDiff with each side's time in its header, as
+// diff -u writes them.
+func unifiedDiffOf(o, n diffSide, old, new []byte) string {
+	oldName, newName := quoteName(o.name), quoteName(n.name)
 	if len(old) > maxDiffInput || len(new) > maxDiffInput {
 		return fmt.Sprintf("Files %s and %s differ (too large to diff)", oldName, newName)
 	}
@@ -31,7 +69,7 @@ func unifiedDiff(oldName, newName string, old, new []byte) string {
 	}
 	ops := diffLines(a, b)
 	var out strings.Builder
-	fmt.Fprintf(&out, "--- %s\n+++ %s\n", oldName, newName)
+	fmt.Fprintf(&out, "--- %s\n+++ %s\n", o.header(), n.header())
 	const ctx = 3
 	var changes []int
 	for k, o := range ops {

@@ -94,7 +94,8 @@ func TestDiffOnlyWhenAsked(t *testing.T) {
 	// Asked for: the diff, even of a file others cannot read.
 	res = apply(t, e, p, "{show_diff: true, content: \"password=four\\n\"}")
 	require.Equal(t, changed, outcomeOf(res), "%+v", res)
-	assert.Contains(t, res.Events[0].Message, "-password=two\n+password=four")
+	assert.Contains(t, logs.String(), `-password=two\n+password=four`) // the text handler writes \n
+	assert.NotContains(t, res.Events[0].Message, "password", "the diff is a record of its own, as Puppet's, not in the event")
 }
 
 // TestShowDiffAsPuppet: a diff is shown as Puppet 7 shows it, where
@@ -125,7 +126,8 @@ func TestShowDiffAsPuppet(t *testing.T) {
 			require.Equal(t, changed, outcomeOf(res), "%+v", res)
 			out := fmt.Sprintf("%+v", res) + logs.String()
 			if tc.diff {
-				assert.Contains(t, res.Events[0].Message, "-OLD\n+NEW")
+				assert.Contains(t, logs.String(), `-OLD\n+NEW`) // the text handler writes \n
+				assert.NotContains(t, res.Events[0].Message, "OLD", "the diff is a record of its own, as Puppet's, not in the event")
 			} else {
 				assert.NotContains(t, out, "OLD")
 				assert.NotContains(t, out, "+NEW")

@@ -461,6 +461,13 @@ func (p *posix) setContent(ctx context.Context, c *applier.Change) error {
 			old = b
 		}
 	}
+	logged := false
+	if showDiff && old != nil && ct.Inline && string(old) != ct.Data {
+		// Puppet shows the diff as it finds the content out of sync:
+		// before the backup and the change line.
+		c.Diff = p.logDiff(ctx, old, []byte(ct.Data))
+		logged = true
+	}
 	if err := p.backup(ctx); err != nil {
 		return err
 	}
@@ -472,21 +479,31 @@ func (p *posix) setContent(ctx context.Context, c *applier.Change) error {
 		return err
 	}
 	c.Message = fmt.Sprintf("content changed '%v' to '%s'", c.Is, ct)
-	if showDiff {
-		// The new side is what was written (kept while copying), never
-		// read back from the path, which someone may have swapped since.
-		var nw []byte
-		if ct.Inline {
-			nw = []byte(ct.Data)
-		} else if p.written != nil && len(p.written.b) <= maxDiffInput {
-			nw = p.written.b
-		}
-		if nw != nil && old != nil && !bytes.Equal(old, nw) {
-			// The engine logs the message, diff included, at the resource's level.
-			c.Message += "\n" + unifiedDiff(p.path, p.path+" (new)", old, nw)
+	if showDiff && !logged && !ct.Inline && old != nil && p.written != nil && len(p.written.b) <= maxDiffInput {
+		// A source's content is known once copied: the new side is what
+		// was written (kept while copying), never read back from the
+		// path, which someone may have swapped since. Before the change
+		// line still.
+		if nw := p.written.b; !bytes.Equal(old, nw) {
+			c.Diff = p.logDiff(ctx, old, nw)
 		}
 	}
 	return nil
+}
+
+// logDiff logs the diff of a content change as Puppet does: a record of
+// its own at the resource's level, its source the content property, its
+// message a newline and diff -u's output (the old side with the file's
+// time, the new side with now), before the change line. It returns the
+// diff.
+func (p *posix) logDiff(ctx context.Context, old, nw []byte) string {
+	var mtime time.Time
+	if p.fi != nil {
+		mtime = p.fi.ModTime()
+	}
+	d := unifiedDiffOf(diffSide{name: p.path, time: mtime}, diffSide{name: p.path + " (new)", time: time.Now()}, old, nw)
+	p.env.Logger().Log(ctx, p.r.LogLevel, "/"+p.r.Ref()+"/content: \n"+d+"\n")
+	return d
 }
 
 func (p *posix) makeDir(ctx context.Context) error {
