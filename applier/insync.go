@@ -90,6 +90,11 @@ func QuoteValue(a *Attr, v any) string {
 	switch v.(type) {
 	case []any, []string, map[string]any:
 		return s
+	case int64, int, float64:
+		// A number is Puppet's Integer or Float, which its messages
+		// print bare (gid changed 47001 to 47002, defined 'message' as
+		// 5); a string of digits stays quoted ('0644').
+		return s
 	}
 	return "'" + s + "'"
 }

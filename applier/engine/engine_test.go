@@ -87,7 +87,7 @@ func TestApplyTransaction(t *testing.T) {
 			state:  map[string]any{"size": int64(3), "colour": "red"},
 			params: map[string]any{"size": 4},
 			want: protocol.Result{Resource: "Widget[/a]", Changed: true, Events: []protocol.Event{
-				{Property: "size", Previous: int64(3), Desired: int64(4), Message: "size changed '3' to '4'", Status: "success"}}},
+				{Property: "size", Previous: int64(3), Desired: int64(4), Message: "size changed 3 to 4", Status: "success"}}},
 			calls: []string{"get", "set size", "flush"},
 		},
 		{
@@ -95,7 +95,7 @@ func TestApplyTransaction(t *testing.T) {
 			state:  map[string]any{"ensure": "present", "size": int64(3), "colour": "blue"},
 			params: map[string]any{"ensure": "present", "size": 4, "tags": "x"},
 			want: protocol.Result{Resource: "Widget[/a]", Changed: true, Events: []protocol.Event{
-				{Property: "size", Previous: int64(3), Desired: int64(4), Message: "size changed '3' to '4'", Status: "success"},
+				{Property: "size", Previous: int64(3), Desired: int64(4), Message: "size changed 3 to 4", Status: "success"},
 				{Property: "colour", Previous: "blue", Desired: "red", Message: "colour changed 'blue' to 'red'", Status: "success"},
 				{Property: "tags", Previous: nil, Desired: []any{"x"}, Message: "defined 'tags' as ['x']", Status: "success"},
 			}},
@@ -135,9 +135,9 @@ func TestApplyTransaction(t *testing.T) {
 			params: map[string]any{"size": 4},
 			setErr: map[string]error{"size": errors.New("disk full")},
 			want: protocol.Result{Resource: "Widget[/a]", Changed: true, Failed: true,
-				Exception: "change from '3' to '4' failed: mock set size: disk full",
+				Exception: "change from 3 to 4 failed: mock set size: disk full",
 				Events: []protocol.Event{
-					{Property: "size", Previous: int64(3), Desired: int64(4), Message: "change from '3' to '4' failed: mock set size: disk full", Status: "failure"},
+					{Property: "size", Previous: int64(3), Desired: int64(4), Message: "change from 3 to 4 failed: mock set size: disk full", Status: "failure"},
 					{Property: "colour", Previous: "blue", Desired: "red", Message: "colour changed 'blue' to 'red'", Status: "success"},
 				}},
 			calls: []string{"get", "set size", "set colour", "flush"},
@@ -148,9 +148,9 @@ func TestApplyTransaction(t *testing.T) {
 			params: map[string]any{"size": 4},
 			setErr: map[string]error{"size": errors.New("disk full")},
 			want: protocol.Result{Resource: "Widget[/a]", Failed: true,
-				Exception: "change from '3' to '4' failed: mock set size: disk full",
+				Exception: "change from 3 to 4 failed: mock set size: disk full",
 				Events: []protocol.Event{
-					{Property: "size", Previous: int64(3), Desired: int64(4), Message: "change from '3' to '4' failed: mock set size: disk full", Status: "failure"},
+					{Property: "size", Previous: int64(3), Desired: int64(4), Message: "change from 3 to 4 failed: mock set size: disk full", Status: "failure"},
 				}},
 			calls: []string{"get", "set size"},
 		},
@@ -162,7 +162,7 @@ func TestApplyTransaction(t *testing.T) {
 			want: protocol.Result{Resource: "Widget[/a]", Failed: true,
 				Exception: "could not apply the changes: commit refused",
 				Events: []protocol.Event{
-					{Property: "size", Previous: int64(3), Desired: int64(4), Message: "size changed '3' to '4' (could not apply the changes: commit refused)", Status: "failure"},
+					{Property: "size", Previous: int64(3), Desired: int64(4), Message: "size changed 3 to 4 (could not apply the changes: commit refused)", Status: "failure"},
 				}},
 			calls: []string{"get", "set size", "flush"},
 		},

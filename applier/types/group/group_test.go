@@ -111,7 +111,7 @@ func TestGroup(t *testing.T) {
 			{"pipg307", "{gid: 47306}", "failed: change from 'absent' to 'present' failed: Could not create group pipg307: Execution of '/usr/sbin/groupadd -g 47306 pipg307' returned 4: groupadd: GID '47306' already exists", ""},
 			{"pipg307", "{gid: 47306, allowdupe: true}", "changed", "pipg307:x:47306:"},
 			{"pipg307", "{gid: 47307}", "changed", "pipg307:x:47307:"},
-			{"pipg307", "{gid: 47306}", "failed: change from '47307' to '47306' failed: Could not set gid on group[pipg307]: Execution of '/usr/sbin/groupmod -g 47306 pipg307' returned 4: groupmod: GID '47306' already exists", "pipg307:x:47307:"},
+			{"pipg307", "{gid: 47306}", "failed: change from 47307 to 47306 failed: Could not set gid on group[pipg307]: Execution of '/usr/sbin/groupmod -g 47306 pipg307' returned 4: groupmod: GID '47306' already exists", "pipg307:x:47307:"},
 			{"pipg307", "{gid: 47306, allowdupe: true}", "changed", "pipg307:x:47306:"},
 		}},
 		{"noop", []string{"pipg308"}, []step{
@@ -149,7 +149,7 @@ func TestOutsideChangeSeen(t *testing.T) {
 	require.NoError(t, exec.Command("groupmod", "-g", "47311", "pipg310").Run())
 	res := e.Apply("group", "pipg310", "{gid: 47310}")
 	require.Equal(t, "changed", typetest.Summary(res))
-	assert.Contains(t, typetest.Events(res), "gid changed '47311' to '47310'")
+	assert.Contains(t, typetest.Events(res), "gid changed 47311 to 47310")
 	require.NoError(t, exec.Command("groupdel", "pipg310").Run())
 	assert.Equal(t, "changed", typetest.Summary(e.Apply("group", "pipg310", "{gid: 47310}")))
 }

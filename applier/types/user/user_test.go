@@ -113,7 +113,7 @@ func TestUser(t *testing.T) {
 				{"pipu350", "{uid: 47350}", "changed", "passwd", "pipu350:x:47350:47350::/home/pipu350:/bin/sh"},
 				{"pipu350", "{uid: 47350}", "unchanged", "", ""},
 				{"pipu350", "{ensure: present, uid: '47350'}", "unchanged", "", ""},
-				{"pipu350", "{gid: pipgnone}", "failed: change from '47350' to 'pipgnone' failed: Could not find group(s) pipgnone", "passwd", "pipu350:x:47350:47350::/home/pipu350:/bin/sh"},
+				{"pipu350", "{gid: pipgnone}", "failed: change from 47350 to 'pipgnone' failed: Could not find group(s) pipgnone", "passwd", "pipu350:x:47350:47350::/home/pipu350:/bin/sh"},
 				{"pipu350", "{gid: pipg400}", "changed", "id", "uid=47350(pipu350) gid=47400(pipg400) groups=47400(pipg400)"},
 				{"pipu350", "{gid: 47400}", "unchanged", "", ""},
 				{"pipu350", "{gid: '47400'}", "unchanged", "", ""},
