@@ -21,7 +21,7 @@ import (
 func TestAgentSecondIdentity(t *testing.T) {
 	var cmd string
 	for _, bl := range blocks(t, filepath.Join(root, "docs", "agent.md")) {
-		if strings.Contains(bl.text, "--certname pippet-test") {
+		if strings.Contains(bl.text, "receiver agent") && strings.Contains(bl.text, "--certname pippet-test") {
 			cmd = bl.text
 		}
 	}

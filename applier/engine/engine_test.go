@@ -107,7 +107,7 @@ func TestApplyTransaction(t *testing.T) {
 			state:  map[string]any{"ensure": "present", "size": int64(3), "colour": "red"},
 			params: map[string]any{"size": 4, "noop": true},
 			want: protocol.Result{Resource: "Widget[/a]", Noop: true, Events: []protocol.Event{
-				{Property: "size", Previous: int64(3), Desired: int64(4), Message: "current_value '3', should be '4' (noop)", Status: "noop"}}},
+				{Property: "size", Previous: int64(3), Desired: int64(4), Message: "current_value 3, should be 4 (noop)", Status: "noop"}}},
 			calls: []string{"get"},
 			after: map[string]any{"ensure": "present", "size": int64(3), "colour": "red"},
 		},
