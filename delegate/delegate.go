@@ -415,10 +415,18 @@ func (f *Fallback) Apply(ctx context.Context, req *protocol.Request) protocol.Re
 		// process that replaces it.
 		result, err = runner.ApplyResult(ctx, f.recv, res)
 	}
-	if err == nil {
+	if gotAnswer(err) {
 		f.logs.wait(ctx, result.ID)
 	}
 	return f.answer(ref, result, err)
+}
+
+// gotAnswer is true when the bridge answered (err nil, or the answer of a
+// resource that failed): its log lines for the request come before the
+// answer, and are waited for whatever the answer says.
+func gotAnswer(err error) bool {
+	var re *runner.ResultError
+	return err == nil || errors.As(err, &re)
 }
 
 // Read answers a find or search through Puppet's bridge, which reads as
@@ -572,7 +580,7 @@ func (f *Fallback) Send(ctx context.Context, req *protocol.Request) (SendStatus,
 // Receive returns the answer to the oldest request Send sent.
 func (f *Fallback) Receive(ctx context.Context) protocol.Result {
 	res, result, err := f.pipe.Receive(ctx)
-	if err == nil {
+	if gotAnswer(err) {
 		f.logs.wait(ctx, result.ID)
 	}
 	ref := ""
