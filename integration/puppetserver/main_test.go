@@ -15,7 +15,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -107,50 +106,14 @@ func run(m *testing.M) int {
 	return m.Run()
 }
 
-func tail(b []byte, n int) []byte {
-	if len(b) > n {
-		return b[len(b)-n:]
-	}
-	return b
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func write(path, data string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(path, []byte(data), 0o644)
-}
-
-func copyFile(src, dst string, mode os.FileMode) error {
-	b, err := os.ReadFile(src)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
-		return err
-	}
-	return os.WriteFile(dst, b, mode)
-}
-
-// ca runs `puppetserver ca ARGS --config conf`.
-func ca(conf string, args ...string) error {
-	cmd := exec.Command("puppetserver", append([]string{"ca"}, append(args, "--config", conf)...)...)
-	cmd.Dir = "/"
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return fmt.Errorf("puppetserver ca %s: %w\n%s", strings.Join(args, " "), err, out)
-	}
-	return nil
-}
+// The helpers shared with the other server package (testutil).
+var (
+	tail     = testutil.Tail
+	freePort = testutil.FreePort
+	write    = testutil.WriteFile
+	copyFile = testutil.CopyFile
+	ca       = testutil.PuppetserverCA
+)
 
 func startServer(dir string) (*server, error) {
 	if _, err := exec.LookPath("puppetserver"); err != nil {

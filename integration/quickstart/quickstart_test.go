@@ -154,13 +154,22 @@ func inNamespaces(t *testing.T, script string) string {
 	require.NoError(t, os.Chmod(filepath.Join(root, "cache"), 0o751))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "script.sh"), []byte("set -e\n"+script), 0o644))
 
-	// The host's names must reach the server: its addresses on the
-	// namespace's loopback too. Then each directory replaced, /tmp last
-	// (the test's own files are under it), the script read before.
+	// The server's name must reach it (below). Then each directory
+	// replaced, /tmp last (the test's own files are under it), the script
+	// read before.
 	setup := fmt.Sprintf(`set -e
 R=%[1]q
 ip link set lo up
-for a in $( (getent ahostsv4 "$(hostname -f)"; getent ahostsv4 "$(hostname)") | awk '{print $1}' | sort -u); do
+# The name the server's certificate will carry resolves as Debian's
+# installer makes the host's name resolve (127.0.1.1 in /etc/hosts) where
+# this machine's resolver does not know it; its addresses are on the
+# namespace's loopback.
+name=$(puppet config print certname 2>/dev/null)
+if ! getent hosts "$name" >/dev/null; then
+  { cat /etc/hosts; echo "127.0.1.1 $name"; } > "$R/hosts"
+  mount --bind "$R/hosts" /etc/hosts
+fi
+for a in $(getent ahostsv4 "$name" | awk '{print $1}' | sort -u); do
   case $a in 127.*) ;; *) ip addr add "$a/32" dev lo ;; esac
 done
 mount --bind "$R/etc" /etc/puppet
