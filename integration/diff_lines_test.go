@@ -37,10 +37,9 @@ func TestDiffLinesMatchPuppet(t *testing.T) {
 		t.Run(fmt.Sprintf("noop=%v", noop), func(t *testing.T) {
 			run := func(name string, argv ...string) string {
 				require.NoError(t, os.WriteFile(path, []byte("one\ntwo\nthree\nfour\n"), 0o644))
-				args := []string{"apply", "--show_diff"}
-				if name == "puppet" {
-					args = append(args, "--color=false") // pippet's lines have no colour
-				}
+				// --color=false: Puppet's lines without colour, as
+				// pippet's always are (which takes the flag too).
+				args := []string{"apply", "--show_diff", "--color=false"}
 				if noop {
 					args = append(args, "--noop")
 				}
@@ -115,4 +114,20 @@ func TestPipeShowDiff(t *testing.T) {
 		assert.Contains(t, stderr, "Notice: /File["+path+"]/content: \n--- "+path+"\t")
 		assert.Contains(t, stderr, "\n@@ -1 +1 @@\n-old\n+new\nNotice: /File["+path+"]/content: content changed '{sha256}")
 	}
+}
+
+// TestApplyColorFlag: receiver apply takes Puppet's --color values, so
+// that a Puppet command line runs as it is, and refuses another value.
+func TestApplyColorFlag(t *testing.T) {
+	dir := t.TempDir()
+	cat := filepath.Join(dir, "catalog.json")
+	require.NoError(t, os.WriteFile(cat, []byte(`{"name":"n","version":1,"resources":[],"edges":[]}`), 0o644))
+	for _, v := range []string{"true", "false", "ansi", "html"} {
+		_, stderr, code := runApply(t, dir, "apply", "--state-dir", t.TempDir(), "--color="+v, cat)
+		assert.Equal(t, 0, code, "--color=%s: %s", v, stderr)
+		assert.NotContains(t, stderr, "\x1b[", "no colour")
+	}
+	_, stderr, code := runApply(t, dir, "apply", "--state-dir", t.TempDir(), "--color=pink", cat)
+	assert.Equal(t, 2, code)
+	assert.Contains(t, stderr, `receiver apply: invalid --color "pink" (true, false, ansi or html)`)
 }

@@ -60,6 +60,7 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	stateDir := fs.String("state-dir", applier.DefaultStateDir(), "`directory` for pippet's state (the filebucket, the schedules' last runs)")
 	code := fs.String("e", "", "compile this manifest `code` with Puppet, then apply it")
 	showDiff := fs.Bool("show_diff", false, "log and report the diff of a file's content change (Puppet's show_diff setting; off by default, or as puppet.conf sets it)")
+	color := fs.String("color", "ansi", "Puppet's color setting (true, false, ansi, html), taken so that Puppet's command lines run; pippet's lines have no colour either way")
 	var forced string
 	cli.AddDelegateFlag(fs, &forced)
 	var pf puppetFlags
@@ -75,6 +76,12 @@ func applyWith(ctx context.Context, args []string, stdin io.Reader, stdout, stde
 	}
 	if (*code == "") != (fs.NArg() == 1) || fs.NArg() > 1 {
 		usage(stderr)
+		return exitUsage
+	}
+	switch *color {
+	case "true", "false", "ansi", "html":
+	default:
+		fmt.Fprintf(stderr, "receiver apply: invalid --color %q (true, false, ansi or html)\n", *color)
 		return exitUsage
 	}
 	level, ok := puppetlog.Levels[strings.ToLower(*logLevel)]
