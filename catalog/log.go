@@ -121,7 +121,7 @@ func (h *Log) Handle(ctx context.Context, rec slog.Record) error {
 	if st.heard > 0 {
 		msg = refreshLine(msg, st.heard)
 	}
-	if st.keep && rec.Level >= st.keepLevel() {
+	if st.keep && rec.Level >= st.keepLevel() && !applier.IsUnreported(ctx) {
 		e := report.LogEntry{Level: rec.Level, Message: msg, Source: source, Time: rec.Time}
 		if source != "Puppet" {
 			e.Message = msg[len(source)+2:]

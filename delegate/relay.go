@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/pippet/pippet/applier"
+
 	json "github.com/goccy/go-json"
 )
 
@@ -13,8 +15,8 @@ import (
 // passed to next at the level its prefix names (notice is the receiver's
 // notice level), without the prefix, so next prints it as one of its own
 // records; lines without a Puppet prefix (Ruby's own warnings) are
-// warnings. Every other record (the process' starts and exits) goes to
-// next as it is.
+// warnings, which no report keeps (applier.Unreported). Every other
+// record (the process' starts and exits) goes to next as it is.
 func RelayHandler(next slog.Handler, notice slog.Level) slog.Handler {
 	return &relay{next: next, notice: notice}
 }
@@ -81,12 +83,17 @@ func (h *relay) Handle(ctx context.Context, r slog.Record) error {
 			line = m.Prefix + m.Message
 		}
 	}
-	level, msg := slog.LevelWarn, line
+	level, msg, puppets := slog.LevelWarn, line, false
 	for _, p := range prefixes {
 		if rest, ok := strings.CutPrefix(line, p.prefix); ok {
-			level, msg = p.level(h.notice), rest
+			level, msg, puppets = p.level(h.notice), rest, true
 			break
 		}
+	}
+	if !puppets {
+		// Ruby's own (Kernel#warn, a deprecation): printed as a
+		// warning, but no record of the run, as in Puppet's report.
+		ctx = applier.Unreported(ctx)
 	}
 	if !h.next.Enabled(ctx, level) {
 		return nil

@@ -307,3 +307,47 @@ func TestCatalogDelegatedMultiLineError(t *testing.T) {
 	assert.Equal(t, want, logs(ourReport), string(out))
 	assert.Contains(t, string(out), "Error: /Stage[main]/Main/Pippet_multiline[x]/ensure: change from 'absent' to 'present' failed: first line\nError: second line\nError: third line\n")
 }
+
+// A line a delegated type's Ruby writes past Puppet's logging (Kernel#warn,
+// a deprecation of the interpreter's) is printed, but is no record of the
+// run: Puppet's report has no entry for it, and neither has pippet's. On
+// the console pippet prefixes it (Warning:), so that it cannot pass for a
+// record of another level (docs/compatibility.md).
+func TestCatalogDelegatedRawWarningUnreported(t *testing.T) {
+	needPuppet(t)
+	modulepath := testModules(t)
+	const raw = "pippet_rawwarn: a warning of Ruby's own"
+	logs := func(report string) (all []string, found bool) {
+		data, err := os.ReadFile(report)
+		require.NoError(t, err)
+		var doc struct {
+			Logs []struct {
+				Level   string `yaml:"level"`
+				Source  string `yaml:"source"`
+				Message string `yaml:"message"`
+			} `yaml:"logs"`
+		}
+		require.NoError(t, yaml.Unmarshal(data, &doc))
+		for _, l := range doc.Logs {
+			all = append(all, l.Level+" "+l.Source+": "+l.Message)
+			found = found || strings.Contains(l.Message, "a warning of Ruby's own")
+		}
+		return all, found
+	}
+	cat := handCatalog(t, [3]any{"Pippet_rawwarn", "x", map[string]any{"ensure": "present"}})
+	puppetReport := filepath.Join(t.TempDir(), "report.yaml")
+	out, err := exec.Command("puppet", "apply", "--catalog", cat, "--modulepath", modulepath, "--color", "false", "--lastrunreport", puppetReport).CombinedOutput()
+	require.NoError(t, err, string(out))
+	require.Contains(t, string(out), "\n"+raw+"\n", "Puppet prints the line as it is")
+	all, found := logs(puppetReport)
+	require.False(t, found, "Puppet's report has no entry for it: %q", all)
+
+	ourReport := filepath.Join(t.TempDir(), "report.yaml")
+	cmd := exec.Command(receiverBin, "apply", "--state-dir", t.TempDir(), "--lastrunreport", ourReport, "--modulepath", modulepath, cat)
+	out, err = cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	assert.Contains(t, string(out), "Warning: "+raw+"\n")
+	all, found = logs(ourReport)
+	assert.False(t, found, "nor pippet's: %q", all)
+	assert.Contains(t, all, "notice /Stage[main]/Main/Pippet_rawwarn[x]/ensure: defined 'ensure' as 'present'", "the run's own lines are kept")
+}
