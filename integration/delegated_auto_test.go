@@ -276,20 +276,10 @@ func TestCatalogDelegatedMultiLineError(t *testing.T) {
 	needPuppet(t)
 	modulepath := testModules(t)
 	logs := func(report string) []string {
-		data, err := os.ReadFile(report)
-		require.NoError(t, err)
-		var doc struct {
-			Logs []struct {
-				Level   string `yaml:"level"`
-				Source  string `yaml:"source"`
-				Message string `yaml:"message"`
-			} `yaml:"logs"`
-		}
-		require.NoError(t, yaml.Unmarshal(data, &doc))
 		var out []string
-		for _, l := range doc.Logs {
-			if strings.Contains(l.Message, "line") {
-				out = append(out, l.Level+" "+l.Source+": "+l.Message)
+		for _, l := range reportLogs(t, report) {
+			if _, msg, _ := strings.Cut(l, ": "); strings.Contains(msg, "line") {
+				out = append(out, l)
 			}
 		}
 		return out
@@ -318,19 +308,10 @@ func TestCatalogDelegatedRawWarningUnreported(t *testing.T) {
 	modulepath := testModules(t)
 	const raw = "pippet_rawwarn: a warning of Ruby's own"
 	logs := func(report string) (all []string, found bool) {
-		data, err := os.ReadFile(report)
-		require.NoError(t, err)
-		var doc struct {
-			Logs []struct {
-				Level   string `yaml:"level"`
-				Source  string `yaml:"source"`
-				Message string `yaml:"message"`
-			} `yaml:"logs"`
-		}
-		require.NoError(t, yaml.Unmarshal(data, &doc))
-		for _, l := range doc.Logs {
-			all = append(all, l.Level+" "+l.Source+": "+l.Message)
-			found = found || strings.Contains(l.Message, "a warning of Ruby's own")
+		all = reportLogs(t, report)
+		for _, l := range all {
+			_, msg, _ := strings.Cut(l, ": ")
+			found = found || strings.Contains(msg, "a warning of Ruby's own")
 		}
 		return all, found
 	}
@@ -350,4 +331,25 @@ func TestCatalogDelegatedRawWarningUnreported(t *testing.T) {
 	all, found = logs(ourReport)
 	assert.False(t, found, "nor pippet's: %q", all)
 	assert.Contains(t, all, "notice /Stage[main]/Main/Pippet_rawwarn[x]/ensure: defined 'ensure' as 'present'", "the run's own lines are kept")
+}
+
+// reportLogs are the logs of the report at path, each as "LEVEL SOURCE:
+// MESSAGE".
+func reportLogs(t *testing.T, path string) []string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var doc struct {
+		Logs []struct {
+			Level   string `yaml:"level"`
+			Source  string `yaml:"source"`
+			Message string `yaml:"message"`
+		} `yaml:"logs"`
+	}
+	require.NoError(t, yaml.Unmarshal(data, &doc))
+	var out []string
+	for _, l := range doc.Logs {
+		out = append(out, l.Level+" "+l.Source+": "+l.Message)
+	}
+	return out
 }

@@ -16,6 +16,8 @@ import (
 	json "github.com/goccy/go-json"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/internal/testutil"
 )
 
 // TestDiffLinesMatchPuppet: `receiver apply --show_diff` prints a content
@@ -67,18 +69,10 @@ func normalizeDiffRun(out string) string {
 	seconds := regexp.MustCompile(`in [0-9.]+ seconds`)
 	var lines []string
 	for _, l := range strings.Split(out, "\n") {
-		switch {
-		case strings.HasPrefix(l, "Error: Facter:"), strings.HasPrefix(l, "Warning: Facter:"):
+		if strings.HasPrefix(l, "Error: Facter:") || strings.HasPrefix(l, "Warning: Facter:") {
 			continue
-		case strings.HasPrefix(l, "--- "), strings.HasPrefix(l, "+++ "):
-			if i := strings.IndexByte(l, '\t'); i > 0 {
-				l = l[:i] + "\tTIME"
-			}
-			if strings.HasPrefix(l, "+++ ") {
-				l = "+++ NEW\tTIME"
-			}
 		}
-		lines = append(lines, seconds.ReplaceAllString(l, "in N seconds"))
+		lines = append(lines, seconds.ReplaceAllString(testutil.DiffHeader(l), "in N seconds"))
 	}
 	return strings.Join(lines, "\n")
 }

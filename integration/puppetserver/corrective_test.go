@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/pippet/pippet/internal/testutil"
 )
 
 // TestAgentCorrectiveLineAsPuppets: a file tampered between two runs is
@@ -82,15 +84,7 @@ func withoutEmptyDiff(lines []string) []string {
 func diffTimes(lines []string) []string {
 	out := make([]string, len(lines))
 	for i, l := range lines {
-		if strings.HasPrefix(l, "--- ") || strings.HasPrefix(l, "+++ ") {
-			if j := strings.IndexByte(l, '\t'); j > 0 {
-				l = l[:j] + "\tTIME"
-			}
-			if strings.HasPrefix(l, "+++ ") {
-				l = "+++ NEW\tTIME"
-			}
-		}
-		out[i] = l
+		out[i] = testutil.DiffHeader(l)
 	}
 	return out
 }

@@ -133,8 +133,7 @@ func (h *Handler) Handle(_ context.Context, r slog.Record) error {
 	// are escaped: whatever a title, message or output holds, each line
 	// on stderr is one record of the level it says, never a forged one.
 	var b strings.Builder
-	head, diff, isDiff := diffMessage(msg)
-	if isDiff {
+	if head, diff, ok := diffMessage(msg); ok {
 		// A diff is one record as Puppet prints it: its first line with
 		// the prefix, then diff -u's lines as they are. Each of those
 		// starts with a diff mark (---, +++, @@, +, -, a space, \), so
@@ -142,23 +141,21 @@ func (h *Handler) Handle(_ context.Context, r slog.Record) error {
 		b.WriteString(prefix)
 		b.WriteString(EscapeControls(head))
 		b.WriteByte('\n')
-		for _, line := range strings.SplitAfter(diff, "\n") {
-			if line == "" {
-				continue
-			}
+		for line := range strings.Lines(diff) {
 			b.WriteString(EscapeControls(strings.TrimSuffix(line, "\n")))
 			b.WriteByte('\n')
 		}
-	}
-	for !isDiff {
-		line, rest, more := strings.Cut(msg, "\n")
-		b.WriteString(prefix)
-		b.WriteString(EscapeControls(line))
-		b.WriteByte('\n')
-		if !more {
-			break
+	} else {
+		for {
+			line, rest, more := strings.Cut(msg, "\n")
+			b.WriteString(prefix)
+			b.WriteString(EscapeControls(line))
+			b.WriteByte('\n')
+			if !more {
+				break
+			}
+			msg = rest
 		}
-		msg = rest
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()

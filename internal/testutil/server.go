@@ -61,3 +61,20 @@ func PuppetserverCA(conf string, args ...string) error {
 	}
 	return nil
 }
+
+// DiffHeader leaves out of a diff's header line what differs from run to
+// run: the time (diff -u's, after a tab) and the new side's name
+// (Puppet's temporary file, pippet's "PATH (new)"). Other lines are
+// returned as they are.
+func DiffHeader(line string) string {
+	if !strings.HasPrefix(line, "--- ") && !strings.HasPrefix(line, "+++ ") {
+		return line
+	}
+	if strings.HasPrefix(line, "+++ ") {
+		return "+++ NEW\tTIME"
+	}
+	if i := strings.IndexByte(line, '\t'); i > 0 {
+		return line[:i] + "\tTIME"
+	}
+	return line
+}
